@@ -1,0 +1,162 @@
+package hook
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/claimcheck/claimcheck/pkg/payload"
+)
+
+// Config is the hook's configuration. It is read from flags and CLAIMCHECK_*
+// environment variables only: the hook runs on every agent event, and a
+// configuration library or file parsing would cost more start-up time than
+// the whole publish (see README, "hook start-up").
+type Config struct {
+	NATSURL       string        // --nats-url, CLAIMCHECK_NATS_URL
+	StateDir      string        // --state-dir, CLAIMCHECK_HOOK_STATE_DIR
+	MaxInputBytes int           // --max-input-bytes, CLAIMCHECK_HOOK_MAX_INPUT_BYTES
+	Deadline      time.Duration // --deadline, CLAIMCHECK_HOOK_DEADLINE
+	RetryAfter    time.Duration // --retry-after, CLAIMCHECK_HOOK_RETRY_AFTER
+	AgentType     string        // --agent-type, CLAIMCHECK_HOOK_AGENT_TYPE
+	AgentID       string        // --agent-id, CLAIMCHECK_HOOK_AGENT_ID
+	Host          string        // --host, CLAIMCHECK_HOOK_HOST
+}
+
+// DefaultNATSURL is where `claimcheck up` listens by default.
+const DefaultNATSURL = "nats://127.0.0.1:4222"
+
+// MaxInputLimit is the largest accepted --max-input-bytes: the envelope must
+// still fit in NATS's default 1 MiB max_payload.
+const MaxInputLimit = 1<<20 - 8<<10
+
+func defaults(getenv func(string) string) Config {
+	c := Config{
+		NATSURL:       DefaultNATSURL,
+		MaxInputBytes: payload.DefaultMaxBytes,
+		Deadline:      2 * time.Second,
+		RetryAfter:    time.Second,
+		AgentType:     "claude-code",
+	}
+	home := getenv("HOME")
+	if x := getenv("XDG_STATE_HOME"); x != "" {
+		c.StateDir = filepath.Join(x, "claimcheck", "hook")
+	} else if home != "" {
+		c.StateDir = filepath.Join(home, ".local", "state", "claimcheck", "hook")
+	}
+	return c
+}
+
+// ParseConfig reads env then flags (flags win). It returns the remaining
+// arguments (a subcommand).
+func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (Config, []string, error) {
+	c := defaults(getenv)
+	var errs []error
+	env := func(key string, set func(string) error) {
+		if v := getenv("CLAIMCHECK_" + key); v != "" {
+			if err := set(v); err != nil {
+				errs = append(errs, fmt.Errorf("CLAIMCHECK_%s=%q: %w", key, v, err))
+			}
+		}
+	}
+	str := func(p *string) func(string) error { return func(v string) error { *p = v; return nil } }
+	dur := func(p *time.Duration) func(string) error {
+		return func(v string) error { d, err := time.ParseDuration(v); *p = d; return err }
+	}
+	env("NATS_URL", str(&c.NATSURL))
+	env("HOOK_STATE_DIR", str(&c.StateDir))
+	env("HOOK_MAX_INPUT_BYTES", func(v string) error { n, err := strconv.Atoi(v); c.MaxInputBytes = n; return err })
+	env("HOOK_DEADLINE", dur(&c.Deadline))
+	env("HOOK_RETRY_AFTER", dur(&c.RetryAfter))
+	env("HOOK_AGENT_TYPE", str(&c.AgentType))
+	env("HOOK_AGENT_ID", str(&c.AgentID))
+	env("HOOK_HOST", str(&c.Host))
+
+	fs := flag.NewFlagSet("claimcheck-hook", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "NATS server URL(s), comma-separated (env CLAIMCHECK_NATS_URL)")
+	fs.StringVar(&c.StateDir, "state-dir", c.StateDir, "private directory for the spool and per-session sequences (env CLAIMCHECK_HOOK_STATE_DIR)")
+	fs.IntVar(&c.MaxInputBytes, "max-input-bytes", c.MaxInputBytes, "largest hook payload accepted (env CLAIMCHECK_HOOK_MAX_INPUT_BYTES)")
+	fs.DurationVar(&c.Deadline, "deadline", c.Deadline, "time allowed to deliver (connect, publish, acknowledgement) before spooling (env CLAIMCHECK_HOOK_DEADLINE)")
+	fs.DurationVar(&c.RetryAfter, "retry-after", c.RetryAfter, "after a failed delivery, spool without trying NATS for this long (env CLAIMCHECK_HOOK_RETRY_AFTER)")
+	fs.StringVar(&c.AgentType, "agent-type", c.AgentType, "agent CLI type recorded with every event (env CLAIMCHECK_HOOK_AGENT_TYPE)")
+	fs.StringVar(&c.AgentID, "agent-id", c.AgentID, "identity of this agent installation (default $USER@host) (env CLAIMCHECK_HOOK_AGENT_ID)")
+	fs.StringVar(&c.Host, "host", c.Host, "host name recorded with every event (default: the system host name) (env CLAIMCHECK_HOOK_HOST)")
+	version := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: claimcheck-hook [flags]          read one agent hook payload on stdin and record it\n       claimcheck-hook [flags] flush    deliver spooled events now\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, nil, err
+	}
+	if *version {
+		return c, []string{"version"}, nil
+	}
+	if c.Host == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			h = "unknown-host"
+		}
+		c.Host = h
+	}
+	if c.AgentID == "" {
+		u := getenv("USER")
+		if u == "" {
+			u = "unknown"
+		}
+		c.AgentID = u + "@" + c.Host
+	}
+	errs = append(errs, c.validate())
+	return c, fs.Args(), errors.Join(errs...)
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if strings.TrimSpace(c.NATSURL) == "" {
+		errs = append(errs, errors.New("nats url: empty"))
+	}
+	if c.StateDir == "" {
+		errs = append(errs, errors.New("state dir: empty and $HOME is not set (use --state-dir)"))
+	} else if !filepath.IsAbs(c.StateDir) {
+		errs = append(errs, fmt.Errorf("state dir %q: must be an absolute path", c.StateDir))
+	}
+	if c.MaxInputBytes < 1024 || c.MaxInputBytes > MaxInputLimit {
+		errs = append(errs, fmt.Errorf("max input bytes %d: must be between 1024 and %d", c.MaxInputBytes, MaxInputLimit))
+	}
+	if c.Deadline < 10*time.Millisecond || c.Deadline > 5*time.Minute {
+		errs = append(errs, fmt.Errorf("deadline %s: must be between 10ms and 5m", c.Deadline))
+	}
+	if c.RetryAfter < 0 {
+		errs = append(errs, fmt.Errorf("retry-after %s: must not be negative", c.RetryAfter))
+	}
+	if !validAgentType(c.AgentType) {
+		errs = append(errs, fmt.Errorf("agent type %q: must be 1..64 of a-z 0-9 . _ - starting with a letter or digit", c.AgentType))
+	}
+	for name, v := range map[string]string{"agent id": c.AgentID, "host": c.Host} {
+		if v == "" || len(v) > 255 || strings.ContainsAny(v, "\x00\r\n") {
+			errs = append(errs, fmt.Errorf("%s %q: must be 1..255 bytes without control characters", name, v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validAgentType(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		alnum := ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9'
+		if !alnum && (i == 0 || ch != '.' && ch != '_' && ch != '-') {
+			return false
+		}
+	}
+	return true
+}

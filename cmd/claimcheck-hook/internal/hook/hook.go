@@ -1,0 +1,298 @@
+// Package hook is claimcheck-hook, the command an agent CLI runs for every
+// hook event. It reads one payload from stdin, wraps it in an event.v1
+// envelope (event id, host, agent, per-session sequence, received time) and
+// publishes it to INTAKE, waiting for JetStream's acknowledgement. When NATS
+// cannot be reached it spools the event to a private directory; the next
+// invocation delivers the spool first, in order. Inputs it cannot accept
+// (too large, malformed, no or hostile session id) are recorded as rejected
+// events with their digest and reason, and reported on stderr.
+//
+// For the events it only records it prints nothing on stdout and exits 0
+// (Claude Code reads stdout as a hook decision). Gate decisions (Stop,
+// PreToolUse) are not implemented yet: those events are recorded like any
+// other and allowed by silence.
+package hook
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/claimcheck/claimcheck/pkg/clock"
+	"github.com/claimcheck/claimcheck/pkg/envelope"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/oneshot"
+	"github.com/claimcheck/claimcheck/pkg/payload"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+// Version is set at build time.
+var Version = "dev"
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitRejected = 1 // input refused (and recorded), or configuration error
+	ExitFailed   = 1 // could neither deliver nor spool
+)
+
+// Main runs the hook and returns its exit code. A panic is reported on
+// stderr and turned into a non-zero exit, never into silent success.
+func Main(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "claimcheck-hook: internal error: %v\n", r)
+			code = ExitFailed
+		}
+	}()
+	cfg, rest, err := ParseConfig(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "claimcheck-hook: configuration: %v\n", err)
+		return ExitRejected
+	}
+	h := &hook{cfg: cfg, stderr: stderr, gen: id.NewGenerator(clock.Real{}, nil), sp: spool{dir: filepath.Join(cfg.StateDir, "spool")}}
+	switch {
+	case len(rest) == 1 && rest[0] == "version":
+		fmt.Fprintln(stdout, "claimcheck-hook", Version)
+		return ExitOK
+	case len(rest) == 1 && rest[0] == "flush":
+		return h.flushCommand(ctx, stdout)
+	case len(rest) > 0:
+		fmt.Fprintf(stderr, "claimcheck-hook: unknown command %q (commands: flush)\n", rest[0])
+		return ExitRejected
+	}
+	return h.record(ctx, stdin)
+}
+
+type hook struct {
+	cfg    Config
+	stderr io.Writer
+	gen    *id.Generator
+	sp     spool
+}
+
+func (h *hook) source() envelope.Source {
+	return envelope.Source{Host: h.cfg.Host, AgentType: h.cfg.AgentType, AgentID: h.cfg.AgentID}
+}
+
+// record handles one hook invocation.
+func (h *hook) record(ctx context.Context, stdin io.Reader) int {
+	received := time.Now()
+	raw, digest, size, inErr := h.read(stdin)
+	var info payload.Info
+	if inErr == nil {
+		info, inErr = payload.Inspect(raw, payload.DefaultMaxDepth)
+		if inErr == nil {
+			inErr = id.CheckSession(info.SessionID)
+		}
+	}
+	eventID, err := h.gen.New()
+	if err != nil {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: %v\n", err)
+		return ExitFailed
+	}
+	token := id.EventToken(info.HookEvent)
+	chain := info.SessionID
+	seqKey := info.SessionID
+	if inErr != nil {
+		chain, seqKey = schemas.RejectedChain, schemas.RejectedChain
+	}
+	seq, err := nextSeq(h.cfg.StateDir, seqKey)
+	if err != nil {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: state dir %s: %v\n", h.cfg.StateDir, err)
+		return ExitFailed
+	}
+	var env []byte
+	if inErr != nil {
+		env, err = envelope.Rejected(eventID, info.SessionID, info.HookEvent, seq, received, h.source(), digest, size, raw, inErr.Error())
+	} else {
+		env, err = envelope.Event(eventID, info.SessionID, info.HookEvent, seq, received, h.source(), raw)
+	}
+	if err != nil {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: %v\n", err)
+		return ExitFailed
+	}
+	if err := h.deliver(ctx, eventID, chain, token, env); err != nil {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: event %s was neither delivered nor spooled: %v\n", eventID, err)
+		return ExitFailed
+	}
+	if inErr != nil {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: input rejected (recorded as event %s): %v\n", eventID, inErr)
+		return ExitRejected
+	}
+	return ExitOK
+}
+
+// read reads stdin up to the cap. It returns the trimmed payload, and the
+// digest and size of everything read. For oversized input it reads (and
+// hashes, without keeping) the rest, up to 256 MiB, so that the rejected
+// record carries the digest of the whole input.
+func (h *hook) read(stdin io.Reader) (raw []byte, dig string, size int, err error) {
+	hasher := sha256.New()
+	buf, rerr := io.ReadAll(io.LimitReader(stdin, int64(h.cfg.MaxInputBytes)+1))
+	hasher.Write(buf)
+	size = len(buf)
+	switch {
+	case rerr != nil:
+		err = fmt.Errorf("%w: reading stdin: %v", payload.ErrMalformed, rerr)
+	case len(buf) > h.cfg.MaxInputBytes:
+		n, _ := io.Copy(hasher, io.LimitReader(stdin, 256<<20))
+		size += int(n)
+		err = fmt.Errorf("%w: %d bytes or more, the limit is %d (--max-input-bytes)", payload.ErrTooLarge, size, h.cfg.MaxInputBytes)
+	}
+	trimmed := bytes.TrimSpace(buf)
+	if err == nil {
+		// The digest covers the payload as carried: without surrounding whitespace.
+		sum := sha256.Sum256(trimmed)
+		return trimmed, "sha256:" + hex.EncodeToString(sum[:]), len(trimmed), nil
+	}
+	return trimmed, "sha256:" + hex.EncodeToString(hasher.Sum(nil)), size, err
+}
+
+// deliver publishes one envelope, delivering any spool first; on failure it
+// spools the envelope. It returns an error only when the event could not be
+// kept at all.
+func (h *hook) deliver(ctx context.Context, eventID, chain, token string, data []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.Deadline)
+	defer cancel()
+	subject := subject.Intake(chain, token)
+	tried := false
+	if !h.sp.pending() && !h.sp.recentlyUnreachable(h.cfg.RetryAfter) {
+		// Fast path: nothing spooled, so publishing now keeps the order.
+		tried = true
+		c, err := h.dial(ctx)
+		if err == nil {
+			err = publish(ctx, c, subject, eventID, data)
+			_ = c.Close()
+		}
+		if err == nil {
+			return nil
+		}
+		if permanent(err) {
+			return h.failed(eventID, chain, token, data, err)
+		}
+	}
+	lk, err := h.sp.lock()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lk.Close() }()
+	if !tried && !h.sp.recentlyUnreachable(h.cfg.RetryAfter) {
+		if c, err := h.dial(ctx); err == nil {
+			ok := h.flush(ctx, c)
+			if ok {
+				err = publish(ctx, c, subject, eventID, data)
+				if err == nil {
+					_ = c.Close()
+					h.sp.clearUnreachable()
+					return nil
+				}
+				if permanent(err) {
+					_ = c.Close()
+					return h.failed(eventID, chain, token, data, err)
+				}
+			}
+			_ = c.Close()
+		}
+	}
+	h.sp.markUnreachable()
+	if err := h.sp.add(eventID, chain, token, data); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	return nil
+}
+
+// flush delivers spooled events in order; it stops at the first failure
+// and reports whether the spool is now empty. The caller holds the lock.
+func (h *hook) flush(ctx context.Context, c *oneshot.Conn) bool {
+	entries, bad := h.sp.list()
+	for _, name := range bad {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: spool file %s is not a claimcheck spool entry; moved to failed/\n", name)
+		_ = h.sp.fail(name)
+	}
+	for _, e := range entries {
+		data, err := h.sp.read(e)
+		if err != nil {
+			fmt.Fprintf(h.stderr, "claimcheck-hook: spool %s: %v\n", e.name, err)
+			return false
+		}
+		err = publish(ctx, c, e.subject, e.eventID, data)
+		switch {
+		case err == nil:
+			_ = h.sp.remove(e)
+		case permanent(err):
+			fmt.Fprintf(h.stderr, "claimcheck-hook: NATS refused spooled event %s for good (%v); moved to failed/\n", e.eventID, err)
+			_ = h.sp.fail(e.name)
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (h *hook) flushCommand(ctx context.Context, stdout io.Writer) int {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.Deadline)
+	defer cancel()
+	lk, err := h.sp.lock()
+	if err != nil {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: %v\n", err)
+		return ExitFailed
+	}
+	defer func() { _ = lk.Close() }()
+	before, _ := h.sp.list()
+	c, err := h.dial(ctx)
+	if err != nil {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: %d spooled events kept: %v\n", len(before), err)
+		return ExitFailed
+	}
+	defer func() { _ = c.Close() }()
+	ok := h.flush(ctx, c)
+	after, _ := h.sp.list()
+	fmt.Fprintf(stdout, "delivered %d spooled events, %d remain\n", len(before)-len(after), len(after))
+	if !ok {
+		return ExitFailed
+	}
+	h.sp.clearUnreachable()
+	return ExitOK
+}
+
+// failed keeps an event NATS refused permanently in failed/ and reports it.
+func (h *hook) failed(eventID, chain, token string, data []byte, cause error) error {
+	fs := spool{dir: filepath.Join(h.cfg.StateDir, "failed")}
+	lk, err := fs.lock()
+	if err == nil {
+		err = fs.add(eventID, chain, token, data)
+		_ = lk.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("NATS refused the event (%v) and keeping it in failed/ failed too: %w", cause, err)
+	}
+	return fmt.Errorf("NATS refused the event for good; kept in %s: %w", fs.dir, cause)
+}
+
+func (h *hook) dial(ctx context.Context) (*oneshot.Conn, error) {
+	return oneshot.Dial(ctx, oneshot.Options{URL: h.cfg.NATSURL, Name: "claimcheck-hook"})
+}
+
+func publish(ctx context.Context, c *oneshot.Conn, subject, eventID string, data []byte) error {
+	_, err := c.Publish(ctx, subject, map[string]string{"Nats-Msg-Id": eventID}, data)
+	return err
+}
+
+// permanent reports a refusal that retrying cannot fix (a 4xx JetStream
+// error such as a message above the stream's size limit).
+func permanent(err error) bool {
+	var apiErr *oneshot.APIError
+	return errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500
+}

@@ -1,0 +1,362 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
+)
+
+// hookEvents are the Claude Code events claimcheck records, with the timeout
+// (seconds) installed for each. Claude Code's own default is 600 s; a hook
+// that hangs must not hold the agent that long. Gate events get more room.
+var hookEvents = []struct {
+	Name    string
+	Timeout int
+}{
+	{"SessionStart", 10},
+	{"UserPromptSubmit", 30},
+	{"PreToolUse", 30},
+	{"PermissionRequest", 10},
+	{"PermissionDenied", 10},
+	{"PostToolUse", 10},
+	{"PostToolUseFailure", 10},
+	{"Notification", 10},
+	{"SubagentStart", 10},
+	{"SubagentStop", 30},
+	{"Stop", 30},
+	{"StopFailure", 10},
+	{"PreCompact", 10},
+	{"PostCompact", 10},
+	{"SessionEnd", 5},
+}
+
+func (a *app) hooksCommand() *cobra.Command {
+	hooks := &cobra.Command{Use: "hooks", Short: "Manage the agent CLI hooks that feed claimcheck"}
+	var settings, command string
+	var dryRun bool
+	install := &cobra.Command{
+		Use:   "install",
+		Short: "Add claimcheck-hook to Claude Code's settings.json for every event claimcheck records",
+		Long: `install merges a command hook running claimcheck-hook into Claude Code's settings for
+every event claimcheck records, with an explicit timeout for each. It keeps every
+other hook and setting, updates its own entries in place when run again (so it is
+idempotent), and backs the file up before changing it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if settings == "" {
+				home := a.env.Getenv("HOME")
+				if home == "" {
+					return &exitError{ExitError, errors.New("$HOME is not set; pass --settings")}
+				}
+				settings = filepath.Join(home, ".claude", "settings.json")
+			}
+			hookCmd, err := a.hookCommandLine(command, cmd.Flags().Changed("nats-url"))
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			res, err := installHooks(settings, hookCmd, dryRun, time.Now())
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			w := a.env.Stdout
+			switch {
+			case res.Changed == 0:
+				fmt.Fprintf(w, "%s already runs claimcheck-hook for all %d events; nothing changed\n", settings, len(hookEvents))
+			case dryRun:
+				fmt.Fprintf(w, "would add %d and update %d hook entries in %s (dry run, nothing written)\n", res.Added, res.Updated, settings)
+			default:
+				fmt.Fprintf(w, "added %d and updated %d hook entries in %s\n", res.Added, res.Updated, settings)
+				if res.Backup != "" {
+					fmt.Fprintf(w, "previous settings saved as %s\n", res.Backup)
+				}
+			}
+			fmt.Fprintf(w, "hook command: %s\n", hookCmd)
+			fmt.Fprintln(w, "Claude Code reads hooks at session start: restart running sessions to pick this up.")
+			return nil
+		},
+	}
+	f := install.Flags()
+	f.StringVar(&settings, "settings", "", "settings file to change (default ~/.claude/settings.json)")
+	f.StringVar(&command, "hook-command", "", "path of claimcheck-hook (default: next to this claimcheck binary, else on $PATH)")
+	f.BoolVar(&dryRun, "dry-run", false, "report what would change without writing")
+	hooks.AddCommand(install)
+	return hooks
+}
+
+// hookCommandLine builds the shell command Claude Code runs.
+func (a *app) hookCommandLine(path string, withURL bool) (string, error) {
+	if path == "" {
+		if exe, err := os.Executable(); err == nil {
+			cand := filepath.Join(filepath.Dir(exe), "claimcheck-hook")
+			if fi, err := os.Stat(cand); err == nil && !fi.IsDir() {
+				path = cand
+			}
+		}
+		if path == "" {
+			p, err := exec.LookPath("claimcheck-hook")
+			if err != nil {
+				return "", errors.New("claimcheck-hook not found next to claimcheck or on $PATH; build it (make build) or pass --hook-command")
+			}
+			path = p
+		}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("hook command %s: %w", abs, err)
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("hook command %s is not an executable file", abs)
+	}
+	line := shellQuote(abs)
+	if url := a.v.GetString("nats.url"); withURL || a.env.Getenv("CLAIMCHECK_NATS_URL") != "" {
+		line += " --nats-url " + shellQuote(url)
+	}
+	return line, nil
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-:,@+=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+type installResult struct {
+	Added, Updated, Changed int
+	Backup                  string
+}
+
+// installHooks merges the hook into the settings file. Member order and
+// every value claimcheck does not own are kept as they were.
+func installHooks(path, hookCmd string, dryRun bool, now time.Time) (installResult, error) {
+	var res installResult
+	orig, err := os.ReadFile(path)
+	mode := os.FileMode(0o600)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		orig = nil
+	case err != nil:
+		return res, fmt.Errorf("read %s: %w", path, err)
+	default:
+		if fi, err := os.Stat(path); err == nil {
+			mode = fi.Mode().Perm()
+		}
+	}
+	root := &object{}
+	if len(bytes.TrimSpace(orig)) > 0 {
+		if err := root.parse(orig); err != nil {
+			return res, fmt.Errorf("%s is not a JSON object Claude Code could read: %w (fix or move it, then run install again)", path, err)
+		}
+	}
+	hooksObj := &object{}
+	if raw, ok := root.get("hooks"); ok {
+		if err := hooksObj.parse(raw); err != nil {
+			return res, fmt.Errorf("%s: \"hooks\" is not an object: %w", path, err)
+		}
+	}
+	for _, ev := range hookEvents {
+		var groups []jsontext.Value
+		if raw, ok := hooksObj.get(ev.Name); ok {
+			if err := json.Unmarshal(raw, &groups); err != nil {
+				return res, fmt.Errorf("%s: hooks.%s is not an array: %w", path, ev.Name, err)
+			}
+		}
+		want := handler{Type: "command", Command: hookCmd, Timeout: ev.Timeout}
+		found, changed := false, false
+		for gi, g := range groups {
+			gobj := &object{}
+			if gobj.parse(g) != nil {
+				continue
+			}
+			rawHandlers, ok := gobj.get("hooks")
+			if !ok {
+				continue
+			}
+			var handlers []jsontext.Value
+			if json.Unmarshal(rawHandlers, &handlers) != nil {
+				continue
+			}
+			for hi, h := range handlers {
+				var cur handler
+				if json.Unmarshal(h, &cur) != nil || !isClaimcheckHook(cur.Command) {
+					continue
+				}
+				if found {
+					// A second claimcheck handler for the same event: drop it.
+					handlers = append(handlers[:hi], handlers[hi+1:]...)
+					changed = true
+					break
+				}
+				found = true
+				if cur == want {
+					continue
+				}
+				hobj := &object{}
+				_ = hobj.parse(h)
+				hobj.set("type", mustJSON(want.Type))
+				hobj.set("command", mustJSON(want.Command))
+				hobj.set("timeout", mustJSON(want.Timeout))
+				handlers[hi] = hobj.encode()
+				changed = true
+			}
+			gobj.set("hooks", mustJSON(handlers))
+			groups[gi] = gobj.encode()
+		}
+		if !found {
+			group := &object{}
+			group.set("hooks", mustJSON([]handler{want}))
+			groups = append(groups, group.encode())
+			res.Added++
+		} else if changed {
+			res.Updated++
+		}
+		hooksObj.set(ev.Name, mustJSON(groups))
+	}
+	res.Changed = res.Added + res.Updated
+	if res.Changed == 0 || dryRun {
+		return res, nil
+	}
+	root.set("hooks", hooksObj.encode())
+	out := root.encode()
+	if err := out.Indent(jsontext.WithIndent("  ")); err != nil {
+		return res, err
+	}
+	out = append(out, '\n')
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return res, err
+	}
+	if orig != nil {
+		res.Backup = fmt.Sprintf("%s.bak-%s", path, now.UTC().Format("20060102T150405.000Z"))
+		if err := os.WriteFile(res.Backup, orig, mode); err != nil {
+			return res, fmt.Errorf("back up %s: %w", path, err)
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings-*.json")
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	if _, err := tmp.Write(out); err != nil {
+		_ = tmp.Close()
+		return res, err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		_ = tmp.Close()
+		return res, err
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return res, err
+	}
+	if err := tmp.Close(); err != nil {
+		return res, err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return res, fmt.Errorf("write %s: %w", path, err)
+	}
+	return res, nil
+}
+
+type handler struct {
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout"`
+}
+
+func isClaimcheckHook(cmd string) bool {
+	f := strings.Fields(cmd)
+	return len(f) > 0 && strings.HasSuffix(strings.Trim(f[0], `'"`), "claimcheck-hook")
+}
+
+func mustJSON(v any) jsontext.Value {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only called with values that always encode
+	}
+	return b
+}
+
+// object is a JSON object that keeps its members' order and raw values.
+type object struct {
+	names  []string
+	values []jsontext.Value
+}
+
+func (o *object) parse(b []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != '{' {
+		return fmt.Errorf("expected an object, found %s", tok.Kind())
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		o.names = append(o.names, name.String())
+		o.values = append(o.values, v.Clone())
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	if _, err := dec.ReadToken(); err == nil {
+		return errors.New("data after the object")
+	}
+	return nil
+}
+
+func (o *object) get(name string) (jsontext.Value, bool) {
+	for i, n := range o.names {
+		if n == name {
+			return o.values[i], true
+		}
+	}
+	return nil, false
+}
+
+func (o *object) set(name string, v jsontext.Value) {
+	for i, n := range o.names {
+		if n == name {
+			o.values[i] = v
+			return
+		}
+	}
+	o.names = append(o.names, name)
+	o.values = append(o.values, v)
+}
+
+func (o *object) encode() jsontext.Value {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, n := range o.names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		q, _ := jsontext.AppendQuote(nil, n)
+		b.Write(q)
+		b.WriteByte(':')
+		b.Write(o.values[i])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}

@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/go-json-experiment/json"
+	"github.com/spf13/cobra"
+
+	"github.com/claimcheck/claimcheck/pkg/chain"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/schemas/validation"
+)
+
+func (a *app) ledgerCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "ledger", Short: "Read and verify the hash-chained ledger"}
+	var streamName string
+	cmd.PersistentFlags().StringVar(&streamName, "stream", "", "read this stream instead of LEDGER (a copy, for forensics)")
+
+	var sessionsJSON bool
+	sessions := &cobra.Command{
+		Use:   "sessions",
+		Short: "List the chains in the ledger: sessions, and _rejected for inputs without a valid session",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			nc, js, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			r := ledger.NewReader(js, streamName)
+			chains, err := r.Chains(cmd.Context())
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			w := a.env.Stdout
+			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+			if !sessionsJSON {
+				fmt.Fprintln(tw, "SESSION\tENTRIES\tLAST ENTRY\tLAST EVENT\tHEAD")
+			}
+			for _, c := range chains {
+				last, err := r.Last(cmd.Context(), c)
+				if err != nil {
+					return &exitError{ExitError, err}
+				}
+				var e schemas.Entry
+				if err := json.Unmarshal(last.Raw, &e); err != nil {
+					fmt.Fprintf(tw, "%s\t?\t(last entry unreadable: %v)\t\t\n", c, err)
+					continue
+				}
+				if sessionsJSON {
+					b, _ := json.Marshal(map[string]any{"session": c, "entries": e.N, "last_ingested_at": e.IngestedAt, "last_event": e.HookEvent, "head": e.Hash})
+					fmt.Fprintln(w, string(b))
+					continue
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", c, e.N, e.IngestedAt, e.HookEvent, short(e.Hash))
+			}
+			_ = tw.Flush()
+			if len(chains) == 0 && !sessionsJSON {
+				fmt.Fprintln(a.env.Stderr, "the ledger is empty: run `claimcheck hooks install`, then use Claude Code")
+			}
+			return nil
+		},
+	}
+	sessions.Flags().BoolVar(&sessionsJSON, "json", false, "one JSON object per line")
+
+	var showSession string
+	var showJSON bool
+	show := &cobra.Command{
+		Use:   "show --session S",
+		Short: "Show one session's ledger as a timeline (or its entries as JSON lines)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkChainArg(showSession); err != nil {
+				return err
+			}
+			nc, js, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			w := a.env.Stdout
+			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+			if !showJSON {
+				fmt.Fprintln(tw, "N\tINGESTED AT\tKIND\tEVENT\tTOOL\tDETAIL")
+			}
+			count := 0
+			err = ledger.NewReader(js, streamName).Walk(cmd.Context(), showSession, 0, func(s ledger.Stored) error {
+				count++
+				if showJSON {
+					_, err := fmt.Fprintln(w, string(s.Raw))
+					return err
+				}
+				var e schemas.Entry
+				if err := json.Unmarshal(s.Raw, &e); err != nil {
+					fmt.Fprintf(tw, "?\t\tunreadable\t\t\t%v\n", err)
+					return nil
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.N, e.IngestedAt, e.Kind, e.HookEvent, e.ToolName, detail(&e))
+				return nil
+			})
+			_ = tw.Flush()
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			if count == 0 {
+				return &exitError{ExitError, fmt.Errorf("session %s has no entries in the ledger (see `claimcheck ledger sessions`)", showSession)}
+			}
+			return nil
+		},
+	}
+	show.Flags().StringVar(&showSession, "session", "", "session id (or _rejected)")
+	show.Flags().BoolVar(&showJSON, "json", false, "print each entry as stored, one JSON object per line")
+	_ = show.MarkFlagRequired("session")
+
+	var verifySession string
+	var noSchema bool
+	verify := &cobra.Command{
+		Use:   "verify [--session S]",
+		Short: "Recompute every chain and report the first bad position of each broken one",
+		Long: `verify reads every entry, recomputes its hash from the stored bytes, and checks
+positions, links, chain membership, duplicate events and (unless --no-schema) the
+entry schema. It exits 0 when every chain is intact and 1, naming the session, the
+position and the reason, when one is not. Other failures exit 2.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if verifySession != "" {
+				if err := checkChainArg(verifySession); err != nil {
+					return err
+				}
+			}
+			nc, js, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			var val *validation.Validator
+			if !noSchema {
+				if val, err = validation.New(); err != nil {
+					return &exitError{ExitError, err}
+				}
+			}
+			res, err := verifyLedger(cmd, ledger.NewReader(js, streamName), verifySession, val)
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			return a.reportVerify(res)
+		},
+	}
+	verify.Flags().StringVar(&verifySession, "session", "", "verify only this session")
+	verify.Flags().BoolVar(&noSchema, "no-schema", false, "skip entry schema validation (hash links only)")
+
+	cmd.AddCommand(sessions, show, verify)
+	return cmd
+}
+
+func checkChainArg(s string) error {
+	if s == schemas.RejectedChain {
+		return nil
+	}
+	if err := id.CheckSession(s); err != nil {
+		return &exitError{ExitError, err}
+	}
+	return nil
+}
+
+type verifyResult struct {
+	chains  int
+	entries int
+	faults  []*chain.Fault
+}
+
+func verifyLedger(cmd *cobra.Command, r *ledger.Reader, only string, val *validation.Validator) (verifyResult, error) {
+	var res verifyResult
+	verifiers := map[string]*chain.Verifier{}
+	failed := map[string]bool{}
+	var order []string
+	check := func(s ledger.Stored) error {
+		if failed[s.Chain] {
+			return nil
+		}
+		v, ok := verifiers[s.Chain]
+		if !ok {
+			v = chain.NewVerifier(s.Chain)
+			verifiers[s.Chain] = v
+			order = append(order, s.Chain)
+		}
+		res.entries++
+		err := v.Next(s.Raw)
+		if err == nil && val != nil {
+			if serr := val.Validate(schemas.EntryV1, s.Raw); serr != nil {
+				n, _ := v.Head()
+				err = &chain.Fault{Chain: s.Chain, N: n, Reason: serr.Error()}
+			}
+		}
+		if err != nil {
+			var f *chain.Fault
+			if !errors.As(err, &f) {
+				return err
+			}
+			failed[s.Chain] = true
+			res.faults = append(res.faults, f)
+		}
+		return nil
+	}
+	var err error
+	if only != "" {
+		err = r.Walk(cmd.Context(), only, 0, check)
+		if err == nil && res.entries == 0 {
+			return res, fmt.Errorf("session %s has no entries in the ledger", only)
+		}
+	} else {
+		err = r.WalkAll(cmd.Context(), check)
+	}
+	res.chains = len(order)
+	return res, err
+}
+
+func (a *app) reportVerify(res verifyResult) error {
+	w := a.env.Stdout
+	if len(res.faults) == 0 {
+		fmt.Fprintf(w, "ok: %d chains, %d entries, every hash, link and position intact\n", res.chains, res.entries)
+		return nil
+	}
+	for _, f := range res.faults {
+		fmt.Fprintf(w, "FAIL session %s position %d: %s\n", f.Chain, f.N, f.Reason)
+	}
+	fmt.Fprintf(w, "%d of %d chains broken (%d entries read)\n", len(res.faults), res.chains, res.entries)
+	return &exitError{code: ExitFault, err: fmt.Errorf("%d chains broken", len(res.faults))}
+}
+
+func short(h string) string {
+	if len(h) > 19 {
+		return h[:19] + "…"
+	}
+	return h
+}
+
+// detail summarises an entry for the timeline.
+func detail(e *schemas.Entry) string {
+	if e.Kind != schemas.EntryEvent {
+		return oneLine(e.Reason, 100)
+	}
+	if e.Payload == nil {
+		return ""
+	}
+	var p struct {
+		Prompt    string `json:"prompt"`
+		Message   string `json:"last_assistant_message"`
+		Source    string `json:"source"`
+		Reason    string `json:"reason"`
+		Error     string `json:"error"`
+		ToolInput struct {
+			Command  string `json:"command"`
+			FilePath string `json:"file_path"`
+			URL      string `json:"url"`
+			Pattern  string `json:"pattern"`
+		} `json:"tool_input"`
+	}
+	if err := json.Unmarshal([]byte(*e.Payload), &p, json.RejectUnknownMembers(false)); err != nil {
+		return ""
+	}
+	var parts []string
+	for _, s := range []string{p.ToolInput.Command, p.ToolInput.FilePath, p.ToolInput.URL, p.ToolInput.Pattern, p.Prompt, p.Message, p.Source, p.Reason} {
+		if s != "" {
+			parts = append(parts, s)
+			break
+		}
+	}
+	if p.Error != "" {
+		parts = append(parts, "error: "+p.Error)
+	}
+	if len(e.Redactions) > 0 {
+		parts = append(parts, fmt.Sprintf("(%d secrets redacted)", len(e.Redactions)))
+	}
+	return oneLine(strings.Join(parts, " "), 100)
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+

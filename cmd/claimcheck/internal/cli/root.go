@@ -1,0 +1,139 @@
+// Package cli is the claimcheck command: `up` (everything in one process on an
+// embedded NATS), `hooks install`, and `ledger sessions|show|verify`.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/claimcheck/claimcheck/pkg/config"
+	"github.com/claimcheck/claimcheck/pkg/daemon"
+	"github.com/claimcheck/claimcheck/pkg/telemetry"
+)
+
+// Version is set at build time.
+var Version = "dev"
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitFault = 1 // a check found a problem (ledger verify)
+	ExitError = 2 // usage, configuration or connection error
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// Env is what the commands get from the process.
+type Env struct {
+	Getenv func(string) string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// app holds the process's single viper instance and shared state.
+type app struct {
+	env Env
+	v   *viper.Viper
+	cfgFile string
+}
+
+// Main runs the claimcheck command and returns its exit code.
+func Main(ctx context.Context, args []string, env Env) int {
+	a := &app{env: env, v: config.New()}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.code != ExitFault {
+			fmt.Fprintf(env.Stderr, "claimcheck: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(env.Stderr, "claimcheck: %v\n", err)
+	return ExitError
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "claimcheck",
+		Short:         "Evidence gate and tamper-evident audit for AI coding agents",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := config.SetDefaults(a.v, "", daemon.DefaultCommon()); err != nil {
+				return err
+			}
+			return config.ReadFile(a.v, a.cfgFile)
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.cfgFile, "config", "", "configuration file (YAML, JSON or TOML); env CLAIMCHECK_* and flags override it")
+	pf.String("nats-url", "", "NATS server URL(s) (env CLAIMCHECK_NATS_URL; default nats://127.0.0.1:4222)")
+	pf.String("log-level", "", "debug, info, warn or error (env CLAIMCHECK_LOG_LEVEL)")
+	pf.String("log-format", "", "text or json (env CLAIMCHECK_LOG_FORMAT)")
+	_ = a.v.BindPFlag("nats.url", pf.Lookup("nats-url"))
+	_ = a.v.BindPFlag("log.level", pf.Lookup("log-level"))
+	_ = a.v.BindPFlag("log.format", pf.Lookup("log-format"))
+	root.AddCommand(a.upCommand(), a.hooksCommand(), a.ledgerCommand())
+	return root
+}
+
+func (a *app) logger() (*slog.Logger, error) {
+	return telemetry.NewLogger(a.env.Stderr, a.v.GetString("log.level"), a.v.GetString("log.format"))
+}
+
+// connect opens a client connection for the short-lived commands.
+func (a *app) connect(ctx context.Context) (*nats.Conn, jetstream.JetStream, error) {
+	url := a.v.GetString("nats.url")
+	nc, err := nats.Connect(url, nats.Name("claimcheck-cli"), nats.Timeout(5*time.Second))
+	if err != nil {
+		return nil, nil, &exitError{ExitError, fmt.Errorf("connect to NATS at %s: %w (is `claimcheck up` running? set --nats-url or CLAIMCHECK_NATS_URL)", url, err)}
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, &exitError{ExitError, err}
+	}
+	return nc, js, nil
+}
+
+// defaultDataDir is $XDG_DATA_HOME/claimcheck or ~/.local/share/claimcheck.
+func defaultDataDir(getenv func(string) string) string {
+	if x := getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "claimcheck")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "share", "claimcheck")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "share", "claimcheck")
+	}
+	return "claimcheck-data"
+}

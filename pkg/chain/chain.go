@@ -1,0 +1,236 @@
+// Package chain builds and verifies claimcheck's per-session hash chains.
+//
+// An entry's hash is SHA-256 over the RFC 8785 canonical form of the entry
+// without its "hash" member; entries are stored in canonical form; entry n
+// carries prev_hash = hash of entry n-1 (digest.Zero for n = 1). Verification
+// recomputes everything from the stored bytes and reports the first position
+// that is wrong, and why.
+package chain
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/claimcheck/claimcheck/pkg/canon"
+	"github.com/claimcheck/claimcheck/pkg/digest"
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+// Seal fills e.Hash and returns the entry's canonical bytes, the form stored
+// in the ledger. e.N, e.PrevHash and e.Chain must already be set; integers
+// must stay below 2^53 (the schema's bound), where RFC 8785 and Go agree.
+//
+// schemas.Entry declares its fields in RFC 8785 member order and the JSON
+// encoder escapes strings exactly as RFC 8785 does, so the encoding is
+// already canonical; the chain tests and FuzzSealIsCanonical hold Seal to it
+// (and Verify refuses any stored entry that is not canonical).
+func Seal(e *schemas.Entry) ([]byte, error) {
+	e.Hash = ""
+	c, err := json.Marshal(e) // "hash" is omitted while empty
+	if err != nil {
+		return nil, fmt.Errorf("seal entry: %w", err)
+	}
+	e.Hash = digest.SHA256(c)
+	return insertHash(c, e.Hash)
+}
+
+// insertHash adds "hash":h to a canonical encoded entry at its sorted place:
+// before the first top-level member that sorts after "hash". Entry members
+// that can follow "hash" and be first are hook_event, host and ingested_at
+// (required); an unescaped `,"name":` cannot occur inside a JSON string, and
+// no nested object of an entry has these names.
+func insertHash(c []byte, h string) ([]byte, error) {
+	at := -1
+	for _, next := range []string{`,"hook_event":`, `,"host":`, `,"ingested_at":`} {
+		if i := bytes.Index(c, []byte(next)); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	if at < 0 {
+		return insertMember(c, "hash", h)
+	}
+	member := `,"hash":"` + h + `"`
+	out := make([]byte, 0, len(c)+len(member))
+	out = append(out, c[:at]...)
+	out = append(out, member...)
+	return append(out, c[at:]...), nil
+}
+
+// insertMember adds "name":"value" (both plain ASCII needing no escapes) to
+// the canonical object c at its sorted position, keeping c canonical.
+func insertMember(c []byte, name, value string) ([]byte, error) {
+	member := `"` + name + `":"` + value + `"`
+	dec := jsontext.NewDecoder(bytes.NewReader(c))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, errors.New("seal entry: not an object")
+	}
+	at := -1
+	for dec.PeekKind() == '"' {
+		off := dec.InputOffset()
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, fmt.Errorf("seal entry: %w", err)
+		}
+		if n := tok.String(); n == name {
+			return nil, fmt.Errorf("seal entry: member %q already present", name)
+		} else if n > name { // ASCII names: byte order is UTF-16 order
+			at = int(off)
+			break
+		}
+		if err := dec.SkipValue(); err != nil {
+			return nil, fmt.Errorf("seal entry: %w", err)
+		}
+	}
+	out := make([]byte, 0, len(c)+len(member)+1)
+	switch {
+	case at < 0: // goes last
+		out = append(out, c[:len(c)-1]...)
+		if len(c) > 2 {
+			out = append(out, ',')
+		}
+		out = append(out, member...)
+		out = append(out, '}')
+	default:
+		if c[at] == ',' {
+			at++ // InputOffset sits before the separator
+		}
+		out = append(out, c[:at]...)
+		out = append(out, member...)
+		out = append(out, ',')
+		out = append(out, c[at:]...)
+	}
+	return out, nil
+}
+
+// Hash recomputes the hash of a stored entry: SHA-256 over the canonical form
+// of the entry with its "hash" member removed. It works on any JSON object,
+// including entries of future versions with members this code does not know.
+func Hash(stored []byte) (string, error) {
+	var members map[string]jsontext.Value
+	if err := json.Unmarshal(stored, &members); err != nil {
+		return "", fmt.Errorf("entry is not a JSON object: %w", err)
+	}
+	delete(members, "hash")
+	b, err := json.Marshal(members)
+	if err != nil {
+		return "", err
+	}
+	c, err := canon.Canonicalize(b)
+	if err != nil {
+		return "", err
+	}
+	return digest.SHA256(c), nil
+}
+
+// Fault describes the first defect found in a chain.
+type Fault struct {
+	Chain  string // chain (session id or "_rejected")
+	N      uint64 // the position (1-based) where the defect was found
+	Reason string
+}
+
+func (f *Fault) Error() string {
+	return fmt.Sprintf("chain %s: position %d: %s", f.Chain, f.N, f.Reason)
+}
+
+// ErrFault is matched by every *Fault (errors.Is(err, chain.ErrFault)).
+var ErrFault = errors.New("chain fault")
+
+// Is makes errors.Is(f, ErrFault) true.
+func (f *Fault) Is(target error) bool { return target == ErrFault }
+
+// head is the subset of an entry verification reads.
+type head struct {
+	V        int    `json:"v"`
+	N        uint64 `json:"n"`
+	PrevHash string `json:"prev_hash"`
+	Hash     string `json:"hash"`
+	Chain    string `json:"chain"`
+	EventID  string `json:"event_id"`
+}
+
+// Verifier checks the entries of one chain, in order, one at a time.
+type Verifier struct {
+	chain  string
+	n      uint64
+	prev   string
+	events map[string]uint64
+}
+
+// NewVerifier starts verifying chain from its first entry.
+func NewVerifier(chainName string) *Verifier {
+	return &Verifier{chain: chainName, prev: digest.Zero, events: map[string]uint64{}}
+}
+
+// NewVerifierAt continues verifying a chain whose entries up to n (with hash
+// prev) were verified elsewhere, e.g. an archive segment.
+func NewVerifierAt(chainName string, n uint64, prev string) *Verifier {
+	return &Verifier{chain: chainName, n: n, prev: prev, events: map[string]uint64{}}
+}
+
+// Head returns the position and hash of the last verified entry.
+func (v *Verifier) Head() (uint64, string) { return v.n, v.prev }
+
+// Next verifies the next stored entry. On failure it returns a *Fault and the
+// verifier must not be used further.
+func (v *Verifier) Next(stored []byte) error {
+	pos := v.n + 1
+	fault := func(format string, args ...any) error {
+		return &Fault{Chain: v.chain, N: pos, Reason: fmt.Sprintf(format, args...)}
+	}
+	var h head
+	if err := json.Unmarshal(stored, &h, json.RejectUnknownMembers(false)); err != nil {
+		return fault("entry is not valid JSON: %v", err)
+	}
+	if h.N != 0 && h.N != pos {
+		// Report a missing, duplicated or reordered entry before its content.
+		switch {
+		case h.N > pos:
+			return fault("expected entry n=%d, found n=%d: entries %d..%d are missing or out of order", pos, h.N, pos, h.N-1)
+		default:
+			return fault("expected entry n=%d, found n=%d: entry repeated or out of order", pos, h.N)
+		}
+	}
+	if !canon.IsCanonical(stored) {
+		return fault("entry is not stored in canonical (RFC 8785) form")
+	}
+	computed, err := Hash(stored)
+	if err != nil {
+		return fault("%v", err)
+	}
+	if h.Hash != computed {
+		return fault("hash mismatch: entry says %s, content hashes to %s (entry modified)", h.Hash, computed)
+	}
+	if h.N != pos {
+		return fault("expected entry n=%d, found n=%d", pos, h.N)
+	}
+	if h.PrevHash != v.prev {
+		return fault("prev_hash %s does not match the hash of entry %d (%s): an entry before it was changed, removed or reordered", h.PrevHash, pos-1, v.prev)
+	}
+	if h.Chain != v.chain {
+		return fault("entry belongs to chain %q, not %q", h.Chain, v.chain)
+	}
+	if h.EventID != "" {
+		if at, dup := v.events[h.EventID]; dup {
+			return fault("event %s is chained twice (first at position %d)", h.EventID, at)
+		}
+		v.events[h.EventID] = pos
+	}
+	v.n, v.prev = pos, h.Hash
+	return nil
+}
+
+// Verify checks a whole chain given its stored entries in order.
+func Verify(chainName string, entries [][]byte) error {
+	v := NewVerifier(chainName)
+	for _, e := range entries {
+		if err := v.Next(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}

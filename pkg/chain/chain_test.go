@@ -1,0 +1,228 @@
+package chain
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/claimcheck/claimcheck/pkg/canon"
+	"github.com/claimcheck/claimcheck/pkg/digest"
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+func build(t testing.TB, chainName string, k int) [][]byte {
+	t.Helper()
+	prev := digest.Zero
+	var out [][]byte
+	for i := 1; i <= k; i++ {
+		p := fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUse","i":%d}`, chainName, i)
+		e := &schemas.Entry{
+			V: 1, N: uint64(i), PrevHash: prev, Kind: schemas.EntryEvent, Chain: chainName,
+			EventID: fmt.Sprintf("01JD%022d", i), SessionID: chainName, HookEvent: "PostToolUse",
+			IngestedAt: "2026-11-22T03:04:05.123Z", ReceivedAt: "2026-11-22T03:04:05.100Z",
+			Payload: &p, PayloadDigest: digest.SHA256([]byte(p)), PayloadSize: len(p), Bundle: "test",
+		}
+		b, err := Seal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+		prev = e.Hash
+	}
+	return out
+}
+
+func TestSealProducesCanonicalVerifiableEntries(t *testing.T) {
+	entries := build(t, "s1", 50)
+	for i, e := range entries {
+		if !canon.IsCanonical(e) {
+			t.Fatalf("entry %d not canonical: %s", i+1, e)
+		}
+	}
+	if err := Verify("s1", entries); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	v := NewVerifier("s1")
+	for _, e := range entries {
+		if err := v.Next(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, h := v.Head(); n != 50 || !digest.Valid(h) {
+		t.Fatalf("head = %d %s", n, h)
+	}
+}
+
+func faultAt(t *testing.T, err error) *Fault {
+	t.Helper()
+	var f *Fault
+	if !errors.As(err, &f) || !errors.Is(err, ErrFault) {
+		t.Fatalf("error %v is not a *Fault", err)
+	}
+	return f
+}
+
+func TestVerifyReportsFirstBadPosition(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func([][]byte) [][]byte
+		wantN   uint64
+		wantMsg string
+	}{
+		{"changed payload", func(e [][]byte) [][]byte {
+			e[6] = bytes.Replace(e[6], []byte(`\"i\":7`), []byte(`\"i\":8`), 1)
+			return e
+		}, 7, "hash mismatch"},
+		{"removed middle", func(e [][]byte) [][]byte { return append(e[:4:4], e[5:]...) }, 5, "missing"},
+		{"swapped", func(e [][]byte) [][]byte { e[2], e[3] = e[3], e[2]; return e }, 3, "out of order"},
+		{"repeated", func(e [][]byte) [][]byte { return append(e[:6:6], e[5:]...) }, 7, "repeated"},
+		{"foreign chain", func(e [][]byte) [][]byte { return append(e[:3:3], build(t, "other", 4)[3:]...) }, 4, "prev_hash"},
+		{"not canonical", func(e [][]byte) [][]byte { e[1] = append([]byte(" "), e[1]...); return e }, 2, "canonical"},
+		{"garbage", func(e [][]byte) [][]byte { e[0] = []byte("{"); return e }, 1, "not valid JSON"},
+		{"first entry from elsewhere", func(e [][]byte) [][]byte { return e[1:] }, 1, "missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Verify("s1", tt.mutate(build(t, "s1", 10)))
+			f := faultAt(t, err)
+			if f.N != tt.wantN || f.Chain != "s1" {
+				t.Errorf("fault at %s:%d, want s1:%d (%v)", f.Chain, f.N, tt.wantN, err)
+			}
+			if !strings.Contains(f.Reason, tt.wantMsg) {
+				t.Errorf("reason %q does not mention %q", f.Reason, tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestVerifyDetectsEventChainedTwice(t *testing.T) {
+	prev := digest.Zero
+	var entries [][]byte
+	for i := 1; i <= 3; i++ {
+		p := `{}`
+		e := &schemas.Entry{V: 1, N: uint64(i), PrevHash: prev, Kind: "event", Chain: "s", EventID: "01JD0000000000000000000001", IngestedAt: "2026-11-22T03:04:05.123Z", Payload: &p, Bundle: "t"}
+		b, err := Seal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, prev = append(entries, b), e.Hash
+	}
+	f := faultAt(t, Verify("s", entries))
+	if f.N != 2 || !strings.Contains(f.Reason, "chained twice") {
+		t.Fatalf("got %v", f)
+	}
+}
+
+func TestHashIgnoresOnlyTheHashMember(t *testing.T) {
+	a := []byte(`{"b":1,"hash":"x","a":"y"}`)
+	b := []byte(`{"a":"y","b":1}`)
+	ha, err := Hash(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, _ := Hash(b)
+	if ha != hb {
+		t.Fatalf("hash depends on the hash member or on order: %s vs %s", ha, hb)
+	}
+	hc, _ := Hash([]byte(`{"a":"y","b":2}`))
+	if hc == ha {
+		t.Fatal("different content, same hash")
+	}
+}
+
+// TestAnySingleMutationIsDetected is the property: for random chains and any
+// single mutation (flip a byte, drop, swap, duplicate), verification fails at
+// or before the mutated position.
+func TestAnySingleMutationIsDetected(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 300; trial++ {
+		k := 2 + r.IntN(20)
+		entries := build(t, "p", k)
+		i := r.IntN(k)
+		var op string
+		switch r.IntN(4) {
+		case 0:
+			op = "flip"
+			e := append([]byte(nil), entries[i]...)
+			e[r.IntN(len(e))] ^= byte(1 + r.IntN(255))
+			entries[i] = e
+		case 1:
+			op = "drop"
+			if i == k-1 {
+				continue // tail truncation needs an anchored head (rotator checkpoints)
+			}
+			entries = append(entries[:i:i], entries[i+1:]...)
+		case 2:
+			op = "swap"
+			if i == k-1 {
+				i--
+			}
+			entries[i], entries[i+1] = entries[i+1], entries[i]
+		case 3:
+			op = "dup"
+			entries = append(entries[:i+1:i+1], entries[i:]...)
+			i++
+		}
+		err := Verify("p", entries)
+		if err == nil {
+			t.Fatalf("trial %d: %s at %d not detected", trial, op, i)
+		}
+		if f := faultAt(t, err); f.N > uint64(i+1) {
+			t.Fatalf("trial %d: %s at index %d reported late at position %d: %v", trial, op, i, f.N, err)
+		}
+	}
+}
+
+// FuzzVerifier feeds arbitrary bytes as entries; it must never panic, and
+// never accept an entry that does not hash to its own hash member.
+func FuzzVerifier(f *testing.F) {
+	for _, e := range build(f, "f", 3) {
+		f.Add(e)
+	}
+	f.Add([]byte(`{"n":1,"hash":"sha256:00","prev_hash":"x"}`))
+	f.Add([]byte(`not json`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		v := NewVerifier("f")
+		if err := v.Next(raw); err != nil {
+			return
+		}
+		h, err := Hash(raw)
+		if err != nil {
+			t.Fatalf("accepted entry that cannot be hashed: %q", raw)
+		}
+		if _, head := v.Head(); head != h {
+			t.Fatalf("head %s != recomputed %s", head, h)
+		}
+	})
+}
+
+// FuzzSealIsCanonical: whatever strings an entry holds, Seal's output is
+// canonical and hashes to its own hash member.
+func FuzzSealIsCanonical(f *testing.F) {
+	f.Add("s1", "PostToolUse", `{"a":"<>&\u2028\u0000\u001f\"\\"}`, "reason", uint64(1))
+	f.Add("x", "é😀", "\x7f\u00ff", "", uint64(1<<53-1))
+	f.Fuzz(func(t *testing.T, sess, hook, payload, reason string, seq uint64) {
+		if !utf8.ValidString(sess) || !utf8.ValidString(hook) || !utf8.ValidString(payload) || !utf8.ValidString(reason) {
+			return
+		}
+		seq %= 1 << 53
+		e := &schemas.Entry{V: 1, N: 1, PrevHash: digest.Zero, Kind: "event", Chain: "c", SessionID: sess, HookEvent: hook,
+			Payload: &payload, Reason: reason, ClientSeq: seq, IngestedAt: "2026-11-22T00:00:00Z", Bundle: "b",
+			Redactions: []schemas.Redaction{{Rule: reason, Digest: digest.Zero}}}
+		sealed, err := Seal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !canon.IsCanonical(sealed) {
+			c, _ := canon.Canonicalize(sealed)
+			t.Fatalf("not canonical:\n%s\n%s", sealed, c)
+		}
+		if h, err := Hash(sealed); err != nil || h != e.Hash {
+			t.Fatalf("hash %s, recomputed %s (%v)", e.Hash, h, err)
+		}
+	})
+}

@@ -1,0 +1,215 @@
+// Package daemon runs one claimcheck service as its own process (the
+// container images of a multi-host deployment): configuration through one
+// viper instance (defaults → --config file → CLAIMCHECK_* environment →
+// flags), a NATS connection that reconnects for ever, /healthz /readyz
+// /metrics, and a clean stop on SIGINT or SIGTERM.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/claimcheck/claimcheck/pkg/clock"
+	"github.com/claimcheck/claimcheck/pkg/config"
+	"github.com/claimcheck/claimcheck/pkg/service"
+	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/telemetry"
+)
+
+// Runner is a service.
+type Runner interface {
+	Run(ctx context.Context) error
+	Ready() error
+}
+
+// Spec describes a service binary.
+type Spec[C any] struct {
+	Name     string // binary and config key ("ingest")
+	Defaults C
+	// New builds the service from its decoded configuration and the
+	// process-wide stream layout.
+	New func(cfg C, streams stream.Options, set service.Settings) (Runner, error)
+}
+
+// Common holds the settings every service binary shares.
+type Common struct {
+	NATS       NATS           `mapstructure:"nats"`
+	HTTPListen string         `mapstructure:"http_listen"`
+	Log        Log            `mapstructure:"log"`
+	Streams    stream.Options `mapstructure:"streams"`
+}
+
+// NATS locates the server.
+type NATS struct {
+	URL string `mapstructure:"url"`
+}
+
+// Log configures logging.
+type Log struct {
+	Level  string `mapstructure:"level"`
+	Format string `mapstructure:"format"`
+}
+
+// DefaultCommon returns the shared defaults.
+func DefaultCommon() Common {
+	return Common{
+		NATS:       NATS{URL: "nats://127.0.0.1:4222"},
+		HTTPListen: "127.0.0.1:9090",
+		Log:        Log{Level: "info", Format: "text"},
+		Streams:    stream.DefaultOptions(),
+	}
+}
+
+// Main runs the service described by spec and returns the exit code.
+func Main[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writer) int {
+	if err := run(ctx, spec, args, stderr); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", spec.Name, err)
+		return 1
+	}
+	return 0
+}
+
+func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writer) error {
+	v := config.New()
+	fs := pflag.NewFlagSet(spec.Name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgFile := fs.String("config", "", "configuration file (YAML, JSON or TOML)")
+	fs.String("nats-url", "", "NATS server URL(s) (env CLAIMCHECK_NATS_URL)")
+	fs.String("http-listen", "", "address for /healthz, /readyz and /metrics (env CLAIMCHECK_HTTP_LISTEN)")
+	fs.String("log-level", "", "debug, info, warn or error")
+	fs.String("log-format", "", "text or json")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := config.BindFlags(v, fs, map[string]string{"nats-url": "nats.url", "http-listen": "http_listen", "log-level": "log.level", "log-format": "log.format"}); err != nil {
+		return err
+	}
+	if err := config.SetDefaults(v, "", DefaultCommon()); err != nil {
+		return err
+	}
+	if err := config.SetDefaults(v, spec.Name, spec.Defaults); err != nil {
+		return err
+	}
+	if err := config.ReadFile(v, *cfgFile); err != nil {
+		return err
+	}
+	var common Common
+	svcCfg := spec.Defaults
+	if err := decodeAll(v, spec.Name, &common, &svcCfg); err != nil {
+		return err
+	}
+	log, err := telemetry.NewLogger(stderr, common.Log.Level, common.Log.Format)
+	if err != nil {
+		return err
+	}
+	log = log.With("service", spec.Name)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	nc, err := Connect(ctx, common.NATS.URL, spec.Name, log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	reg := telemetry.NewRegistry()
+	svc, err := spec.New(svcCfg, common.Streams, service.Settings{Conn: nc, Logger: log, Metrics: reg, Clock: clock.Real{}})
+	if err != nil {
+		return err
+	}
+	health := telemetry.NewHealth()
+	health.Add(spec.Name, svc.Ready)
+	health.Add("nats", func() error {
+		if !nc.IsConnected() {
+			return errors.New("not connected")
+		}
+		return nil
+	})
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	httpErr := make(chan error, 1)
+	go func() {
+		httpErr <- telemetry.Serve(runCtx, common.HTTPListen, telemetry.Handler(reg, health), func(a net.Addr) {
+			log.Info("http listening", "addr", a.String())
+		})
+	}()
+	err = svc.Run(runCtx)
+	cancel()
+	if herr := <-httpErr; err == nil && herr != nil {
+		err = herr
+	}
+	_ = nc.Drain()
+	return err
+}
+
+// TopLevelKeys are the configuration keys any claimcheck process accepts at
+// the top of a file; a shared file may configure every service.
+var TopLevelKeys = map[string]bool{
+	"nats": true, "http_listen": true, "log": true, "streams": true,
+	"ingest": true, "verifier": true, "gatekeeper": true, "rotator": true,
+	"data_dir": true, "listen": true, "allow_remote": true, "hook": true,
+}
+
+// decodeAll decodes the shared keys and the service's own subtree strictly;
+// other services' subtrees may appear in a shared file and are ignored.
+func decodeAll[C any](v *viper.Viper, name string, common *Common, svc *C) error {
+	for k := range v.AllSettings() {
+		if !TopLevelKeys[k] {
+			return fmt.Errorf("configuration: unknown key %q", k)
+		}
+	}
+	for key, out := range map[string]any{"nats": &common.NATS, "log": &common.Log, "streams": &common.Streams, name: svc} {
+		if err := config.Decode(v, key, out); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	common.HTTPListen = v.GetString("http_listen")
+	return nil
+}
+
+// Connect connects to NATS (reconnecting for ever afterwards) and logs
+// connection changes.
+func Connect(ctx context.Context, url, name string, log *slog.Logger) (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name("claimcheck-" + name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.RetryOnFailedConnect(false),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrlRedacted()) }),
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		nc, err := nats.Connect(url, opts...)
+		if err == nil {
+			log.Info("nats connected", "url", nc.ConnectedUrlRedacted())
+			return nc, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("connect to NATS at %s: %w", url, err)
+		}
+		log.Warn("nats not reachable yet, retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,197 @@
+// Package embedded runs the NATS server with JetStream inside a claimcheck
+// process: the zero-configuration default of `claimcheck up`. It stores under
+// one directory, fsyncs every write before acknowledging it
+// (sync_interval: always) and listens on loopback unless told otherwise.
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Config places the embedded server.
+type Config struct {
+	// StoreDir holds JetStream data (created 0700 if missing).
+	StoreDir string
+	// Listen is host:port for clients; port 0 picks a free port. The host
+	// must be a loopback address unless AllowRemote is set.
+	Listen string
+	// AllowRemote permits a non-loopback Listen address.
+	AllowRemote bool
+	// Name of the server (default "claimcheck").
+	Name string
+	// MaxPayload caps client messages (default 1 MiB).
+	MaxPayload int32
+	// ReadyTimeout bounds start-up (default 30s).
+	ReadyTimeout time.Duration
+	// Cluster, when set, joins this server to a cluster (tests, benchmarks).
+	Cluster *ClusterConfig
+}
+
+// ClusterConfig joins a server to a static cluster.
+type ClusterConfig struct {
+	Name   string
+	Listen string   // host:port for routes
+	Routes []string // nats-route://host:port of the other members
+}
+
+// Validate reports every problem with c.
+func (c Config) Validate() error {
+	var errs []error
+	if c.StoreDir == "" {
+		errs = append(errs, errors.New("store dir: empty"))
+	}
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("listen %q: %w", c.Listen, err))
+	} else {
+		if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+			errs = append(errs, fmt.Errorf("listen %q: bad port", c.Listen))
+		}
+		ip := net.ParseIP(host)
+		if host != "localhost" && (ip == nil || !ip.IsLoopback()) && !c.AllowRemote {
+			errs = append(errs, fmt.Errorf("listen %q: not a loopback address; claimcheck's embedded NATS has no authentication, so binding it to a network needs --allow-remote", c.Listen))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Server is a running embedded NATS server.
+type Server struct {
+	ns *server.Server
+}
+
+// Options returns the nats-server options for c (exported for tests that
+// assert the durability settings).
+func Options(c Config) (*server.Options, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	host, portStr, _ := net.SplitHostPort(c.Listen)
+	port, _ := strconv.Atoi(portStr)
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	name := c.Name
+	if name == "" {
+		name = "claimcheck"
+	}
+	maxPayload := c.MaxPayload
+	if maxPayload == 0 {
+		maxPayload = 1 << 20
+	}
+	o := &server.Options{
+		ServerName: name,
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   c.StoreDir,
+		SyncAlways: true, // sync_interval: always — fsync before every ack
+		MaxPayload: maxPayload,
+		NoSigs:     true, // the claimcheck process owns signals
+	}
+	if c.Cluster != nil {
+		ch, cp, err := net.SplitHostPort(c.Cluster.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("cluster listen %q: %w", c.Cluster.Listen, err)
+		}
+		o.Cluster.Name = c.Cluster.Name
+		o.Cluster.Host = ch
+		o.Cluster.Port, _ = strconv.Atoi(cp)
+		for _, r := range c.Cluster.Routes {
+			u, err := parseURL(r)
+			if err != nil {
+				return nil, err
+			}
+			o.Routes = append(o.Routes, u)
+		}
+	}
+	return o, nil
+}
+
+// Start starts the server and waits until it accepts clients and JetStream
+// is ready.
+func Start(ctx context.Context, c Config, log *slog.Logger) (*Server, error) {
+	o, err := Options(c)
+	if err != nil {
+		return nil, fmt.Errorf("embedded nats: %w", err)
+	}
+	if err := os.MkdirAll(c.StoreDir, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded nats: store dir: %w", err)
+	}
+	if abs, err := filepath.Abs(c.StoreDir); err == nil {
+		o.StoreDir = abs
+	}
+	ns, err := server.NewServer(o)
+	if err != nil {
+		return nil, fmt.Errorf("embedded nats: %w", err)
+	}
+	if log != nil {
+		ns.SetLoggerV2(&logAdapter{log: log.With("component", "nats")}, false, false, false)
+	}
+	go ns.Start()
+	timeout := c.ReadyTimeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+	if !ns.ReadyForConnections(timeout) {
+		ns.Shutdown()
+		return nil, fmt.Errorf("embedded nats: not accepting clients on %s after %s (is the port in use?)", c.Listen, timeout)
+	}
+	for !ns.JetStreamEnabled() || (c.Cluster != nil && !ns.JetStreamIsClustered()) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			ns.Shutdown()
+			return nil, errors.New("embedded nats: JetStream did not become ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return &Server{ns: ns}, nil
+}
+
+// ClientURL is the nats:// URL clients connect to.
+func (s *Server) ClientURL() string { return s.ns.ClientURL() }
+
+// RouteURL is the nats-route:// URL of a clustered server ("" otherwise).
+func (s *Server) RouteURL() string {
+	if a := s.ns.ClusterAddr(); a != nil {
+		return "nats-route://" + a.String()
+	}
+	return ""
+}
+
+// NATS exposes the underlying server (tests, diagnostics).
+func (s *Server) NATS() *server.Server { return s.ns }
+
+// Shutdown stops the server and waits until it has released its store.
+func (s *Server) Shutdown() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+}
+
+type logAdapter struct{ log *slog.Logger }
+
+func (l *logAdapter) Noticef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l *logAdapter) Warnf(format string, v ...any)   { l.log.Warn(fmt.Sprintf(format, v...)) }
+func (l *logAdapter) Fatalf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l *logAdapter) Errorf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l *logAdapter) Debugf(format string, v ...any)  {}
+func (l *logAdapter) Tracef(format string, v ...any)  {}
+
+func parseURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("route %q: not a nats-route://host:port URL", s)
+	}
+	return u, nil
+}

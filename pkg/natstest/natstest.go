@@ -1,0 +1,132 @@
+// Package natstest starts real, in-process NATS servers with JetStream for
+// tests: random ports, temporary store directories, sync_interval always,
+// shut down by t.Cleanup. It also has the polling helper tests use instead of
+// sleeping.
+package natstest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/embedded"
+	"github.com/claimcheck/claimcheck/pkg/stream"
+)
+
+// RunServer starts a single JetStream server on 127.0.0.1 and a random port,
+// storing under a temporary directory.
+func RunServer(tb testing.TB) *embedded.Server {
+	tb.Helper()
+	return RunServerAt(tb, tb.TempDir(), "127.0.0.1:0")
+}
+
+// RunServerAt starts a server on a given store directory and address (to
+// restart a server on the same data).
+func RunServerAt(tb testing.TB, dir, listen string) *embedded.Server {
+	tb.Helper()
+	s, err := embedded.Start(context.Background(), embedded.Config{StoreDir: dir, Listen: listen}, nil)
+	if err != nil {
+		tb.Fatalf("start nats: %v", err)
+	}
+	tb.Cleanup(s.Shutdown)
+	return s
+}
+
+// RunCluster starts n clustered JetStream servers in this process.
+func RunCluster(tb testing.TB, n int) []*embedded.Server {
+	tb.Helper()
+	routes := make([]string, n)
+	listens := make([]string, n)
+	for i := range n {
+		listens[i] = fmt.Sprintf("127.0.0.1:%d", FreePort(tb))
+		routes[i] = "nats-route://" + listens[i]
+	}
+	servers := make([]*embedded.Server, n)
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			s, err := embedded.Start(context.Background(), embedded.Config{
+				StoreDir:     tb.TempDir(),
+				Listen:       "127.0.0.1:0",
+				Name:         fmt.Sprintf("cc-%d", i),
+				Cluster:      &embedded.ClusterConfig{Name: "cc", Listen: listens[i], Routes: routes},
+				ReadyTimeout: time.Minute,
+			}, nil)
+			servers[i] = s
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			tb.Fatalf("start cluster: %v", err)
+		}
+	}
+	for _, s := range servers {
+		tb.Cleanup(s.Shutdown)
+	}
+	return servers
+}
+
+// FreePort returns a TCP port that was free a moment ago.
+func FreePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("free port: %v", err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Connect returns a client connection and its JetStream context, closed by
+// t.Cleanup.
+func Connect(tb testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
+	tb.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		tb.Fatalf("connect %s: %v", url, err)
+	}
+	tb.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		tb.Fatalf("jetstream: %v", err)
+	}
+	return nc, js
+}
+
+// Bootstrap creates claimcheck's streams with o (stream.DefaultOptions when
+// o is nil).
+func Bootstrap(tb testing.TB, js jetstream.JetStream, o *stream.Options) {
+	tb.Helper()
+	opts := stream.DefaultOptions()
+	if o != nil {
+		opts = *o
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := stream.Ensure(ctx, js, opts); err != nil {
+		tb.Fatalf("bootstrap streams: %v", err)
+	}
+}
+
+// Eventually polls cond every 10ms until it returns nil or timeout passes,
+// then fails the test with cond's last error.
+func Eventually(tb testing.TB, timeout time.Duration, cond func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("condition not met after %s: %v", timeout, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,417 @@
+// Package oneshot is a minimal NATS client for short-lived processes such as
+// claimcheck-hook, which Claude Code starts for every hook event: connect,
+// publish to JetStream and wait for the acknowledgement, or send one request
+// and read one reply, then exit. It exists because the full client
+// (github.com/nats-io/nats.go) roughly doubles the hook's start-up time
+// (binary size and package initialisation; see the README's start-up
+// figures), and a hook that runs on every tool call must be cheap. It speaks
+// the documented NATS client protocol (INFO, CONNECT, PING/PONG, SUB, HPUB,
+// MSG/HMSG, -ERR) and supports plain TCP and TLS, with user/password or token
+// credentials from the URL. It does not reconnect: callers spool on failure.
+// Long-running services use nats.go.
+package oneshot
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Errors a caller reacts to. Every failure to deliver is reported; the caller
+// decides whether to spool.
+var (
+	ErrNoResponders = errors.New("no responders: no stream or service is listening on the subject")
+	ErrTimeout      = errors.New("timed out waiting for NATS")
+	ErrProtocol     = errors.New("NATS protocol error")
+)
+
+// Options configure Dial.
+type Options struct {
+	// URL: nats://[user:pass@|token@]host:port or tls://… . Several URLs may
+	// be given separated by commas; they are tried in order.
+	URL string
+	// Name is sent to the server in CONNECT.
+	Name string
+	// TLS overrides the TLS configuration (tls:// URLs, or when the server
+	// requires TLS).
+	TLS *tls.Config
+}
+
+// Conn is one client connection. It is not safe for concurrent use.
+type Conn struct {
+	nc      net.Conn
+	r       *bufio.Reader
+	w       *bufio.Writer
+	inbox   string
+	nextID  int
+	maxPay  int
+	headers bool
+}
+
+type serverInfo struct {
+	Headers      bool   `json:"headers"`
+	MaxPayload   int    `json:"max_payload"`
+	TLSRequired  bool   `json:"tls_required"`
+	AuthRequired bool   `json:"auth_required"`
+	TLSAvailable bool   `json:"tls_available"`
+	Nonce        string `json:"nonce"`
+}
+
+type connectMsg struct {
+	Verbose      bool   `json:"verbose"`
+	Pedantic     bool   `json:"pedantic"`
+	TLSRequired  bool   `json:"tls_required"`
+	Name         string `json:"name,omitempty"`
+	Lang         string `json:"lang"`
+	Version      string `json:"version"`
+	Protocol     int    `json:"protocol"`
+	Headers      bool   `json:"headers"`
+	NoResponders bool   `json:"no_responders"`
+	User         string `json:"user,omitempty"`
+	Pass         string `json:"pass,omitempty"`
+	Token        string `json:"auth_token,omitempty"`
+}
+
+// Dial connects to the first reachable URL and completes the handshake
+// (it has sent CONNECT and verified it with PING/PONG) before ctx ends.
+func Dial(ctx context.Context, o Options) (*Conn, error) {
+	var errs []error
+	for _, raw := range strings.Split(o.URL, ",") {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		c, err := dialOne(ctx, raw, o)
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return nil, errors.New("nats: no URL given")
+	}
+	return nil, errors.Join(errs...)
+}
+
+func dialOne(ctx context.Context, raw string, o Options) (*Conn, error) {
+	if !strings.Contains(raw, "://") {
+		raw = "nats://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("nats url %q: %w", redact(raw), err)
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "4222")
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return nil, fmt.Errorf("nats connect %s: %w", host, err)
+	}
+	c := &Conn{nc: nc, r: bufio.NewReaderSize(nc, 32<<10), w: bufio.NewWriterSize(nc, 32<<10)}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = nc.SetDeadline(dl)
+	}
+	if err := c.handshake(ctx, u, o); err != nil {
+		_ = nc.Close()
+		return nil, fmt.Errorf("nats %s: %w", host, err)
+	}
+	return c, nil
+}
+
+func (c *Conn) handshake(ctx context.Context, u *url.URL, o Options) error {
+	line, err := c.readLine(ctx)
+	if err != nil {
+		return err
+	}
+	rest, ok := strings.CutPrefix(line, "INFO ")
+	if !ok {
+		return fmt.Errorf("%w: expected INFO, got %q", ErrProtocol, clip(line))
+	}
+	var info serverInfo
+	if err := json.Unmarshal([]byte(rest), &info); err != nil {
+		return fmt.Errorf("%w: INFO: %v", ErrProtocol, err)
+	}
+	wantTLS := u.Scheme == "tls" || info.TLSRequired
+	if wantTLS {
+		cfg := o.TLS
+		if cfg == nil {
+			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		cfg = cfg.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName = u.Hostname()
+		}
+		tc := tls.Client(c.nc, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return fmt.Errorf("tls: %w", err)
+		}
+		c.nc = tc
+		c.r = bufio.NewReaderSize(tc, 32<<10)
+		c.w = bufio.NewWriterSize(tc, 32<<10)
+	}
+	if !info.Headers {
+		return fmt.Errorf("%w: server does not support headers (needs NATS 2.2 or later)", ErrProtocol)
+	}
+	c.headers, c.maxPay = info.Headers, info.MaxPayload
+	cm := connectMsg{TLSRequired: wantTLS, Name: o.Name, Lang: "go-oneshot", Version: "1", Protocol: 1, Headers: true, NoResponders: true}
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			cm.User, cm.Pass = u.User.Username(), p
+		} else {
+			cm.Token = u.User.Username()
+		}
+	}
+	b, _ := json.Marshal(cm)
+	var buf [12]byte
+	_, _ = rand.Read(buf[:])
+	c.inbox = "_INBOX." + hex.EncodeToString(buf[:])
+	// One write: CONNECT, our reply subscription, PING. The PONG proves the
+	// server accepted both.
+	fmt.Fprintf(c.w, "CONNECT %s\r\nSUB %s.* 1\r\nPING\r\n", b, c.inbox)
+	if err := c.w.Flush(); err != nil {
+		return err
+	}
+	for {
+		line, err := c.readLine(ctx)
+		if err != nil {
+			return err
+		}
+		switch {
+		case line == "PONG":
+			return nil
+		case line == "PING":
+			if err := c.pong(); err != nil {
+				return err
+			}
+		case strings.HasPrefix(line, "-ERR"):
+			return fmt.Errorf("server refused the connection: %s", strings.TrimSpace(strings.TrimPrefix(line, "-ERR")))
+		case strings.HasPrefix(line, "INFO "), line == "+OK":
+		default:
+			return fmt.Errorf("%w: unexpected %q during handshake", ErrProtocol, clip(line))
+		}
+	}
+}
+
+// Msg is a reply.
+type Msg struct {
+	Subject string
+	Status  string // from the header status line, e.g. "503"
+	Header  map[string][]string
+	Data    []byte
+}
+
+// Request publishes data with headers hdr to subject and returns the first
+// reply. A no-responders status yields ErrNoResponders.
+func (c *Conn) Request(ctx context.Context, subject string, hdr map[string]string, data []byte) (*Msg, error) {
+	if c.maxPay > 0 && len(data) > c.maxPay {
+		return nil, fmt.Errorf("message of %d bytes exceeds the server's max_payload %d", len(data), c.maxPay)
+	}
+	c.nextID++
+	reply := c.inbox + "." + strconv.Itoa(c.nextID)
+	var hb bytes.Buffer
+	hb.WriteString("NATS/1.0\r\n")
+	for k, v := range hdr {
+		if k == "" || strings.ContainsAny(k, ": \r\n") || strings.ContainsAny(v, "\r\n") {
+			return nil, fmt.Errorf("header %q: invalid characters", k)
+		}
+		hb.WriteString(k + ": " + v + "\r\n")
+	}
+	hb.WriteString("\r\n")
+	fmt.Fprintf(c.w, "HPUB %s %s %d %d\r\n", subject, reply, hb.Len(), hb.Len()+len(data))
+	c.w.Write(hb.Bytes())
+	c.w.Write(data)
+	c.w.WriteString("\r\n")
+	if err := c.w.Flush(); err != nil {
+		return nil, fmt.Errorf("nats publish: %w", err)
+	}
+	for {
+		m, err := c.next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if m.Subject != reply {
+			continue // a late reply to an earlier request
+		}
+		if m.Status == "503" {
+			return nil, ErrNoResponders
+		}
+		return m, nil
+	}
+}
+
+// PubAck is JetStream's answer to a publish.
+type PubAck struct {
+	Stream    string `json:"stream"`
+	Seq       uint64 `json:"seq"`
+	Duplicate bool   `json:"duplicate"`
+	Error     *struct {
+		Code        int    `json:"code"`
+		ErrCode     int    `json:"err_code"`
+		Description string `json:"description"`
+	} `json:"error"`
+}
+
+// APIError is a JetStream error reply.
+type APIError struct {
+	Code        int
+	ErrCode     int
+	Description string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("jetstream: %s (code %d, err_code %d)", e.Description, e.Code, e.ErrCode)
+}
+
+// Publish sends data to a JetStream stream and waits for its acknowledgement.
+func (c *Conn) Publish(ctx context.Context, subject string, hdr map[string]string, data []byte) (PubAck, error) {
+	var ack PubAck
+	m, err := c.Request(ctx, subject, hdr, data)
+	if err != nil {
+		return ack, err
+	}
+	if err := json.Unmarshal(m.Data, &ack); err != nil {
+		return ack, fmt.Errorf("%w: bad JetStream ack %q: %v", ErrProtocol, clip(string(m.Data)), err)
+	}
+	if ack.Error != nil {
+		return ack, &APIError{Code: ack.Error.Code, ErrCode: ack.Error.ErrCode, Description: ack.Error.Description}
+	}
+	if ack.Stream == "" || ack.Seq == 0 {
+		return ack, fmt.Errorf("%w: JetStream ack without stream or sequence: %q", ErrProtocol, clip(string(m.Data)))
+	}
+	return ack, nil
+}
+
+// next reads until the next MSG/HMSG, answering PINGs.
+func (c *Conn) next(ctx context.Context) (*Msg, error) {
+	for {
+		line, err := c.readLine(ctx)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case line == "PING":
+			if err := c.pong(); err != nil {
+				return nil, err
+			}
+			continue
+		case line == "PONG", line == "+OK", strings.HasPrefix(line, "INFO "):
+			continue
+		case strings.HasPrefix(line, "-ERR"):
+			return nil, fmt.Errorf("nats server error: %s", strings.TrimSpace(strings.TrimPrefix(line, "-ERR")))
+		}
+		f := strings.Fields(line)
+		var m Msg
+		var hdrLen, total int
+		switch {
+		case len(f) >= 4 && f[0] == "MSG":
+			m.Subject = f[1]
+			total, err = strconv.Atoi(f[len(f)-1])
+		case len(f) >= 5 && f[0] == "HMSG":
+			m.Subject = f[1]
+			hdrLen, err = strconv.Atoi(f[len(f)-2])
+			if err == nil {
+				total, err = strconv.Atoi(f[len(f)-1])
+			}
+		default:
+			return nil, fmt.Errorf("%w: unexpected %q", ErrProtocol, clip(line))
+		}
+		if err != nil || total < 0 || hdrLen < 0 || hdrLen > total || (c.maxPay > 0 && total > c.maxPay+4096) {
+			return nil, fmt.Errorf("%w: bad message line %q", ErrProtocol, clip(line))
+		}
+		buf := make([]byte, total+2)
+		if _, err := ioReadFull(ctx, c, buf); err != nil {
+			return nil, err
+		}
+		if hdrLen > 0 {
+			m.Status, m.Header = parseHeader(buf[:hdrLen])
+		}
+		m.Data = buf[hdrLen:total]
+		return &m, nil
+	}
+}
+
+func parseHeader(b []byte) (string, map[string][]string) {
+	lines := strings.Split(string(b), "\r\n")
+	status := ""
+	if f := strings.Fields(lines[0]); len(f) >= 2 {
+		status = f[1]
+	}
+	h := map[string][]string{}
+	for _, l := range lines[1:] {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			h[k] = append(h[k], strings.TrimSpace(v))
+		}
+	}
+	return status, h
+}
+
+func (c *Conn) pong() error {
+	c.w.WriteString("PONG\r\n")
+	return c.w.Flush()
+}
+
+func (c *Conn) readLine(ctx context.Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", ErrTimeout
+	}
+	line, err := c.r.ReadString('\n')
+	if err != nil {
+		return "", ioErr(err)
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+func ioReadFull(ctx context.Context, c *Conn, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		if err := ctx.Err(); err != nil {
+			return n, ErrTimeout
+		}
+		k, err := c.r.Read(buf[n:])
+		n += k
+		if err != nil {
+			return n, ioErr(err)
+		}
+	}
+	return n, nil
+}
+
+func ioErr(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return ErrTimeout
+	}
+	return fmt.Errorf("nats read: %w", err)
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.nc.Close() }
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// redact hides credentials in a URL for error messages.
+func redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		u.User = url.User("REDACTED")
+		return u.String()
+	}
+	return raw
+}

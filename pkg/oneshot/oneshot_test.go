@@ -1,0 +1,201 @@
+package oneshot_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"math/big"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/natstest"
+	"github.com/claimcheck/claimcheck/pkg/oneshot"
+)
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestPublishToJetStream(t *testing.T) {
+	s := natstest.RunServer(t)
+	_, js := natstest.Connect(t, s.ClientURL())
+	if _, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: "T", Subjects: []string{"t.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := oneshot.Dial(ctx(t), oneshot.Options{URL: s.ClientURL(), Name: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 3 {
+		ack, err := c.Publish(ctx(t), "t.a", map[string]string{"Nats-Msg-Id": "m1"}, []byte(`{"i":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ack.Stream != "T" || ack.Seq != 1 || ack.Duplicate != (i > 0) {
+			t.Fatalf("ack %d = %+v", i, ack)
+		}
+	}
+	// A second message id gets the next sequence; the body arrives intact.
+	body := []byte(strings.Repeat("é\r\n", 1000))
+	ack, err := c.Publish(ctx(t), "t.b", map[string]string{"Nats-Msg-Id": "m2"}, body)
+	if err != nil || ack.Seq != 2 {
+		t.Fatalf("ack %+v err %v", ack, err)
+	}
+	st, _ := js.Stream(t.Context(), "T")
+	m, err := st.GetMsg(t.Context(), 2)
+	if err != nil || string(m.Data) != string(body) || m.Header.Get("Nats-Msg-Id") != "m2" {
+		t.Fatalf("stored message %q %v %v", m.Data[:20], m.Header, err)
+	}
+	// JetStream refusal is an APIError.
+	_, err = c.Publish(ctx(t), "t.c", map[string]string{"Nats-Expected-Last-Subject-Sequence": "7"}, []byte("x"))
+	var apiErr *oneshot.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrCode != 10071 {
+		t.Fatalf("wrong last sequence: %v", err)
+	}
+	// Nothing listens.
+	if _, err := c.Publish(ctx(t), "nobody.home", nil, []byte("x")); !errors.Is(err, oneshot.ErrNoResponders) {
+		t.Fatalf("no responders: %v", err)
+	}
+	if _, err := c.Publish(ctx(t), "t.d", map[string]string{"Bad:Key": "v"}, nil); err == nil {
+		t.Fatal("header with ':' accepted")
+	}
+}
+
+func TestRequestReply(t *testing.T) {
+	s := natstest.RunServer(t)
+	nc, _ := natstest.Connect(t, s.ClientURL())
+	sub, err := nc.Subscribe("svc", func(m *nats.Msg) {
+		r := nats.NewMsg(m.Reply)
+		r.Header.Set("X-Echo", m.Header.Get("X-In"))
+		r.Data = append([]byte("re:"), m.Data...)
+		_ = m.RespondMsg(r)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	_ = nc.Flush()
+	c, err := oneshot.Dial(ctx(t), oneshot.Options{URL: s.ClientURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m, err := c.Request(ctx(t), "svc", map[string]string{"X-In": "42"}, []byte("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(m.Data) != "re:hi" || m.Header["X-Echo"][0] != "42" {
+		t.Fatalf("reply %q %v", m.Data, m.Header)
+	}
+}
+
+func TestDialFailures(t *testing.T) {
+	// Nothing listening.
+	port := natstest.FreePort(t)
+	_, err := oneshot.Dial(ctx(t), oneshot.Options{URL: "nats://127.0.0.1:" + strconv.Itoa(port)})
+	if err == nil || !strings.Contains(err.Error(), "connect") {
+		t.Fatalf("refused: %v", err)
+	}
+	// A server that accepts and never speaks: bounded by the context.
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	short, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = oneshot.Dial(short, oneshot.Options{URL: "nats://" + l.Addr().String()})
+	if !errors.Is(err, oneshot.ErrTimeout) || time.Since(start) > 2*time.Second {
+		t.Fatalf("silent server: %v after %s", err, time.Since(start))
+	}
+	// A server speaking something else.
+	l2, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer l2.Close()
+	go func() {
+		c, err := l2.Accept()
+		if err == nil {
+			_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
+			_ = c.Close()
+		}
+	}()
+	if _, err := oneshot.Dial(ctx(t), oneshot.Options{URL: "nats://" + l2.Addr().String()}); !errors.Is(err, oneshot.ErrProtocol) {
+		t.Fatalf("garbage server: %v", err)
+	}
+	// Several URLs: the first dead, the second good.
+	s := natstest.RunServer(t)
+	c, err := oneshot.Dial(ctx(t), oneshot.Options{URL: "nats://127.0.0.1:" + strconv.Itoa(port) + "," + s.ClientURL()})
+	if err != nil {
+		t.Fatalf("fallback URL: %v", err)
+	}
+	_ = c.Close()
+}
+
+func TestAuthAndTLS(t *testing.T) {
+	cert := selfSigned(t)
+	o := &server.Options{Host: "127.0.0.1", Port: -1, Username: "hook", Password: "s3cret", NoSigs: true,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, TLS: true}
+	srv, err := server.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	defer srv.Shutdown()
+	if !srv.ReadyForConnections(5 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	addr := srv.Addr().String()
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	tlsCfg := &tls.Config{RootCAs: pool, ServerName: "localhost", MinVersion: tls.VersionTLS12}
+	c, err := oneshot.Dial(ctx(t), oneshot.Options{URL: "tls://hook:s3cret@" + addr, TLS: tlsCfg})
+	if err != nil {
+		t.Fatalf("tls+auth: %v", err)
+	}
+	_ = c.Close()
+	_, err = oneshot.Dial(ctx(t), oneshot.Options{URL: "tls://hook:wrong@" + addr, TLS: tlsCfg})
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("bad password: %v", err)
+	}
+	if strings.Contains(err.Error(), "wrong") {
+		t.Fatalf("error leaks the password: %v", err)
+	}
+	// Server certificate not trusted.
+	if _, err := oneshot.Dial(ctx(t), oneshot.Options{URL: "tls://hook:s3cret@" + addr}); err == nil || !strings.Contains(err.Error(), "tls") {
+		t.Fatalf("untrusted cert: %v", err)
+	}
+}
+
+func selfSigned(t *testing.T) tls.Certificate {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := x509.ParseCertificate(der)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}

@@ -1,0 +1,321 @@
+// Package stream names claimcheck's JetStream streams, key-value
+// buckets and object stores, and creates them idempotently with the safety
+// settings the design requires (the ledger denies delete and purge and
+// enables none of the allow_* header features). Subjects come from package
+// subject.
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Stream names.
+const (
+	Intake = "INTAKE" // raw hook events, work queue, short-lived
+	Ledger = "LEDGER" // the hash chains, one subject per chain
+	Claims = "CLAIMS" // claim requests, work queue (verifier)
+	Attest = "ATTEST" // DSSE attestations
+)
+
+// Key-value buckets and object stores.
+const (
+	BucketContracts = "contracts"
+	BucketSessions  = "sessions"
+	BucketHeads     = "heads"
+	BucketKeys      = "keys"
+	ObjectArtifacts = "artifacts"
+)
+
+// Options size and place the streams.
+type Options struct {
+	// Replicas of every stream and bucket: 1 on the embedded server, 3 (or
+	// more, odd) on a cluster.
+	Replicas int `mapstructure:"replicas"`
+	// Partitions of INTAKE; one ingest consumer per partition. Fixed when
+	// INTAKE is created.
+	Partitions int `mapstructure:"partitions"`
+	// IntakeMaxBytes bounds INTAKE; publishers get an error (and the hook
+	// spools) when it is full, nothing already accepted is discarded.
+	IntakeMaxBytes int64 `mapstructure:"intake_max_bytes"`
+	// DuplicateWindow is the Nats-Msg-Id dedupe window of INTAKE and LEDGER.
+	// ingest also dedupes by event id forever, so this only bounds memory.
+	DuplicateWindow time.Duration `mapstructure:"duplicate_window"`
+	// MaxMsgSize bounds every message (≤ the server's max_payload).
+	MaxMsgSize int32 `mapstructure:"max_msg_size"`
+}
+
+// DefaultOptions suit the embedded single-server default.
+func DefaultOptions() Options {
+	return Options{
+		Replicas:        1,
+		Partitions:      4,
+		IntakeMaxBytes:  4 << 30,
+		DuplicateWindow: 2 * time.Minute,
+		MaxMsgSize:      1 << 20,
+	}
+}
+
+// Validate reports every problem with o.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Replicas < 1 || o.Replicas > 5 {
+		errs = append(errs, fmt.Errorf("streams.replicas %d: must be 1..5", o.Replicas))
+	}
+	if o.Partitions < 1 || o.Partitions > 64 {
+		errs = append(errs, fmt.Errorf("streams.partitions %d: must be 1..64", o.Partitions))
+	}
+	if o.IntakeMaxBytes < 1<<20 {
+		errs = append(errs, fmt.Errorf("streams.intake_max_bytes %d: must be at least 1 MiB", o.IntakeMaxBytes))
+	}
+	if o.DuplicateWindow < time.Second {
+		errs = append(errs, fmt.Errorf("streams.duplicate_window %s: must be at least 1s", o.DuplicateWindow))
+	}
+	if o.MaxMsgSize < 64<<10 {
+		errs = append(errs, fmt.Errorf("streams.max_msg_size %d: must be at least 64 KiB", o.MaxMsgSize))
+	}
+	return errors.Join(errs...)
+}
+
+// IntakeConfig is INTAKE: the queue of raw events. Subjects
+// cc.intake.<chain>.<event> are rewritten on arrival to
+// cc.intake.<partition>.<chain>.<event>, the partition a hash of the chain, so
+// that each chain is consumed in order by one ingest consumer.
+//
+// It uses limits retention, not work-queue retention: with sync_interval
+// always a work-queue acknowledgement removes the message with a tombstone
+// write and an fsync of its own, which caps ingest at the disk's fsync rate.
+// Instead ingest acknowledges to its consumer (cheap) and purges each
+// partition up to the consumer's ack floor in bulk (one fsync per purge).
+// Nothing is discarded before it has been chained: no age limit, and when
+// full, new publishes are refused (the hook spools) rather than old events
+// dropped.
+func IntakeConfig(o Options) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        Intake,
+		Description: "claimcheck: raw hook events awaiting ingest",
+		Subjects:    []string{subject.IntakePrefix + ".*.*"},
+		SubjectTransform: &jetstream.SubjectTransformConfig{
+			Source:      subject.IntakePrefix + ".*.*",
+			Destination: fmt.Sprintf("%s.{{partition(%d,1)}}.{{wildcard(1)}}.{{wildcard(2)}}", subject.IntakePrefix, o.Partitions),
+		},
+		Retention:  jetstream.LimitsPolicy,
+		Storage:    jetstream.FileStorage,
+		Replicas:   o.Replicas,
+		Discard:    jetstream.DiscardNew,
+		MaxBytes:   o.IntakeMaxBytes,
+		MaxMsgSize: o.MaxMsgSize,
+		Duplicates: o.DuplicateWindow,
+	}
+}
+
+// LedgerConfig is LEDGER: limits retention, no deletes, no purges, none of
+// the allow_* header features (rollup, TTL, counters, batches, schedules).
+func LedgerConfig(o Options) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        Ledger,
+		Description: "claimcheck: per-session hash chains",
+		Subjects:    []string{subject.LedgerAll},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    o.Replicas,
+		Discard:     jetstream.DiscardNew,
+		MaxMsgSize:  o.MaxMsgSize,
+		Duplicates:  o.DuplicateWindow,
+		DenyDelete:  true,
+		DenyPurge:   true,
+		AllowDirect: true,
+	}
+}
+
+// ClaimsConfig is CLAIMS: claim requests for the verifier fleet.
+func ClaimsConfig(o Options) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        Claims,
+		Description: "claimcheck: claim requests",
+		Subjects:    []string{subject.ClaimsPrefix + ".>"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    o.Replicas,
+		Discard:     jetstream.DiscardNew,
+		MaxMsgSize:  o.MaxMsgSize,
+		Duplicates:  o.DuplicateWindow,
+	}
+}
+
+// AttestConfig is ATTEST: signed attestations, kept like the ledger.
+func AttestConfig(o Options) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        Attest,
+		Description: "claimcheck: DSSE attestations",
+		Subjects:    []string{subject.AttestPrefix + ".>"},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    o.Replicas,
+		Discard:     jetstream.DiscardNew,
+		MaxMsgSize:  o.MaxMsgSize,
+		Duplicates:  o.DuplicateWindow,
+		DenyDelete:  true,
+		DenyPurge:   true,
+		AllowDirect: true,
+	}
+}
+
+// Configs lists every stream claimcheck uses.
+func Configs(o Options) []jetstream.StreamConfig {
+	return []jetstream.StreamConfig{IntakeConfig(o), LedgerConfig(o), ClaimsConfig(o), AttestConfig(o)}
+}
+
+// KeyValueConfigs lists the buckets of derived state and the key registry.
+func KeyValueConfigs(o Options) []jetstream.KeyValueConfig {
+	mk := func(name, desc string, history uint8) jetstream.KeyValueConfig {
+		return jetstream.KeyValueConfig{Bucket: name, Description: desc, History: history, Storage: jetstream.FileStorage, Replicas: o.Replicas}
+	}
+	return []jetstream.KeyValueConfig{
+		mk(BucketContracts, "claimcheck: contracts by session and prompt", 1),
+		mk(BucketSessions, "claimcheck: session state", 1),
+		mk(BucketHeads, "claimcheck: anchored chain heads", 8),
+		mk(BucketKeys, "claimcheck: signing key registry", 64),
+	}
+}
+
+// ObjectStoreConfigs lists the object stores.
+func ObjectStoreConfigs(o Options) []jetstream.ObjectStoreConfig {
+	return []jetstream.ObjectStoreConfig{{
+		Bucket:      ObjectArtifacts,
+		Description: "claimcheck: scrubbed payloads too large to keep inline, by digest",
+		Storage:     jetstream.FileStorage,
+		Replicas:    o.Replicas,
+	}}
+}
+
+// ErrUnsafe is wrapped when an existing stream lacks a required safety
+// setting that claimcheck cannot restore itself.
+var ErrUnsafe = errors.New("stream is not safe to use")
+
+// Ensure creates every stream, bucket and object store, or brings an existing
+// one to the wanted configuration. It is idempotent and safe to run from many
+// processes at once. It refuses to continue when INTAKE was created with a
+// different partition count, and it verifies the ledger's safety settings
+// after the fact.
+func Ensure(ctx context.Context, js jetstream.JetStream, o Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	for _, cfg := range Configs(o) {
+		if err := ensureStream(ctx, js, cfg); err != nil {
+			return err
+		}
+	}
+	for _, cfg := range KeyValueConfigs(o) {
+		if _, err := js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
+			return fmt.Errorf("ensure bucket %s: %w", cfg.Bucket, err)
+		}
+	}
+	for _, cfg := range ObjectStoreConfigs(o) {
+		if _, err := js.CreateOrUpdateObjectStore(ctx, cfg); err != nil {
+			return fmt.Errorf("ensure object store %s: %w", cfg.Bucket, err)
+		}
+	}
+	for _, name := range []string{Ledger, Attest} {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			return fmt.Errorf("stream %s: %w", name, err)
+		}
+		if err := CheckAppendOnly(s.CachedInfo().Config); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) error {
+	s, err := js.Stream(ctx, want.Name)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		if _, err := js.CreateStream(ctx, want); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return fmt.Errorf("create stream %s: %w", want.Name, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("stream %s: %w", want.Name, err)
+	}
+	have := s.CachedInfo().Config
+	if want.SubjectTransform != nil {
+		if have.SubjectTransform == nil || have.SubjectTransform.Destination != want.SubjectTransform.Destination {
+			got := "none"
+			if have.SubjectTransform != nil {
+				got = have.SubjectTransform.Destination
+			}
+			return fmt.Errorf("stream %s was created with subject transform %q, this configuration wants %q: the partition count cannot change while events are queued (drain INTAKE, delete it, restart)", want.Name, got, want.SubjectTransform.Destination)
+		}
+	}
+	if same(have, want) {
+		return nil
+	}
+	if _, err := js.UpdateStream(ctx, want); err != nil {
+		return fmt.Errorf("update stream %s to the wanted configuration: %w", want.Name, err)
+	}
+	return nil
+}
+
+// same compares the settings claimcheck manages.
+func same(a, b jetstream.StreamConfig) bool {
+	return strings.Join(a.Subjects, ",") == strings.Join(b.Subjects, ",") &&
+		a.Retention == b.Retention && a.Replicas == b.Replicas && a.Discard == b.Discard &&
+		a.MaxBytes == b.MaxBytes && a.MaxMsgSize == b.MaxMsgSize && a.Duplicates == b.Duplicates &&
+		a.DenyDelete == b.DenyDelete && a.DenyPurge == b.DenyPurge && a.AllowDirect == b.AllowDirect &&
+		a.AllowRollup == b.AllowRollup && a.AllowMsgTTL == b.AllowMsgTTL && a.AllowMsgCounter == b.AllowMsgCounter &&
+		a.AllowAtomicPublish == b.AllowAtomicPublish && a.AllowBatchPublish == b.AllowBatchPublish &&
+		a.AllowMsgSchedules == b.AllowMsgSchedules && a.Description == b.Description
+}
+
+// CheckAppendOnly verifies the settings that make a stream append-only
+// evidence: deny delete and purge, no header feature that can remove, expire,
+// rewrite or schedule messages, not sealed, limits retention, no age limit.
+func CheckAppendOnly(c jetstream.StreamConfig) error {
+	var bad []string
+	if !c.DenyDelete {
+		bad = append(bad, "deny_delete is false")
+	}
+	if !c.DenyPurge {
+		bad = append(bad, "deny_purge is false")
+	}
+	if c.AllowRollup {
+		bad = append(bad, "allow_rollup_hdrs is true")
+	}
+	if c.AllowMsgTTL {
+		bad = append(bad, "allow_msg_ttl is true")
+	}
+	if c.AllowMsgCounter {
+		bad = append(bad, "allow_msg_counter is true")
+	}
+	if c.AllowAtomicPublish {
+		bad = append(bad, "allow_atomic is true")
+	}
+	if c.AllowBatchPublish {
+		bad = append(bad, "allow_batched is true")
+	}
+	if c.AllowMsgSchedules {
+		bad = append(bad, "allow_msg_schedules is true")
+	}
+	if c.Retention != jetstream.LimitsPolicy {
+		bad = append(bad, "retention is not limits")
+	}
+	if c.MaxAge != 0 || c.MaxMsgsPerSubject > 0 || c.MaxMsgs > 0 || c.MaxBytes > 0 && c.Discard == jetstream.DiscardOld {
+		bad = append(bad, "a limit would discard old entries")
+	}
+	if c.RePublish != nil {
+		bad = append(bad, "republish is set")
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: %s", ErrUnsafe, c.Name, strings.Join(bad, "; "))
+}

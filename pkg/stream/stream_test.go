@@ -1,0 +1,193 @@
+package stream_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/natstest"
+	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+)
+
+func TestEnsureIsIdempotentAndConcurrent(t *testing.T) {
+	s := natstest.RunServer(t)
+	_, js := natstest.Connect(t, s.ClientURL())
+	ctx := t.Context()
+	o := stream.DefaultOptions()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() { errs <- stream.Ensure(ctx, js, o) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent Ensure: %v", err)
+		}
+	}
+	if err := stream.Ensure(ctx, js, o); err != nil {
+		t.Fatalf("second Ensure: %v", err)
+	}
+	for _, name := range []string{stream.Intake, stream.Ledger, stream.Claims, stream.Attest} {
+		if _, err := js.Stream(ctx, name); err != nil {
+			t.Errorf("stream %s: %v", name, err)
+		}
+	}
+	for _, b := range []string{stream.BucketContracts, stream.BucketSessions, stream.BucketHeads, stream.BucketKeys} {
+		if _, err := js.KeyValue(ctx, b); err != nil {
+			t.Errorf("bucket %s: %v", b, err)
+		}
+	}
+	if _, err := js.ObjectStore(ctx, stream.ObjectArtifacts); err != nil {
+		t.Errorf("object store: %v", err)
+	}
+	l, _ := js.Stream(ctx, stream.Ledger)
+	if err := stream.CheckAppendOnly(l.CachedInfo().Config); err != nil {
+		t.Errorf("ledger not append-only: %v", err)
+	}
+}
+
+func TestEnsureRestoresLedgerSafety(t *testing.T) {
+	s := natstest.RunServer(t)
+	_, js := natstest.Connect(t, s.ClientURL())
+	ctx := t.Context()
+	natstest.Bootstrap(t, js, nil)
+	cfg := stream.LedgerConfig(stream.DefaultOptions())
+	cfg.DenyDelete, cfg.DenyPurge = false, false
+	// The server itself refuses to loosen an existing ledger...
+	if _, err := js.UpdateStream(ctx, cfg); err == nil {
+		t.Fatal("server accepted turning deny_delete off")
+	}
+	// ...so simulate a ledger someone created without the safety flags.
+	if err := js.DeleteStream(ctx, stream.Ledger); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Ensure(ctx, js, stream.DefaultOptions()); err != nil {
+		t.Fatalf("Ensure: %v", err)
+	}
+	l, _ := js.Stream(ctx, stream.Ledger)
+	if c := l.CachedInfo().Config; !c.DenyDelete || !c.DenyPurge {
+		t.Fatalf("ledger safety not restored: deny_delete=%v deny_purge=%v", c.DenyDelete, c.DenyPurge)
+	}
+}
+
+func TestEnsureRefusesPartitionChange(t *testing.T) {
+	s := natstest.RunServer(t)
+	_, js := natstest.Connect(t, s.ClientURL())
+	natstest.Bootstrap(t, js, nil)
+	o := stream.DefaultOptions()
+	o.Partitions = 8
+	err := stream.Ensure(t.Context(), js, o)
+	if err == nil || !strings.Contains(err.Error(), "partition") {
+		t.Fatalf("Ensure with another partition count: %v, want a partition error", err)
+	}
+}
+
+func TestCheckAppendOnlyNamesEveryProblem(t *testing.T) {
+	c := jetstream.StreamConfig{Name: "X", Retention: jetstream.WorkQueuePolicy, AllowRollup: true, AllowMsgTTL: true, MaxAge: time.Hour}
+	err := stream.CheckAppendOnly(c)
+	if !errors.Is(err, stream.ErrUnsafe) {
+		t.Fatalf("err = %v", err)
+	}
+	for _, want := range []string{"deny_delete", "deny_purge", "allow_rollup_hdrs", "allow_msg_ttl", "retention", "discard old entries"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+}
+
+func TestIntakePartitionsBySession(t *testing.T) {
+	s := natstest.RunServer(t)
+	nc, js := natstest.Connect(t, s.ClientURL())
+	natstest.Bootstrap(t, js, nil)
+	ctx := t.Context()
+	for _, sess := range []string{"s1", "s2", "s3", "s4", "s5", "s6", "s1"} {
+		if _, err := js.Publish(ctx, subject.Intake(sess, "Stop"), []byte("{}")); err != nil {
+			t.Fatalf("publish: %v", err)
+		}
+	}
+	st, _ := js.Stream(ctx, stream.Intake)
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(">"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	partitionOf := map[string]string{}
+	for subj := range info.State.Subjects {
+		chain, ev, ok := subject.ParseIntake(subj)
+		if !ok || ev != "Stop" {
+			t.Fatalf("stored subject %q not partitioned", subj)
+		}
+		p := strings.Split(subj, ".")[2]
+		if prev, seen := partitionOf[chain]; seen && prev != p {
+			t.Fatalf("session %s in two partitions", chain)
+		}
+		partitionOf[chain] = p
+	}
+	if len(partitionOf) != 6 {
+		t.Fatalf("sessions seen: %v", partitionOf)
+	}
+	// A subject already in the stored shape is not captured.
+	if _, err := js.Publish(ctx, "cc.intake.0.s1.Stop", []byte("{}")); !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, nats.ErrNoResponders) {
+		t.Fatalf("publish to stored shape: %v, want no responders", err)
+	}
+	_ = nc
+}
+
+func TestLedgerRefusesDeletePurgeAndHeaderFeatures(t *testing.T) {
+	s := natstest.RunServer(t)
+	_, js := natstest.Connect(t, s.ClientURL())
+	natstest.Bootstrap(t, js, nil)
+	ctx := t.Context()
+	ack, err := js.Publish(ctx, subject.Ledger("s1"), []byte(`{"n":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := js.Stream(ctx, stream.Ledger)
+	if err := l.DeleteMsg(ctx, ack.Sequence); err == nil {
+		t.Error("delete of a ledger message succeeded")
+	}
+	if err := l.Purge(ctx); err == nil {
+		t.Error("purge of the ledger succeeded")
+	}
+	for hdr, val := range map[string]string{"Nats-Rollup": "sub", "Nats-TTL": "1s", "Nats-Incr": "1", "Nats-Batch-Id": "b1"} {
+		m := nats.NewMsg(subject.Ledger("s1"))
+		m.Header.Set(hdr, val)
+		if hdr == "Nats-Batch-Id" {
+			m.Header.Set("Nats-Batch-Sequence", "1")
+			m.Header.Set("Nats-Batch-Commit", "1")
+		}
+		m.Data = []byte(`{"n":2}`)
+		if _, err := js.PublishMsg(ctx, m); err == nil {
+			t.Errorf("publish with %s accepted by the ledger", hdr)
+		}
+	}
+	info, _ := l.Info(ctx)
+	if info.State.Msgs != 1 {
+		t.Fatalf("ledger holds %d messages after refused operations, want 1", info.State.Msgs)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	o := stream.Options{}
+	err := o.Validate()
+	for _, want := range []string{"replicas", "partitions", "intake_max_bytes", "duplicate_window", "max_msg_size"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want it to name %s", err, want)
+		}
+	}
+	if err := stream.DefaultOptions().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	_ = context.Background
+}

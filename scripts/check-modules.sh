@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Checks the workspace's shape:
+#  1. every module builds and vets on its own (GOWORK=off, using its replace lines);
+#  2. dependencies point one way: schemas ← pkg ← services, cmd; services never
+#     import each other; only cmd/claimcheck and e2e may import services;
+#  3. claimcheck-hook stays lean: it imports neither nats-server nor nats.go nor
+#     any configuration, schema or secret-scanning library.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/modules.sh
+fail=0
+for m in "${MODULES[@]}"; do
+  if ! (cd "$m" && GOWORK=off go build ./... && GOWORK=off go vet ./...) ; then
+    echo "FAIL: module $m does not build on its own (GOWORK=off)"; fail=1
+  fi
+done
+deps() { (cd "$1" && go list -deps -test ./... 2>/dev/null | sed -E "s/ \[.*\]\$//; s/(\.test|_test)\$//" | grep "^$MODULE_PREFIX/" | sort -u); }
+allowed() { # module importer → allowed prefixes of imported claimcheck modules
+  case "$1" in
+    schemas) echo "schemas" ;;
+    pkg) echo "schemas pkg" ;;
+    services/*) echo "schemas pkg $1" ;;
+    cmd/claimcheck-hook) echo "schemas pkg cmd/claimcheck-hook" ;;
+    cmd/claimcheck) echo "schemas pkg services cmd/claimcheck" ;;
+    e2e) echo "schemas pkg services cmd e2e" ;;
+  esac
+}
+for m in "${MODULES[@]}"; do
+  ok=$(allowed "$m")
+  while read -r p; do
+    [ -z "$p" ] && continue
+    rel=${p#"$MODULE_PREFIX/"}
+    good=0
+    for a in $ok; do
+      case "$rel" in "$a"|"$a"/*) good=1 ;; esac
+    done
+    if [ $good = 0 ]; then echo "FAIL: $m imports $rel (allowed: $ok)"; fail=1; fi
+  done < <(deps "$m")
+done
+heavy=$(cd cmd/claimcheck-hook && go list -deps . | grep -E 'nats-io/nats-server|nats-io/nats.go|spf13/(viper|cobra)|santhosh-tekuri|zricethezav|prometheus' || true)
+if [ -n "$heavy" ]; then echo "FAIL: claimcheck-hook imports heavy packages:"; echo "$heavy"; fail=1; fi
+[ $fail = 0 ] && echo "modules: ok (${#MODULES[@]} modules build alone; dependencies point one way; hook is lean)"
+exit $fail

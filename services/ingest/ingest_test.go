@@ -1,0 +1,309 @@
+package ingest_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
+
+	"github.com/claimcheck/claimcheck/pkg/chain"
+	"github.com/claimcheck/claimcheck/pkg/clock"
+	"github.com/claimcheck/claimcheck/pkg/envelope"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/pkg/natstest"
+	"github.com/claimcheck/claimcheck/pkg/service"
+	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/services/ingest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/server.(*Server).startGoRoutine"),
+		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*fileStore).syncBlocks"),
+		goleak.IgnoreTopFunction("time.Sleep"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+	)
+}
+
+var src = envelope.Source{Host: "laptop", AgentType: "claude-code", AgentID: "dev@laptop"}
+
+type harness struct {
+	t    *testing.T
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	gen  *id.Generator
+	seq  uint64
+	stop func()
+}
+
+func start(t *testing.T, mutate func(*ingest.Config)) *harness {
+	t.Helper()
+	s := natstest.RunServer(t)
+	nc, js := natstest.Connect(t, s.ClientURL())
+	cfg := ingest.DefaultConfig()
+	cfg.Streams.Partitions = 2
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	natstest.Bootstrap(t, js, &cfg.Streams)
+	svc, err := ingest.New(cfg, service.Settings{Conn: nc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	h := &harness{t: t, nc: nc, js: js, gen: id.NewGenerator(clock.Real{}, nil)}
+	h.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ingest Run: %v", err)
+		}
+	}
+	t.Cleanup(func() {
+		if h.stop != nil {
+			h.stop()
+		}
+	})
+	natstest.Eventually(t, 10*time.Second, svc.Ready)
+	return h
+}
+
+// publish sends one hook payload as claimcheck-hook would; it returns the event id.
+func (h *harness) publish(payload string) string {
+	h.t.Helper()
+	var p struct {
+		SessionID string `json:"session_id"`
+		HookEvent string `json:"hook_event_name"`
+	}
+	if err := json.Unmarshal([]byte(payload), &p); err != nil {
+		h.t.Fatal(err)
+	}
+	eid, _ := h.gen.New()
+	h.seq++
+	env, err := envelope.Event(eid, p.SessionID, p.HookEvent, h.seq, time.Now(), src, []byte(payload))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.raw(subject.Intake(p.SessionID, id.EventToken(p.HookEvent)), eid, env)
+	return eid
+}
+
+func (h *harness) raw(subject, msgID string, data []byte) {
+	h.t.Helper()
+	m := nats.NewMsg(subject)
+	m.Data = data
+	if msgID != "" {
+		m.Header.Set(jetstream.MsgIDHeader, msgID)
+	}
+	if _, err := h.js.PublishMsg(h.t.Context(), m); err != nil {
+		h.t.Fatalf("publish %s: %v", subject, err)
+	}
+}
+
+// chainOf waits until chain c holds want entries and returns them decoded.
+func (h *harness) chainOf(c string, want int) []schemas.Entry {
+	h.t.Helper()
+	var raws [][]byte
+	natstest.Eventually(h.t, 15*time.Second, func() error {
+		raws = nil
+		err := ledger.NewReader(h.js, "").Walk(h.t.Context(), c, 0, func(s ledger.Stored) error {
+			raws = append(raws, s.Raw)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(raws) < want {
+			return fmt.Errorf("chain %s has %d entries, want %d", c, len(raws), want)
+		}
+		return nil
+	})
+	if len(raws) != want {
+		h.t.Fatalf("chain %s has %d entries, want exactly %d", c, len(raws), want)
+	}
+	if err := chain.Verify(c, raws); err != nil {
+		h.t.Fatalf("verify %s: %v", c, err)
+	}
+	out := make([]schemas.Entry, len(raws))
+	for i, r := range raws {
+		if err := json.Unmarshal(r, &out[i]); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func TestIngestChainsSessionsInOrder(t *testing.T) {
+	h := start(t, nil)
+	var want = map[string][]string{}
+	for i := range 30 {
+		sess := fmt.Sprintf("sess-%d", i%3)
+		eid := h.publish(fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_%d","tool_input":{"command":"echo %d"},"tool_response":{"stdout":"%d\n"}}`, sess, i, i, i))
+		want[sess] = append(want[sess], eid)
+	}
+	for sess, ids := range want {
+		entries := h.chainOf(sess, len(ids))
+		for i, e := range entries {
+			if e.EventID != ids[i] {
+				t.Fatalf("%s position %d holds %s, want %s (order)", sess, i+1, e.EventID, ids[i])
+			}
+			if e.Kind != schemas.EntryEvent || e.ToolName != "Bash" || e.Host != "laptop" || e.AgentType != "claude-code" || e.ClientSeq == 0 || e.IntakeSeq == 0 {
+				t.Fatalf("entry fields: %+v", e)
+			}
+		}
+	}
+}
+
+func TestIngestScrubsSecretsAndKeepsDigest(t *testing.T) {
+	h := start(t, nil)
+	const aws, gh = "AKIAQYLPMN5HHHFPZAM2", "ghp_x1V9rK3sQ7bT2mN8pL4wZ6cY0dF5gH1jK9aB"
+	raw := `{"session_id":"sec","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"cat .env"},"tool_response":{"stdout":"AWS_ACCESS_KEY_ID=` + aws + `\nGITHUB_TOKEN=` + gh + `\n"}}`
+	h.publish(raw)
+	e := h.chainOf("sec", 1)[0]
+	stored, _ := json.Marshal(e)
+	for _, s := range []string{aws, gh} {
+		if bytes.Contains(stored, []byte(s)) {
+			t.Fatalf("secret %s stored in the ledger", s)
+		}
+	}
+	if e.PayloadDigest != digestOf(raw) {
+		t.Fatalf("payload_digest %s, want digest of the raw payload %s", e.PayloadDigest, digestOf(raw))
+	}
+	if len(e.Redactions) != 2 {
+		t.Fatalf("redactions %+v", e.Redactions)
+	}
+	if !strings.Contains(*e.Payload, "[REDACTED:aws-access-token]") {
+		t.Fatalf("payload %s", *e.Payload)
+	}
+}
+
+func digestOf(s string) string {
+	env, _ := envelope.Event("01JD0000000000000000000000", "x", "y", 1, time.Now(), src, []byte(s))
+	var e schemas.Envelope
+	_ = json.Unmarshal(env, &e)
+	return e.PayloadDigest
+}
+
+func TestIngestStoresLargeOutputsAsArtifacts(t *testing.T) {
+	h := start(t, func(c *ingest.Config) { c.InlineMaxBytes = 4096 })
+	const gh = "ghp_x1V9rK3sQ7bT2mN8pL4wZ6cY0dF5gH1jK9aB"
+	big := strings.Repeat("line of build output\n", 3000) + "token " + gh + "\nPASS\n"
+	quoted, _ := json.Marshal(big)
+	h.publish(`{"session_id":"big","hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":{"stdout":` + string(quoted) + `}}`)
+	e := h.chainOf("big", 1)[0]
+	if !e.PayloadElided || e.Artifact == nil || len(*e.Payload) > 4096 {
+		t.Fatalf("payload not elided: elided=%v artifact=%v inline=%d", e.PayloadElided, e.Artifact, len(*e.Payload))
+	}
+	obj, err := h.js.ObjectStore(t.Context(), stream.ObjectArtifacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := obj.Get(t.Context(), e.Artifact.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(r)
+	if len(data) != e.Artifact.Size || !strings.Contains(string(data), "PASS") {
+		t.Fatalf("artifact %d bytes, want %d", len(data), e.Artifact.Size)
+	}
+	if strings.Contains(string(data), gh) {
+		t.Fatal("secret stored in the artifact")
+	}
+	if !strings.HasSuffix(*e.Payload, `PASS\n"}}`) {
+		t.Fatalf("inline payload lost its tail: …%s", (*e.Payload)[len(*e.Payload)-40:])
+	}
+}
+
+func TestIngestDedupesByEventID(t *testing.T) {
+	h := start(t, nil)
+	raw := `{"session_id":"dup","hook_event_name":"Stop","last_assistant_message":"done"}`
+	eid, _ := h.gen.New()
+	env, _ := envelope.Event(eid, "dup", "Stop", 1, time.Now(), src, []byte(raw))
+	// The same event three times under different message ids (as a spool
+	// flush after the dedupe window would send it).
+	for i := range 3 {
+		h.raw(subject.Intake("dup", "Stop"), fmt.Sprintf("m%d", i), env)
+	}
+	h.publish(`{"session_id":"dup","hook_event_name":"SessionEnd","reason":"other"}`)
+	entries := h.chainOf("dup", 2)
+	if entries[0].EventID != eid || entries[1].HookEvent != "SessionEnd" {
+		t.Fatalf("entries %+v", entries)
+	}
+}
+
+func TestIngestRecordsBadInputWithoutBlockingOthers(t *testing.T) {
+	h := start(t, nil)
+	good := `{"session_id":"ok","hook_event_name":"Stop"}`
+	// Malformed envelope on a session subject.
+	h.raw(subject.Intake("ok", "Stop"), "", []byte(`{not json`))
+	// Envelope whose payload does not match its digest (tampered in flight).
+	eid, _ := h.gen.New()
+	env, _ := envelope.Event(eid, "ok", "Stop", 1, time.Now(), src, []byte(good))
+	tampered := bytes.Replace(env, []byte(`"hook_event_name":"Stop"}`), []byte(`"hook_event_name":"Stop","x":1}`), 1)
+	h.raw(subject.Intake("ok", "Stop"), eid, tampered)
+	// Envelope for another session published on this session's subject.
+	eid2, _ := h.gen.New()
+	foreign, _ := envelope.Event(eid2, "other", "Stop", 1, time.Now(), src, []byte(`{"session_id":"other","hook_event_name":"Stop"}`))
+	h.raw(subject.Intake("ok", "Stop"), eid2, foreign)
+	// Duplicate keys inside the payload.
+	eid3, _ := h.gen.New()
+	dupKeys := []byte(`{"session_id":"ok","hook_event_name":"Stop","x":1,"x":2}`)
+	dupEnv, _ := envelope.Event(eid3, "ok", "Stop", 2, time.Now(), src, dupKeys)
+	h.raw(subject.Intake("ok", "Stop"), eid3, dupEnv)
+	// A hostile session id reported by the hook as rejected.
+	eid4, _ := h.gen.New()
+	rej, _ := envelope.Rejected(eid4, "../../etc/passwd", "Stop", 3, time.Now(), src, digestOf(`{"session_id":"../../etc/passwd"}`), 34, []byte(`{"session_id":"../../etc/passwd"}`), "invalid session id")
+	h.raw(subject.Intake(schemas.RejectedChain, "Stop"), eid4, rej)
+	// And a good event after all that.
+	h.publish(good)
+
+	okEntries := h.chainOf("ok", 3)
+	if okEntries[0].Kind != schemas.EntryInvalid || !strings.Contains(okEntries[0].Reason, "does not match its envelope") {
+		t.Errorf("tampered payload: %+v", okEntries[0])
+	}
+	if okEntries[1].Kind != schemas.EntryInvalid || !strings.Contains(okEntries[1].Reason, "duplicate") {
+		t.Errorf("duplicate keys: %+v", okEntries[1])
+	}
+	if okEntries[2].Kind != schemas.EntryEvent {
+		t.Errorf("good event after bad ones: %+v", okEntries[2])
+	}
+	rejected := h.chainOf(schemas.RejectedChain, 3)
+	reasons := ""
+	for _, e := range rejected {
+		reasons += e.Reason + "\n"
+	}
+	for _, want := range []string{"not a valid event.v1", "names session \"other\"", "invalid session id"} {
+		if !strings.Contains(reasons, want) {
+			t.Errorf("rejected chain lacks %q:\n%s", want, reasons)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	c := ingest.DefaultConfig()
+	c.PinnedTTL = c.AckWait
+	c.BatchSize = 0
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "pinned_ttl") || !strings.Contains(err.Error(), "batch_size") {
+		t.Fatalf("Validate() = %v", err)
+	}
+	if err := ingest.DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ingest.New(ingest.DefaultConfig(), service.Settings{}); !errors.Is(err, service.ErrNoConn) {
+		t.Fatalf("New without conn: %v", err)
+	}
+}

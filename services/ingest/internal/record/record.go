@@ -1,0 +1,359 @@
+// Package record turns one INTAKE message into one (unsealed) ledger entry.
+// It is pure: no NATS, no clock of its own, no I/O. Every input yields an
+// entry — a valid event, an "invalid" record in the session's chain, or a
+// "rejected" record in the _rejected chain — so nothing is ever dropped
+// silently and no input can block another.
+package record
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/claimcheck/claimcheck/pkg/digest"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/payload"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/schemas/validation"
+	"github.com/claimcheck/claimcheck/services/ingest/internal/scrub"
+)
+
+// Builder builds entries. It is safe for concurrent use.
+type Builder struct {
+	Scrub     *scrub.Scrubber
+	Schemas   *validation.Validator
+	InlineMax int    // scrubbed payloads larger than this are elided inline and stored whole as an artifact
+	MaxDepth  int    // payload nesting limit
+	Bundle    string // recorded in every entry
+}
+
+// Input is one INTAKE message.
+type Input struct {
+	Subject string    // stored subject cc.intake.<partition>.<chain>.<event>
+	Seq     uint64    // INTAKE stream sequence
+	Time    time.Time // when INTAKE stored it
+	Data    []byte
+	Now     time.Time // ingest time (recorded as ingested_at)
+}
+
+// Record is the outcome for one input.
+type Record struct {
+	Entry    *schemas.Entry
+	Artifact []byte // the whole scrubbed payload, when Entry.Artifact is set
+	Outcome  string // "event", "invalid" or "rejected", for metrics
+}
+
+const excerptBytes = 2048
+
+// Build never fails: problems become invalid or rejected records.
+func (b *Builder) Build(in Input) Record {
+	chainTok, _, ok := subject.ParseIntake(in.Subject)
+	if !ok {
+		return b.rejected(in, "", fmt.Sprintf("unexpected intake subject %s", id.Quote(in.Subject)), in.Data)
+	}
+	var env schemas.Envelope
+	if err := json.Unmarshal(in.Data, &env, json.RejectUnknownMembers(true)); err != nil {
+		reason := "envelope is not a valid event.v1 document: " + trimErr(err)
+		// If a lenient reading finds a well-addressed event (its session
+		// matches the subject, its id is a ULID), record the problem in that
+		// session's chain, where a reader of the session will see it.
+		var loose schemas.Envelope
+		if json.Unmarshal(in.Data, &loose, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) == nil &&
+			loose.Kind == schemas.KindEvent && id.CheckSession(loose.SessionID) == nil && loose.SessionID == chainTok && id.ValidULID(loose.EventID) {
+			return b.invalid(in, &loose, reason)
+		}
+		return b.rejected(in, "", reason, in.Data)
+	}
+	eventID := env.EventID
+	if !id.ValidULID(eventID) {
+		eventID = ""
+	}
+	wellAddressed := env.Kind == schemas.KindEvent && id.CheckSession(env.SessionID) == nil && chainTok == env.SessionID && eventID != ""
+	raw := []byte(env.Payload)
+	var info payload.Info
+	var perr error
+	if env.Kind == schemas.KindEvent && len(raw) > 0 {
+		info, perr = payload.Inspect(raw, b.MaxDepth)
+	}
+	if perr != nil && wellAddressed {
+		return b.invalid(in, &env, perr.Error())
+	}
+	if err := b.validateEnvelope(&env, info, perr == nil); err != nil {
+		if wellAddressed {
+			return b.invalid(in, &env, "envelope: "+err.Error())
+		}
+		return b.rejected(in, eventID, "envelope: "+err.Error(), in.Data)
+	}
+	switch env.Kind {
+	case schemas.KindRejected:
+		if chainTok != schemas.RejectedChain {
+			return b.rejected(in, eventID, fmt.Sprintf("rejected input published on chain %s", id.Quote(chainTok)), nil)
+		}
+		r := b.rejected(in, eventID, "hook refused input: "+env.Rejected.Reason, []byte(env.Rejected.Excerpt))
+		fillSource(r.Entry, &env)
+		r.Entry.PayloadDigest, r.Entry.PayloadSize = env.PayloadDigest, env.PayloadSize
+		return r
+	case schemas.KindEvent:
+	default:
+		return b.rejected(in, eventID, fmt.Sprintf("unknown envelope kind %s", id.Quote(env.Kind)), in.Data)
+	}
+	if chainTok != env.SessionID {
+		return b.rejected(in, eventID, fmt.Sprintf("subject names chain %s but the envelope names session %s", id.Quote(chainTok), id.Quote(env.SessionID)), in.Data)
+	}
+	if got := digest.SHA256(raw); got != env.PayloadDigest || len(raw) != env.PayloadSize {
+		return b.invalid(in, &env, fmt.Sprintf("payload does not match its envelope: envelope says %s (%d bytes), payload is %s (%d bytes)", env.PayloadDigest, env.PayloadSize, got, len(raw)))
+	}
+	if info.SessionID != env.SessionID || info.HookEvent != env.HookEvent {
+		return b.invalid(in, &env, fmt.Sprintf("envelope names session %s event %s, payload names session %s event %s",
+			id.Quote(env.SessionID), id.Quote(env.HookEvent), id.Quote(info.SessionID), id.Quote(info.HookEvent)))
+	}
+	scrubbed, reds, err := b.Scrub.JSON(raw)
+	if err != nil {
+		return b.invalid(in, &env, err.Error())
+	}
+	e := b.base(in, &env, schemas.EntryEvent, env.SessionID)
+	e.EventID = eventID
+	e.ToolName, e.ToolUseID = info.ToolName, info.ToolUseID
+	e.PayloadDigest, e.PayloadSize = env.PayloadDigest, env.PayloadSize
+	e.Redactions = reds
+	rec := Record{Entry: e, Outcome: schemas.EntryEvent}
+	inline := scrubbed
+	if len(scrubbed) > b.InlineMax {
+		inline = Elide(scrubbed, b.InlineMax)
+		e.PayloadElided = true
+		d := digest.SHA256(scrubbed)
+		e.Artifact = &schemas.Artifact{Object: "sha256-" + digest.Hex(d), Digest: d, Size: len(scrubbed)}
+		rec.Artifact = scrubbed
+	}
+	text := string(inline)
+	e.Payload = &text
+	return rec
+}
+
+// validateEnvelope checks the envelope against event.v1. The fast path
+// (checkEnvelope, compiled by hand from the schema) accepts or refuses; only
+// a refusal runs the JSON Schema validator, which is the authority and words
+// the error. TestFastPathAgreesWithSchema and FuzzFastPathAgreesWithSchema
+// keep the two in agreement. The payload, already checked strictly by
+// payload.Inspect, is represented by the two members the schema constrains.
+func (b *Builder) validateEnvelope(env *schemas.Envelope, info payload.Info, payloadOK bool) error {
+	if checkEnvelope(env, payloadOK) {
+		return nil
+	}
+	return b.schemaCheck(env, info, payloadOK)
+}
+
+func (b *Builder) schemaCheck(env *schemas.Envelope, info payload.Info, payloadOK bool) error {
+	head := *env
+	head.Payload = nil
+	enc, err := json.Marshal(&head)
+	if err != nil {
+		return err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(enc))
+	if err != nil {
+		return err
+	}
+	if m, ok := doc.(map[string]any); ok && len(env.Payload) > 0 && payloadOK {
+		m["payload"] = map[string]any{"session_id": info.SessionID, "hook_event_name": info.HookEvent}
+	}
+	if err := b.Schemas.ValidateValue(schemas.EventV1, doc); err != nil {
+		return err
+	}
+	if !payloadOK && len(env.Payload) > 0 {
+		return errors.New("payload is not a valid hook payload")
+	}
+	return nil
+}
+
+// maxSafeInt is the largest integer RFC 8785 (IEEE 754 doubles) keeps exact.
+const maxSafeInt = 1<<53 - 1
+
+var (
+	agentTypeRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+	digestRE    = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+)
+
+// checkEnvelope is event.v1.schema.json as Go. It reports true only for
+// documents the schema accepts; decoding into schemas.Envelope with
+// RejectUnknownMembers already enforced the member set and types.
+func checkEnvelope(e *schemas.Envelope, payloadOK bool) bool {
+	if e.V != 1 || e.ClientSeq > maxSafeInt || e.PayloadSize > maxSafeInt || !id.ValidULID(e.EventID) || !digestRE.MatchString(e.PayloadDigest) ||
+		e.PayloadSize < 0 || !agentTypeRE.MatchString(e.AgentType) ||
+		e.Host == "" || utf8.RuneCountInString(e.Host) > 255 ||
+		e.AgentID == "" || utf8.RuneCountInString(e.AgentID) > 255 ||
+		utf8.RuneCountInString(e.SessionID) > 4096 || utf8.RuneCountInString(e.HookEvent) > 256 ||
+		!validDateTime(e.ReceivedAt) {
+		return false
+	}
+	switch e.Kind {
+	case schemas.KindEvent:
+		return e.Rejected == nil && len(e.Payload) > 0 && payloadOK && e.HookEvent != "" && id.CheckSession(e.SessionID) == nil
+	case schemas.KindRejected:
+		return e.Rejected != nil && len(e.Payload) == 0 && e.Rejected.Reason != "" &&
+			utf8.RuneCountInString(e.Rejected.Reason) <= 2048 && utf8.RuneCountInString(e.Rejected.Excerpt) <= 8192
+	}
+	return false
+}
+
+// validDateTime accepts the RFC 3339 date-time claimcheck-hook writes:
+// YYYY-MM-DDTHH:MM:SS(.fraction)(Z|±hh:mm).
+func validDateTime(s string) bool {
+	if len(s) < 20 || s[10] != 'T' || strings.ContainsRune(s, ',') || !strings.ContainsRune(".Z+-", rune(s[19])) {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
+func (b *Builder) base(in Input, env *schemas.Envelope, kind, chainName string) *schemas.Entry {
+	e := &schemas.Entry{
+		V:          1,
+		Kind:       kind,
+		Chain:      chainName,
+		IngestedAt: in.Now.UTC().Format(time.RFC3339Nano),
+		IntakeSeq:  in.Seq,
+		Bundle:     b.Bundle,
+	}
+	if env != nil {
+		fillSource(e, env)
+	}
+	return e
+}
+
+// fillSource copies the envelope's attribution into e.
+func fillSource(e *schemas.Entry, env *schemas.Envelope) {
+	e.SessionID = clip(env.SessionID, 4096)
+	e.HookEvent = clip(env.HookEvent, 256)
+	e.Host = clip(env.Host, 255)
+	e.AgentType = clip(env.AgentType, 64)
+	e.AgentID = clip(env.AgentID, 255)
+	e.ClientSeq = env.ClientSeq
+	if _, err := time.Parse(time.RFC3339Nano, env.ReceivedAt); err == nil {
+		e.ReceivedAt = env.ReceivedAt
+	}
+}
+
+// invalid records a well-addressed envelope (valid session and event id)
+// whose content is wrong, in the session's own chain.
+func (b *Builder) invalid(in Input, env *schemas.Envelope, reason string) Record {
+	e := b.base(in, env, schemas.EntryInvalid, env.SessionID)
+	e.EventID = env.EventID
+	e.Reason = clip(reason, 4000)
+	e.PayloadDigest = digest.SHA256(in.Data)
+	e.PayloadSize = len(in.Data)
+	src := []byte(env.Payload)
+	if len(src) == 0 {
+		src = in.Data
+	}
+	e.Excerpt, e.Redactions = b.excerpt(src)
+	return Record{Entry: e, Outcome: schemas.EntryInvalid}
+}
+
+// rejected records an input that cannot be attributed to a session.
+func (b *Builder) rejected(in Input, eventID, reason string, excerptOf []byte) Record {
+	e := b.base(in, nil, schemas.EntryRejected, schemas.RejectedChain)
+	if eventID == "" {
+		// Stable across redeliveries of the same message.
+		eventID = id.Derived(in.Time, fmt.Appendf(nil, "%s\x00%d\x00%s", in.Subject, in.Seq, in.Data))
+	}
+	e.EventID = eventID
+	e.Reason = clip(reason, 4000)
+	e.PayloadDigest = digest.SHA256(in.Data)
+	e.PayloadSize = len(in.Data)
+	if len(excerptOf) > 0 {
+		e.Excerpt, e.Redactions = b.excerpt(excerptOf)
+	}
+	return Record{Entry: e, Outcome: schemas.EntryRejected}
+}
+
+func (b *Builder) excerpt(src []byte) (string, []schemas.Redaction) {
+	if len(src) > excerptBytes {
+		src = src[:excerptBytes]
+	}
+	return b.Scrub.Text(string(src))
+}
+
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func trimErr(err error) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "json: ")
+	return clip(msg, 1000)
+}
+
+// Elide shortens the JSON text raw until it fits in max bytes: strings longer
+// than a limit keep their head and tail around a marker. If even that does
+// not fit, the result is the empty object. The output is valid JSON.
+func Elide(raw []byte, max int) []byte {
+	for _, keep := range []int{4096, 1024, 256, 64} {
+		out, err := shortenStrings(raw, keep)
+		if err == nil && len(out) <= max {
+			return out
+		}
+	}
+	return []byte("{}")
+}
+
+func shortenStrings(raw []byte, keep int) ([]byte, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	var out bytes.Buffer
+	last := 0
+	for {
+		start := dec.InputOffset()
+		if dec.PeekKind() == 0 {
+			break
+		}
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		if tok.Kind() != '"' {
+			continue
+		}
+		s := tok.String()
+		if len(s) <= 2*keep+64 {
+			continue
+		}
+		end := int(dec.InputOffset())
+		tokStart := int(start)
+		for tokStart < end && raw[tokStart] != '"' {
+			tokStart++
+		}
+		head, tail := clip(s, keep), s[len(s)-keep:]
+		for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+			tail = tail[1:]
+		}
+		short := fmt.Sprintf("%s…[claimcheck: %d of %d bytes elided; the whole payload is in the artifact]…%s", head, len(s)-len(head)-len(tail), len(s), tail)
+		enc, err := jsontext.AppendQuote(nil, short)
+		if err != nil {
+			return nil, err
+		}
+		out.Write(raw[last:tokStart])
+		out.Write(enc)
+		last = end
+	}
+	out.Write(raw[last:])
+	if !jsontext.Value(out.Bytes()).IsValid() {
+		return nil, errors.New("elision produced invalid JSON")
+	}
+	return out.Bytes(), nil
+}

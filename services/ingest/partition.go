@@ -1,0 +1,304 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/services/ingest/internal/record"
+)
+
+// partition consumes one intake partition, one batch at a time.
+type partition struct {
+	s      *Service
+	n      int
+	cons   jetstream.Consumer
+	obj    jetstream.ObjectStore
+	intake jetstream.Stream
+
+	purgedConsumerFloor uint64
+}
+
+// purgeLoop removes this partition's acknowledged (hence chained) messages
+// from INTAKE in bulk, up to the consumer's ack floor.
+func (p *partition) purgeLoop(ctx context.Context) {
+	t := time.NewTicker(p.s.cfg.PurgeInterval)
+	defer t.Stop()
+	var purgedTo uint64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		info, err := p.cons.Info(ctx)
+		if err != nil {
+			continue
+		}
+		floor := info.AckFloor.Stream
+		if floor <= purgedTo {
+			continue
+		}
+		err = p.intake.Purge(ctx, jetstream.WithPurgeSubject(subject.IntakePartition(p.n)), jetstream.WithPurgeSequence(floor+1))
+		if err != nil {
+			if ctx.Err() == nil {
+				p.s.set.Logger.Warn("ingest: purge intake", "partition", p.n, "err", err)
+			}
+			continue
+		}
+		p.s.m.purged.Add(float64(info.AckFloor.Consumer - min(info.AckFloor.Consumer, p.purgedConsumerFloor)))
+		p.purgedConsumerFloor = info.AckFloor.Consumer
+		purgedTo = floor
+	}
+}
+
+func (p *partition) run(ctx context.Context) error {
+	log := p.s.set.Logger.With("partition", p.n)
+	msgs := make(chan jetstream.Msg, p.s.cfg.BatchSize)
+	done := make(chan struct{})
+	cc, err := p.cons.Consume(func(m jetstream.Msg) {
+		select {
+		case msgs <- m:
+		case <-done:
+		}
+	},
+		jetstream.PullMaxMessages(p.s.cfg.BatchSize),
+		jetstream.PullPriorityGroup(subject.IntakeGroup),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if !errors.Is(err, jetstream.ErrNoHeartbeat) && !errors.Is(err, jetstream.ErrConnectionClosed) {
+				log.Debug("ingest consume", "err", err)
+			}
+		}),
+	)
+	if err != nil {
+		return fmt.Errorf("ingest partition %d: consume: %w", p.n, err)
+	}
+	defer func() {
+		cc.Stop()
+		close(done)
+	}()
+	batch := make([]jetstream.Msg, 0, p.s.cfg.BatchSize)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m := <-msgs:
+			batch = append(batch[:0], m)
+		}
+	fill:
+		for len(batch) < p.s.cfg.BatchSize {
+			select {
+			case m := <-msgs:
+				batch = append(batch, m)
+			default:
+				break fill
+			}
+		}
+		if err := p.process(ctx, batch); err != nil {
+			if ctx.Err() != nil {
+				return nil // shutting down; unacknowledged messages are redelivered
+			}
+			return err
+		}
+	}
+}
+
+// process chains a batch and acknowledges it. It returns only when every
+// message is chained (or ctx ends): transient failures are retried here,
+// never by redelivery, so that a session's events cannot be reordered.
+func (p *partition) process(ctx context.Context, batch []jetstream.Msg) error {
+	start := time.Now()
+	recs := p.build(batch)
+	stopKeepAlive := p.keepAlive(batch)
+	defer stopKeepAlive()
+
+	for i := range recs {
+		if recs[i].Artifact != nil {
+			if err := retry(ctx, p.s, func() error { return p.putArtifact(ctx, recs[i].Entry.Artifact.Object, recs[i].Artifact) }); err != nil {
+				return err
+			}
+			p.s.m.artifacts.Inc()
+		}
+	}
+
+	// Group by chain, keeping each chain's order.
+	order := []string{}
+	byChain := map[string][]int{}
+	for i, r := range recs {
+		c := r.Entry.Chain
+		if _, ok := byChain[c]; !ok {
+			order = append(order, c)
+		}
+		byChain[c] = append(byChain[c], i)
+	}
+	var rejected []int // records whose own chain cannot take them
+	var mu sync.Mutex
+	sem := make(chan struct{}, 64)
+	var wg sync.WaitGroup
+	var firstErr error
+	for _, c := range order {
+		if c == schemas.RejectedChain {
+			continue // appended last, together with anything redirected to it
+		}
+		idx := byChain[c]
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			err := retry(ctx, p.s, func() error { return p.appendChain(ctx, c, recs, idx) })
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.Is(err, ledger.ErrChainUnreadable):
+				p.s.set.Logger.Error("ingest: session chain head unreadable; recording its events in the _rejected chain", "chain", c, "err", err)
+				for _, i := range idx {
+					recs[i] = redirect(recs[i], err)
+				}
+				rejected = append(rejected, idx...)
+			case err != nil && firstErr == nil:
+				firstErr = err
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	rejected = append(byChain[schemas.RejectedChain], rejected...)
+	if len(rejected) > 0 {
+		if err := retry(ctx, p.s, func() error { return p.appendChain(ctx, schemas.RejectedChain, recs, rejected) }); err != nil {
+			return fmt.Errorf("ingest: the _rejected chain cannot be appended to: %w", err)
+		}
+	}
+	for _, m := range batch {
+		if err := m.Ack(); err != nil {
+			p.s.set.Logger.Warn("ingest: ack", "err", err)
+		}
+	}
+	p.s.m.batchSize.Observe(float64(len(batch)))
+
+	p.s.m.batchTime.Observe(time.Since(start).Seconds())
+	return nil
+}
+
+// build turns messages into records, in parallel, keeping their order.
+func (p *partition) build(batch []jetstream.Msg) []record.Record {
+	recs := make([]record.Record, len(batch))
+	workers := min(p.s.cfg.Workers, len(batch))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(batch); i += workers {
+				m := batch[i]
+				in := record.Input{Subject: m.Subject(), Data: m.Data(), Now: p.s.set.Clock.Now()}
+				if meta, err := m.Metadata(); err == nil {
+					in.Seq, in.Time = meta.Sequence.Stream, meta.Timestamp
+				}
+				recs[i] = p.s.builder.Build(in)
+			}
+		})
+	}
+	wg.Wait()
+	return recs
+}
+
+// appendChain appends the records at idx to chain c.
+func (p *partition) appendChain(ctx context.Context, c string, recs []record.Record, idx []int) error {
+	entries := make([]*schemas.Entry, len(idx))
+	for k, i := range idx {
+		entries[k] = recs[i].Entry
+	}
+	res, err := p.s.appender.Append(ctx, c, entries)
+	for _, e := range res.Entries {
+		p.s.m.records.WithLabelValues(e.Kind).Inc()
+		p.s.m.redactions.Add(float64(len(e.Redactions)))
+	}
+	p.s.m.duplicates.Add(float64(res.Duplicates))
+	return err
+}
+
+// redirect turns a record whose session chain is unusable into a rejected
+// record that keeps its attribution.
+func redirect(r record.Record, cause error) record.Record {
+	e := *r.Entry
+	e.Kind = schemas.EntryRejected
+	e.Chain = schemas.RejectedChain
+	reason := fmt.Sprintf("session chain %s cannot be extended (%v)", e.SessionID, cause)
+	if e.Reason != "" {
+		reason += "; " + e.Reason
+	}
+	e.Reason = reason
+	return record.Record{Entry: &e, Artifact: r.Artifact, Outcome: schemas.EntryRejected}
+}
+
+func (p *partition) putArtifact(ctx context.Context, name string, data []byte) error {
+	if _, err := p.obj.GetInfo(ctx, name); err == nil {
+		return nil // content-addressed: already stored
+	} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return err
+	}
+	_, err := p.obj.Put(ctx, jetstream.ObjectMeta{Name: name, Description: "scrubbed hook payload"}, bytes.NewReader(data))
+	return err
+}
+
+// keepAlive tells the server the batch is still being worked on while
+// transient failures are retried, so it is not redelivered meanwhile.
+func (p *partition) keepAlive(batch []jetstream.Msg) func() {
+	stop := make(chan struct{})
+	go func() {
+		t := time.NewTicker(p.s.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				for _, m := range batch {
+					_ = m.InProgress()
+				}
+			}
+		}
+	}()
+	return func() { close(stop) }
+}
+
+// retry runs op until it succeeds, fails permanently, or ctx ends. Transient
+// errors (timeouts, lost connection, JetStream unavailable) back off from
+// 50ms to 5s.
+func retry(ctx context.Context, s *Service, op func() error) error {
+	backoff := 50 * time.Millisecond
+	for {
+		err := op()
+		if err == nil || !transient(err) {
+			return err
+		}
+		s.m.retries.Inc()
+		s.set.Logger.Warn("ingest: transient failure, retrying", "err", err, "backoff", backoff)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func transient(err error) bool {
+	if errors.Is(err, ledger.ErrChainUnreadable) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		// 503 and 10077 (resources exceeded) and 500 (internal) may pass;
+		// 4xx configuration errors will not.
+		return apiErr.Code >= 500 || apiErr.Code == 0
+	}
+	return true // timeouts, no responders, connection problems
+}
