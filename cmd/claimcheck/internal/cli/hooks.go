@@ -305,15 +305,16 @@ func (o *object) parse(b []byte) error {
 		return fmt.Errorf("expected an object, found %s", tok.Kind())
 	}
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return err
 		}
+		name := tok.String() // a Token is valid only until the next read
 		v, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		o.names = append(o.names, name.String())
+		o.names = append(o.names, name)
 		o.values = append(o.values, v.Clone())
 	}
 	if _, err := dec.ReadToken(); err != nil {

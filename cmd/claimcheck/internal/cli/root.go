@@ -41,7 +41,9 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-// Env is what the commands get from the process.
+// Env is what the commands get from the process. Getenv supplies HOME and
+// XDG_* paths; CLAIMCHECK_* configuration is read from the process
+// environment by viper.
 type Env struct {
 	Getenv func(string) string
 	Stdin  io.Reader
