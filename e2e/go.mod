@@ -3,4 +3,27 @@ module github.com/claimcheck/claimcheck/e2e
 go 1.26.0
 
 replace github.com/claimcheck/claimcheck/schemas => ../schemas
+
 replace github.com/claimcheck/claimcheck/pkg => ../pkg
+
+require (
+	github.com/claimcheck/claimcheck/pkg v0.0.0-00010101000000-000000000000
+	github.com/claimcheck/claimcheck/schemas v0.0.0-00010101000000-000000000000
+	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3
+	github.com/nats-io/nats.go v1.55.0
+)
+
+require (
+	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
+	github.com/google/go-tpm v0.9.8 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/minio/highwayhash v1.0.4 // indirect
+	github.com/nats-io/jwt/v2 v2.8.2 // indirect
+	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
+	github.com/oklog/ulid/v2 v2.1.2 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
+)

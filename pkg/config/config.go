@@ -94,22 +94,34 @@ func BindFlags(v *viper.Viper, fs *pflag.FlagSet, keys map[string]string) error 
 
 // Decode decodes the subtree at key ("" for everything) into out, rejecting
 // keys out does not have. Durations are Go durations ("30s", "720h").
+//
+// It reads through AllSettings, which resolves every leaf with its
+// environment override; viper's UnmarshalKey would miss CLAIMCHECK_* values
+// for keys below key.
 func Decode(v *viper.Viper, key string, out any) error {
-	opts := []viper.DecoderConfigOption{func(c *mapstructure.DecoderConfig) {
-		c.ErrorUnused = true
-		c.WeaklyTypedInput = true
-		c.DecodeHook = mapstructure.ComposeDecodeHookFunc(
+	var in any = v.AllSettings()
+	if key != "" {
+		for _, part := range strings.Split(key, ".") {
+			m, _ := in.(map[string]any)
+			in = m[part]
+		}
+		if in == nil {
+			return nil // nothing configured: keep out as it is
+		}
+	}
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		Result:           out,
+		ErrorUnused:      true,
+		WeaklyTypedInput: true,
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(
 			mapstructure.StringToTimeDurationHookFunc(),
 			mapstructure.StringToSliceHookFunc(","),
-		)
-	}}
-	var err error
-	if key == "" {
-		err = v.Unmarshal(out, opts...)
-	} else {
-		err = v.UnmarshalKey(key, out, opts...)
-	}
+		),
+	})
 	if err != nil {
+		return err
+	}
+	if err := dec.Decode(in); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	return nil

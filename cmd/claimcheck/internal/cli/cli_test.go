@@ -76,8 +76,8 @@ func TestHooksInstallMergesIdempotentlyWithBackup(t *testing.T) {
 	}
 	got, _ := os.ReadFile(settings)
 	var doc struct {
-		Model       string                       `json:"model"`
-		Permissions map[string][]string          `json:"permissions"`
+		Model       string                      `json:"model"`
+		Permissions map[string][]string         `json:"permissions"`
 		Hooks       map[string][]jsontext.Value `json:"hooks"`
 	}
 	if err := json.Unmarshal(got, &doc); err != nil {

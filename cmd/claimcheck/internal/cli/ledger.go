@@ -288,4 +288,3 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
-

@@ -53,8 +53,8 @@ type Env struct {
 
 // app holds the process's single viper instance and shared state.
 type app struct {
-	env Env
-	v   *viper.Viper
+	env     Env
+	v       *viper.Viper
 	cfgFile string
 }
 

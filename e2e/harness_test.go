@@ -1,0 +1,301 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+)
+
+// binDir holds the binaries under test: $CLAIMCHECK_BIN (set by `make e2e`
+// after `make build`), or freshly built into a temporary directory.
+var binDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	binDir = os.Getenv("CLAIMCHECK_BIN")
+	if binDir == "" {
+		dir, err := os.MkdirTemp("", "claimcheck-e2e-bin")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		if err := build(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "build binaries:", err)
+			return 1
+		}
+		binDir = dir
+	}
+	for _, b := range []string{"claimcheck", "claimcheck-hook", "ingest"} {
+		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
+			fmt.Fprintf(os.Stderr, "binary %s missing in %s (run make build): %v\n", b, binDir, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+func build(dir string) error {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(file))
+	for name, pkg := range map[string]string{
+		"claimcheck": "./cmd/claimcheck", "claimcheck-hook": "./cmd/claimcheck-hook", "ingest": "./services/ingest/cmd/ingest",
+	} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %v\n%s", name, err, out)
+		}
+	}
+	return nil
+}
+
+func bin(name string) string { return filepath.Join(binDir, name) }
+
+// proc is a running child process with its output captured.
+type proc struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+	lines  chan string
+	done   chan error
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return "stdout:\n" + p.stdout.String() + "\nstderr:\n" + p.stderr.String()
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(b)
+}
+
+// start runs a binary; stdout lines are also delivered on p.lines.
+func start(t *testing.T, env []string, name string, args ...string) *proc {
+	t.Helper()
+	p := &proc{lines: make(chan string, 100), done: make(chan error, 1)}
+	p.cmd = exec.Command(bin(name), args...)
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stderr = lockedWriter{&p.mu, &p.stderr}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			p.stdout.WriteString(line + "\n")
+			p.mu.Unlock()
+			select {
+			case p.lines <- line:
+			default:
+			}
+		}
+		p.done <- p.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			t.Logf("%s %s output:\n%s", name, strings.Join(args, " "), p.output())
+		}
+	})
+	return p
+}
+
+// waitLine waits for a stdout line matching pred.
+func (p *proc) waitLine(t *testing.T, timeout time.Duration, pred func(string) bool) string {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case l := <-p.lines:
+			if pred(l) {
+				return l
+			}
+		case err := <-p.done:
+			p.done <- err
+			t.Fatalf("%s exited (%v) before printing the expected line\n%s", p.cmd.Path, err, p.output())
+		case <-deadline:
+			t.Fatalf("%s did not print the expected line within %s\n%s", p.cmd.Path, timeout, p.output())
+		}
+	}
+}
+
+// waitStderr waits until stderr contains substr.
+func (p *proc) waitStderr(t *testing.T, timeout time.Duration, substr string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		p.mu.Lock()
+		ok := strings.Contains(p.stderr.String(), substr)
+		p.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not log %q within %s\n%s", p.cmd.Path, substr, timeout, p.output())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		p.done <- err
+		if err != nil {
+			t.Fatalf("%s did not stop cleanly: %v\n%s", p.cmd.Path, err, p.output())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not stop within 30s after SIGTERM\n%s", p.cmd.Path, p.output())
+	}
+}
+
+func (p *proc) kill() {
+	if p.cmd.ProcessState == nil {
+		_ = p.cmd.Process.Kill()
+		select {
+		case err := <-p.done:
+			p.done <- err
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+// up starts `claimcheck up` and returns its NATS URL once it is ready.
+func up(t *testing.T, dataDir, listen string, extra ...string) (*proc, string) {
+	t.Helper()
+	args := append([]string{"up", "--data-dir", dataDir, "--listen", listen, "--http-listen", ""}, extra...)
+	p := start(t, nil, "claimcheck", args...)
+	url := p.waitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "nats://") })
+	p.waitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "claimcheck is up") })
+	return p, url
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runBin runs a binary to completion with stdin and extra environment.
+func runBin(t *testing.T, env []string, stdin []byte, name string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin(name), args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("run %s: %v", name, err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// shownEntry is what `ledger show --json` promises per line.
+type shownEntry struct {
+	N             uint64 `json:"n"`
+	Hash          string `json:"hash"`
+	PrevHash      string `json:"prev_hash"`
+	HookEvent     string `json:"hook_event"`
+	EventID       string `json:"event_id"`
+	Kind          string `json:"kind"`
+	PayloadDigest string `json:"payload_digest"`
+	Payload       string `json:"payload"`
+	Artifact      *struct {
+		Object string `json:"object"`
+	} `json:"artifact"`
+	Redactions []struct {
+		Rule string `json:"rule"`
+	} `json:"redactions"`
+	ClientSeq uint64 `json:"client_seq"`
+	Reason    string `json:"reason"`
+}
+
+// show waits until session has at least want entries and returns them.
+func show(t *testing.T, url, session string, want int) ([]shownEntry, string) {
+	t.Helper()
+	var raw string
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r := runBin(t, []string{"CLAIMCHECK_NATS_URL=" + url}, nil, "claimcheck", "ledger", "show", "--session", session, "--json")
+		raw = r.stdout
+		if r.code == 0 {
+			var out []shownEntry
+			sc := bufio.NewScanner(strings.NewReader(r.stdout))
+			sc.Buffer(make([]byte, 1<<20), 4<<20)
+			for sc.Scan() {
+				var e shownEntry
+				if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+					t.Fatalf("ledger show --json line is not JSON: %v\n%s", err, sc.Text())
+				}
+				out = append(out, e)
+			}
+			if len(out) >= want {
+				return out, raw
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s did not reach %d entries within 60s (last: code %d, %q %q)", session, want, r.code, r.stdout, r.stderr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func readFixtures(t *testing.T) (names []string, bodies [][]byte) {
+	t.Helper()
+	files, err := filepath.Glob("testdata/claude/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("fixtures: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, strings.TrimSuffix(filepath.Base(f)[3:], ".json"))
+		bodies = append(bodies, b)
+	}
+	return names, bodies
+}
+
