@@ -298,4 +298,3 @@ func readFixtures(t *testing.T) (names []string, bodies [][]byte) {
 	}
 	return names, bodies
 }
-
