@@ -41,7 +41,7 @@ func runMain(m *testing.M) int {
 		}
 		binDir = dir
 	}
-	for _, b := range []string{"claimcheck", "claimcheck-hook", "ingest"} {
+	for _, b := range []string{"claimcheck", "claimcheck-hook", "ingest", "verifier", "gatekeeper", "rotator"} {
 		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
 			fmt.Fprintf(os.Stderr, "binary %s missing in %s (run make build): %v\n", b, binDir, err)
 			return 1
@@ -55,6 +55,7 @@ func build(dir string) error {
 	root := filepath.Dir(filepath.Dir(file))
 	for name, pkg := range map[string]string{
 		"claimcheck": "./cmd/claimcheck", "claimcheck-hook": "./cmd/claimcheck-hook", "ingest": "./services/ingest/cmd/ingest",
+		"verifier": "./services/verifier/cmd/verifier", "gatekeeper": "./services/gatekeeper/cmd/gatekeeper", "rotator": "./services/rotator/cmd/rotator",
 	} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
 		cmd.Dir = root

@@ -37,9 +37,12 @@ type Runner interface {
 type Spec[C any] struct {
 	Name     string // binary and config key ("ingest")
 	Defaults C
-	// New builds the service from its decoded configuration and the
-	// process-wide stream layout.
-	New func(cfg C, streams stream.Options, set service.Settings) (Runner, error)
+	// Prepare merges the process-wide stream layout into the service's
+	// configuration and validates it; it runs before connecting, so a bad
+	// configuration fails at once.
+	Prepare func(cfg C, streams stream.Options) (C, error)
+	// New builds the service from its prepared configuration.
+	New func(cfg C, set service.Settings) (Runner, error)
 }
 
 // Common holds the settings every service binary shares.
@@ -116,6 +119,12 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	if err := common.Streams.Validate(); err != nil {
+		return err
+	}
+	if svcCfg, err = spec.Prepare(svcCfg, common.Streams); err != nil {
+		return err
+	}
 	log = log.With("service", spec.Name)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -126,7 +135,7 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 	}
 	defer nc.Close()
 	reg := telemetry.NewRegistry()
-	svc, err := spec.New(svcCfg, common.Streams, service.Settings{Conn: nc, Logger: log, Metrics: reg, Clock: clock.Real{}})
+	svc, err := spec.New(svcCfg, service.Settings{Conn: nc, Logger: log, Metrics: reg, Clock: clock.Real{}})
 	if err != nil {
 		return err
 	}

@@ -4,13 +4,14 @@
 package envelope
 
 import (
-	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/claimcheck/claimcheck/pkg/digest"
 	"github.com/claimcheck/claimcheck/schemas"
@@ -27,26 +28,45 @@ type Source struct {
 const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
 // Event returns an event.v1 envelope carrying raw (already checked by
-// payload.Inspect) verbatim.
+// payload.Inspect) verbatim. It is written by hand rather than by the
+// reflection-based encoder: claimcheck-hook builds one envelope per process,
+// and first-use reflection costs more than the rest of the envelope.
 func Event(eventID, sessionID, hookEvent string, seq uint64, received time.Time, src Source, raw []byte) ([]byte, error) {
-	head, err := json.Marshal(schemas.Envelope{
-		V: 1, Kind: schemas.KindEvent, EventID: eventID, SessionID: sessionID, HookEvent: hookEvent,
-		Host: src.Host, AgentType: src.AgentType, AgentID: src.AgentID, ClientSeq: seq,
-		ReceivedAt: received.UTC().Format(TimeFormat), PayloadDigest: digest.SHA256(raw), PayloadSize: len(raw),
-	})
+	b := make([]byte, 0, len(raw)+512)
+	var err error
+	str := func(name, v string) {
+		if err != nil {
+			return
+		}
+		b = append(b, ',', '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		b, err = jsontext.AppendQuote(b, v)
+	}
+	num := func(name string, v uint64) {
+		b = append(b, ',', '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		b = strconv.AppendUint(b, v, 10)
+	}
+	b = append(b, `{"v":1`...)
+	str("kind", schemas.KindEvent)
+	str("event_id", eventID)
+	str("session_id", sessionID)
+	str("hook_event", hookEvent)
+	str("host", src.Host)
+	str("agent_type", src.AgentType)
+	str("agent_id", src.AgentID)
+	num("client_seq", seq)
+	str("received_at", received.UTC().Format(TimeFormat))
+	str("payload_digest", digest.SHA256(raw))
+	num("payload_size", uint64(len(raw)))
 	if err != nil {
 		return nil, fmt.Errorf("envelope: %w", err)
 	}
-	if len(head) < 2 || head[len(head)-1] != '}' {
-		return nil, fmt.Errorf("envelope: unexpected encoding")
-	}
-	var b bytes.Buffer
-	b.Grow(len(head) + len(raw) + 16)
-	b.Write(head[:len(head)-1])
-	b.WriteString(`,"payload":`)
-	b.Write(raw)
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	b = append(b, `,"payload":`...)
+	b = append(b, raw...)
+	return append(b, '}'), nil
 }
 
 // Rejected returns an event.v1 envelope recording an input the hook refused:

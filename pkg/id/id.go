@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -30,7 +31,7 @@ type Generator struct {
 }
 
 // NewGenerator returns a Generator reading time from c and randomness from r
-// (crypto/rand when r is nil).
+// (crypto/rand when r is nil; see FastEntropy).
 func NewGenerator(c clock.Clock, r io.Reader) *Generator {
 	if r == nil {
 		r = rand.Reader
@@ -70,6 +71,23 @@ func Derived(t time.Time, seed []byte) string {
 	_ = u.SetTime(ulid.Timestamp(t))
 	_ = u.SetEntropy(sum[:10])
 	return u.String()
+}
+
+// FastEntropy reads from the runtime's ChaCha8 generator (math/rand/v2),
+// which the Go runtime seeds from the operating system's randomness. Ids stay
+// unpredictable, without the one-time cost of crypto/rand's DRBG start-up,
+// which dominates a short-lived process such as claimcheck-hook.
+type FastEntropy struct{}
+
+// Read fills p.
+func (FastEntropy) Read(p []byte) (int, error) {
+	for i := 0; i < len(p); i += 8 {
+		v := mrand.Uint64()
+		for j := 0; j < 8 && i+j < len(p); j++ {
+			p[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return len(p), nil
 }
 
 // ValidULID reports whether s is a canonical (upper-case) ULID string:

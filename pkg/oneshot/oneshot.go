@@ -15,12 +15,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"net/url"
 	"strconv"
@@ -45,17 +45,21 @@ type Options struct {
 	// TLS overrides the TLS configuration (tls:// URLs, or when the server
 	// requires TLS).
 	TLS *tls.Config
+	// Verify makes Dial complete the handshake (PING/PONG) before returning;
+	// otherwise the handshake travels with the first request.
+	Verify bool
 }
 
 // Conn is one client connection. It is not safe for concurrent use.
 type Conn struct {
-	nc      net.Conn
-	r       *bufio.Reader
-	w       *bufio.Writer
-	inbox   string
-	nextID  int
-	maxPay  int
-	headers bool
+	optimistic bool
+	nc         net.Conn
+	r          *bufio.Reader
+	w          *bufio.Writer
+	inbox      string
+	nextID     int
+	maxPay     int
+	headers    bool
 }
 
 type serverInfo struct {
@@ -82,8 +86,9 @@ type connectMsg struct {
 	Token        string `json:"auth_token,omitempty"`
 }
 
-// Dial connects to the first reachable URL and completes the handshake
-// (it has sent CONNECT and verified it with PING/PONG) before ctx ends.
+// Dial connects to the first reachable URL: it reads the server's INFO,
+// upgrades to TLS when required, and prepares CONNECT (sent with the first
+// request, or verified at once with Options.Verify).
 func Dial(ctx context.Context, o Options) (*Conn, error) {
 	var errs []error
 	for _, raw := range strings.Split(o.URL, ",") {
@@ -124,6 +129,11 @@ func dialOne(ctx context.Context, raw string, o Options) (*Conn, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = nc.SetDeadline(dl)
 	}
+	// Without credentials and without TLS there is nothing to learn from
+	// INFO before speaking: send CONNECT at once and read INFO with the
+	// first reply. With credentials or TLS, INFO is read first, so that
+	// nothing secret is ever sent before TLS is known to be in place.
+	c.optimistic = u.Scheme == "nats" && u.User == nil && o.TLS == nil
 	if err := c.handshake(ctx, u, o); err != nil {
 		_ = nc.Close()
 		return nil, fmt.Errorf("nats %s: %w", host, err)
@@ -132,6 +142,11 @@ func dialOne(ctx context.Context, raw string, o Options) (*Conn, error) {
 }
 
 func (c *Conn) handshake(ctx context.Context, u *url.URL, o Options) error {
+	if c.optimistic && !o.Verify {
+		c.headers = true
+		c.writeConnect(connectMsg{Name: o.Name, Lang: "go-oneshot", Version: "1", Protocol: 1, Headers: true, NoResponders: true})
+		return nil
+	}
 	line, err := c.readLine(ctx)
 	if err != nil {
 		return err
@@ -174,13 +189,15 @@ func (c *Conn) handshake(ctx context.Context, u *url.URL, o Options) error {
 			cm.Token = u.User.Username()
 		}
 	}
-	b, _ := json.Marshal(cm)
-	var buf [12]byte
-	_, _ = rand.Read(buf[:])
-	c.inbox = "_INBOX." + hex.EncodeToString(buf[:])
-	// One write: CONNECT, our reply subscription, PING. The PONG proves the
-	// server accepted both.
-	fmt.Fprintf(c.w, "CONNECT %s\r\nSUB %s.* 1\r\nPING\r\n", b, c.inbox)
+	// CONNECT and our reply subscription are buffered, not sent: the first
+	// request carries them in the same write, so connecting and publishing
+	// cost one round trip. A refused CONNECT surfaces as -ERR on that
+	// request. Verify (a PING) makes Dial wait for the server's answer.
+	c.writeConnect(cm)
+	if !o.Verify {
+		return nil
+	}
+	c.w.WriteString("PING\r\n")
 	if err := c.w.Flush(); err != nil {
 		return err
 	}
@@ -203,6 +220,17 @@ func (c *Conn) handshake(ctx context.Context, u *url.URL, o Options) error {
 			return fmt.Errorf("%w: unexpected %q during handshake", ErrProtocol, clip(line))
 		}
 	}
+}
+
+// writeConnect buffers CONNECT and the reply-inbox subscription.
+func (c *Conn) writeConnect(cm connectMsg) {
+	b, _ := json.Marshal(cm)
+	var buf [12]byte
+	for i := range buf {
+		buf[i] = byte(mrand.Uint32())
+	}
+	c.inbox = "_INBOX." + hex.EncodeToString(buf[:])
+	fmt.Fprintf(c.w, "CONNECT %s\r\nSUB %s.* 1\r\n", b, c.inbox)
 }
 
 // Msg is a reply.
@@ -307,10 +335,26 @@ func (c *Conn) next(ctx context.Context) (*Msg, error) {
 				return nil, err
 			}
 			continue
-		case line == "PONG", line == "+OK", strings.HasPrefix(line, "INFO "):
+		case line == "PONG", line == "+OK":
+			continue
+		case strings.HasPrefix(line, "INFO "):
+			var info serverInfo
+			if err := json.Unmarshal([]byte(line[5:]), &info); err != nil {
+				return nil, fmt.Errorf("%w: INFO: %v", ErrProtocol, err)
+			}
+			if c.optimistic && (info.TLSRequired || !info.Headers) {
+				return nil, fmt.Errorf("%w: server requires TLS or lacks header support; use a tls:// URL (NATS 2.2 or later)", ErrProtocol)
+			}
+			if info.MaxPayload > 0 {
+				c.maxPay = info.MaxPayload
+			}
 			continue
 		case strings.HasPrefix(line, "-ERR"):
-			return nil, fmt.Errorf("nats server error: %s", strings.TrimSpace(strings.TrimPrefix(line, "-ERR")))
+			msg := strings.Trim(strings.TrimSpace(strings.TrimPrefix(line, "-ERR")), "'")
+			if strings.Contains(strings.ToLower(msg), "authorization") || strings.Contains(strings.ToLower(msg), "authentication") {
+				return nil, fmt.Errorf("server refused the connection: %s", msg)
+			}
+			return nil, fmt.Errorf("nats server error: %s", msg)
 		}
 		f := strings.Fields(line)
 		var m Msg

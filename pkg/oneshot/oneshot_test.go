@@ -126,10 +126,21 @@ func TestDialFailures(t *testing.T) {
 	short, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = oneshot.Dial(short, oneshot.Options{URL: "nats://" + l.Addr().String()})
+	_, err = oneshot.Dial(short, oneshot.Options{URL: "nats://" + l.Addr().String(), Verify: true})
 	if !errors.Is(err, oneshot.ErrTimeout) || time.Since(start) > 2*time.Second {
 		t.Fatalf("silent server: %v after %s", err, time.Since(start))
 	}
+	// Without Verify the silence is met by the first request's deadline.
+	short2, cancel2 := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel2()
+	lazy, err := oneshot.Dial(short2, oneshot.Options{URL: "nats://" + l.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lazy.Publish(short2, "x", nil, []byte("y")); !errors.Is(err, oneshot.ErrTimeout) {
+		t.Fatalf("silent server, lazy: %v", err)
+	}
+	_ = lazy.Close()
 	// A server speaking something else.
 	l2, _ := net.Listen("tcp", "127.0.0.1:0")
 	defer l2.Close()
@@ -140,7 +151,12 @@ func TestDialFailures(t *testing.T) {
 			_ = c.Close()
 		}
 	}()
-	if _, err := oneshot.Dial(ctx(t), oneshot.Options{URL: "nats://" + l2.Addr().String()}); !errors.Is(err, oneshot.ErrProtocol) {
+	g, err := oneshot.Dial(ctx(t), oneshot.Options{URL: "nats://" + l2.Addr().String()})
+	if err == nil {
+		_, err = g.Publish(ctx(t), "x", nil, []byte("y"))
+		_ = g.Close()
+	}
+	if !errors.Is(err, oneshot.ErrProtocol) {
 		t.Fatalf("garbage server: %v", err)
 	}
 	// Several URLs: the first dead, the second good.
@@ -174,12 +190,31 @@ func TestAuthAndTLS(t *testing.T) {
 		t.Fatalf("tls+auth: %v", err)
 	}
 	_ = c.Close()
-	_, err = oneshot.Dial(ctx(t), oneshot.Options{URL: "tls://hook:wrong@" + addr, TLS: tlsCfg})
+	_, err = oneshot.Dial(ctx(t), oneshot.Options{URL: "tls://hook:wrong@" + addr, TLS: tlsCfg, Verify: true})
 	if err == nil || !strings.Contains(err.Error(), "refused") {
-		t.Fatalf("bad password: %v", err)
+		t.Fatalf("bad password, verified dial: %v", err)
 	}
 	if strings.Contains(err.Error(), "wrong") {
 		t.Fatalf("error leaks the password: %v", err)
+	}
+	// Without Verify the refusal arrives with the first request.
+	lazy, err := oneshot.Dial(ctx(t), oneshot.Options{URL: "tls://hook:wrong@" + addr, TLS: tlsCfg})
+	if err != nil {
+		t.Fatalf("lazy dial: %v", err)
+	}
+	if _, err := lazy.Request(ctx(t), "x", nil, []byte("y")); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("bad password, first request: %v", err)
+	}
+	_ = lazy.Close()
+	// A plain nats:// URL to a server that requires TLS: nothing secret was
+	// sent (no credentials), and the error says what to do.
+	plain, err := oneshot.Dial(ctx(t), oneshot.Options{URL: "nats://" + addr})
+	if err == nil {
+		_, err = plain.Publish(ctx(t), "x", nil, []byte("y"))
+		_ = plain.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "tls://") {
+		t.Fatalf("plain URL to a TLS server: %v", err)
 	}
 	// Server certificate not trusted.
 	if _, err := oneshot.Dial(ctx(t), oneshot.Options{URL: "tls://hook:s3cret@" + addr}); err == nil || !strings.Contains(err.Error(), "tls") {

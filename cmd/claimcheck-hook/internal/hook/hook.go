@@ -61,7 +61,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdin 
 		fmt.Fprintf(stderr, "claimcheck-hook: configuration: %v\n", err)
 		return ExitRejected
 	}
-	h := &hook{cfg: cfg, stderr: stderr, gen: id.NewGenerator(clock.Real{}, nil), sp: spool{dir: filepath.Join(cfg.StateDir, "spool")}}
+	h := &hook{cfg: cfg, stderr: stderr, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}), sp: spool{dir: filepath.Join(cfg.StateDir, "spool")}}
 	switch {
 	case len(rest) == 1 && rest[0] == "version":
 		fmt.Fprintln(stdout, "claimcheck-hook", Version)

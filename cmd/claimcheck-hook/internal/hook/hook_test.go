@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -237,13 +238,32 @@ func TestSpoolsWhileNATSIsDownAndFlushesInOrder(t *testing.T) {
 func TestRetryAfterSpoolsWithoutWaiting(t *testing.T) {
 	f := setup(t, false)
 	f.env["CLAIMCHECK_HOOK_RETRY_AFTER"] = "1m"
-	f.env["CLAIMCHECK_NATS_URL"] = "nats://10.255.255.1:4222" // unroutable: a connect would wait the whole deadline
+	// A server that accepts and never answers: a delivery attempt waits the
+	// whole deadline.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	f.env["CLAIMCHECK_NATS_URL"] = "nats://" + l.Addr().String()
 	f.env["CLAIMCHECK_HOOK_DEADLINE"] = "300ms"
 	start := time.Now()
 	if r := runHook(t, f.env, hookJSON("s", "Stop", "")); r.code != 0 {
 		t.Fatalf("first: %+v", r)
 	}
 	first := time.Since(start)
+	if first < 300*time.Millisecond {
+		t.Fatalf("first run took %s, want it to wait for the 300ms deadline", first)
+	}
 	start = time.Now()
 	for range 5 {
 		if r := runHook(t, f.env, hookJSON("s", "Stop", "")); r.code != 0 {

@@ -16,9 +16,10 @@ func main() {
 	os.Exit(daemon.Main(context.Background(), daemon.Spec[gatekeeper.Config]{
 		Name:     "gatekeeper",
 		Defaults: gatekeeper.DefaultConfig(),
-		New: func(c gatekeeper.Config, st stream.Options, set service.Settings) (daemon.Runner, error) {
+		Prepare: func(c gatekeeper.Config, st stream.Options) (gatekeeper.Config, error) {
 			c.Streams = st
-			return gatekeeper.New(c, set)
+			return c, c.Validate()
 		},
+		New: func(c gatekeeper.Config, set service.Settings) (daemon.Runner, error) { return gatekeeper.New(c, set) },
 	}, os.Args[1:], os.Stderr))
 }

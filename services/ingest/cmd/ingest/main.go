@@ -16,9 +16,10 @@ func main() {
 	os.Exit(daemon.Main(context.Background(), daemon.Spec[ingest.Config]{
 		Name:     "ingest",
 		Defaults: ingest.DefaultConfig(),
-		New: func(c ingest.Config, st stream.Options, set service.Settings) (daemon.Runner, error) {
+		Prepare: func(c ingest.Config, st stream.Options) (ingest.Config, error) {
 			c.Streams = st
-			return ingest.New(c, set)
+			return c, c.Validate()
 		},
+		New: func(c ingest.Config, set service.Settings) (daemon.Runner, error) { return ingest.New(c, set) },
 	}, os.Args[1:], os.Stderr))
 }

@@ -16,9 +16,10 @@ func main() {
 	os.Exit(daemon.Main(context.Background(), daemon.Spec[rotator.Config]{
 		Name:     "rotator",
 		Defaults: rotator.DefaultConfig(),
-		New: func(c rotator.Config, st stream.Options, set service.Settings) (daemon.Runner, error) {
+		Prepare: func(c rotator.Config, st stream.Options) (rotator.Config, error) {
 			c.Streams = st
-			return rotator.New(c, set)
+			return c, c.Validate()
 		},
+		New: func(c rotator.Config, set service.Settings) (daemon.Runner, error) { return rotator.New(c, set) },
 	}, os.Args[1:], os.Stderr))
 }

@@ -16,9 +16,10 @@ func main() {
 	os.Exit(daemon.Main(context.Background(), daemon.Spec[verifier.Config]{
 		Name:     "verifier",
 		Defaults: verifier.DefaultConfig(),
-		New: func(c verifier.Config, st stream.Options, set service.Settings) (daemon.Runner, error) {
+		Prepare: func(c verifier.Config, st stream.Options) (verifier.Config, error) {
 			c.Streams = st
-			return verifier.New(c, set)
+			return c, c.Validate()
 		},
+		New: func(c verifier.Config, set service.Settings) (daemon.Runner, error) { return verifier.New(c, set) },
 	}, os.Args[1:], os.Stderr))
 }

@@ -1,0 +1,455 @@
+// Command ccbench prints claimcheck's performance table (`make bench`). Every
+// figure is measured in the same run as its baseline and reported as a ratio,
+// because the machines it runs on are shared and noisy.
+//
+//   - hook: wall time from exec of claimcheck-hook to its exit after
+//     JetStream's durable acknowledgement (sync_interval always), interleaved
+//     with the predecessor's approach (a Python hook appending the same
+//     payload to a JSONL file with flush and fsync) and with /bin/true.
+//   - ingest: events/s draining a pre-filled INTAKE into the ledger, beside
+//     the raw JetStream durable publish rate of the same server, on one
+//     server (R1) and on a three-server cluster (R3) in this process.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/clock"
+	"github.com/claimcheck/claimcheck/pkg/embedded"
+	"github.com/claimcheck/claimcheck/pkg/envelope"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/service"
+	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/services/ingest"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "ccbench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	bin      string
+	quick    bool
+	hookRuns int
+	events   int
+	python   string
+	skipR3   bool
+}
+
+func run() error {
+	var o options
+	flag.StringVar(&o.bin, "bin", "../bin", "directory with the built binaries")
+	flag.BoolVar(&o.quick, "quick", false, "short run (fewer samples)")
+	flag.IntVar(&o.hookRuns, "hook-runs", 400, "hook executions per contender")
+	flag.IntVar(&o.events, "events", 40000, "events per ingest scenario")
+	flag.StringVar(&o.python, "python", "", "Python interpreter for the baseline (default: /usr/bin/python3, else python3 on $PATH)")
+	flag.BoolVar(&o.skipR3, "skip-r3", false, "skip the three-server cluster")
+	flag.Parse()
+	if o.quick {
+		o.hookRuns, o.events = 100, 12000
+	}
+	tmp, err := os.MkdirTemp("", "ccbench")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+
+	fmt.Printf("claimcheck benchmark — %s, %d CPUs; every ratio compares figures from this run\n\n", time.Now().UTC().Format(time.RFC3339), numCPU())
+	if err := hookBench(o, tmp); err != nil {
+		return fmt.Errorf("hook: %w", err)
+	}
+	fmt.Println()
+	return ingestBench(o, tmp)
+}
+
+// ---- hook ----------------------------------------------------------------
+
+const pyHook = `import json, os, sys, time
+raw = sys.stdin.buffer.read()
+event = json.loads(raw)
+entry = {"received_at": time.time(), "session_id": event.get("session_id"), "payload": event}
+with open(os.environ["LEDGER"], "a") as f:
+    f.write(json.dumps(entry) + "\n")
+    f.flush()
+    os.fsync(f.fileno())
+`
+
+const hookPayload = `{"session_id":"00893aaf-19fa-41d2-8238-13269b9b3ca0","transcript_path":"/home/user/.claude/projects/p/00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl","cwd":"/home/user/my-project","permission_mode":"default","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"Run tests"},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/internal/store\t0.412s\nok  \tgithub.com/acme/app/cmd\t0.020s\n","stderr":"","interrupted":false,"isImage":false},"tool_use_id":"toolu_01ABC123","duration_ms":1840}`
+
+func hookBench(o options, tmp string) error {
+	py := o.python
+	if py == "" {
+		py = "/usr/bin/python3"
+		if _, err := os.Stat(py); err != nil {
+			if py, err = exec.LookPath("python3"); err != nil {
+				return errors.New("no python3 for the baseline; pass -python")
+			}
+		}
+	}
+	pyScript := filepath.Join(tmp, "hook.py")
+	if err := os.WriteFile(pyScript, []byte(pyHook), 0o600); err != nil {
+		return err
+	}
+	srv, err := embedded.Start(context.Background(), embedded.Config{StoreDir: filepath.Join(tmp, "hook-nats"), Listen: "127.0.0.1:0"}, nil)
+	if err != nil {
+		return err
+	}
+	defer srv.Shutdown()
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	if err := stream.Ensure(context.Background(), js, stream.DefaultOptions()); err != nil {
+		return err
+	}
+	hookEnv := append(os.Environ(), "CLAIMCHECK_NATS_URL="+srv.ClientURL(), "CLAIMCHECK_HOOK_STATE_DIR="+filepath.Join(tmp, "hook-state"))
+	pyEnv := append(os.Environ(), "LEDGER="+filepath.Join(tmp, "ledger.jsonl"))
+	contenders := []struct {
+		name string
+		cmd  func() *exec.Cmd
+	}{
+		{"claimcheck-hook (exec → durable ack)", func() *exec.Cmd {
+			c := exec.Command(filepath.Join(o.bin, "claimcheck-hook"))
+			c.Env = hookEnv
+			return c
+		}},
+		{"python hook (JSONL + flush + fsync)", func() *exec.Cmd {
+			c := exec.Command(py, pyScript)
+			c.Env = pyEnv
+			return c
+		}},
+		{"claimcheck-hook --version (start-up only)", func() *exec.Cmd {
+			return exec.Command(filepath.Join(o.bin, "claimcheck-hook"), "--version")
+		}},
+		{"/bin/true (exec floor)", func() *exec.Cmd { return exec.Command("/bin/true") }},
+	}
+	samples := make([][]time.Duration, len(contenders))
+	// Warm the page cache, then interleave the contenders so that noise hits
+	// them alike.
+	for i := range contenders {
+		for range 5 {
+			if _, err := timeRun(contenders[i].cmd()); err != nil {
+				return fmt.Errorf("%s: %w", contenders[i].name, err)
+			}
+		}
+	}
+	for range o.hookRuns {
+		for i := range contenders {
+			d, err := timeRun(contenders[i].cmd())
+			if err != nil {
+				return fmt.Errorf("%s: %w", contenders[i].name, err)
+			}
+			samples[i] = append(samples[i], d)
+		}
+	}
+	st, _ := js.Stream(context.Background(), stream.Intake)
+	info, _ := st.Info(context.Background())
+	if want := uint64((o.hookRuns + 5)); info.State.Msgs < want {
+		return fmt.Errorf("INTAKE holds %d events, want %d: the hook did not deliver", info.State.Msgs, want)
+	}
+	fmt.Printf("Hook latency (%d runs each, interleaved; python: %s)\n", o.hookRuns, py)
+	fmt.Printf("  %-44s %9s %9s\n", "", "p50", "p99")
+	for i, c := range contenders {
+		p50, p99 := pct(samples[i], 50), pct(samples[i], 99)
+		fmt.Printf("  %-44s %9s %9s\n", c.name, ms(p50), ms(p99))
+	}
+	h50, h99 := pct(samples[0], 50), pct(samples[0], 99)
+	p50, p99 := pct(samples[1], 50), pct(samples[1], 99)
+	fmt.Printf("  %-44s %8.1f× %8.1f×\n", "python / claimcheck-hook", float64(p50)/float64(h50), float64(p99)/float64(h99))
+	fmt.Printf("  targets: hook p50 ≤ 3 ms (%s), ≥ 10× faster than python (%s)\n",
+		verdict(h50 <= 3*time.Millisecond), verdict(float64(p50)/float64(h50) >= 10))
+	return nil
+}
+
+func timeRun(c *exec.Cmd) (time.Duration, error) {
+	c.Stdin = strings.NewReader(hookPayload)
+	var errb bytes.Buffer
+	c.Stdout, c.Stderr = io.Discard, &errb
+	start := time.Now()
+	err := c.Run()
+	d := time.Since(start)
+	if err != nil {
+		return d, fmt.Errorf("%v: %s", err, errb.String())
+	}
+	return d, nil
+}
+
+// ---- ingest --------------------------------------------------------------
+
+type scenario struct {
+	name     string
+	sessions int
+}
+
+func ingestBench(o options, tmp string) error {
+	scenarios := []scenario{{"busy sessions (200)", 200}, {"many sessions (5000)", 5000}}
+	fmt.Printf("Ingest: drain a pre-filled INTAKE of %d events into the ledger (sync_interval always; %d-byte payloads)\n", o.events, len(hookPayload))
+	fmt.Printf("  %-8s %-22s %12s %16s %8s\n", "cluster", "workload", "ingest ev/s", "raw publish ev/s", "ratio")
+	clusters := []int{1}
+	if !o.skipR3 {
+		clusters = append(clusters, 3)
+	}
+	for _, replicas := range clusters {
+		servers, err := startCluster(filepath.Join(tmp, fmt.Sprintf("r%d", replicas)), replicas)
+		if err != nil {
+			return err
+		}
+		for _, sc := range scenarios {
+			raw, ing, err := ingestScenario(servers, replicas, sc, o.events)
+			if err != nil {
+				shutdown(servers)
+				return fmt.Errorf("R%d %s: %w", replicas, sc.name, err)
+			}
+			fmt.Printf("  %-8s %-22s %12.0f %16.0f %7.1f×\n", fmt.Sprintf("R%d", replicas), sc.name, ing, raw, ing/raw)
+		}
+		shutdown(servers)
+	}
+	fmt.Println("  raw publish = one event per JetStream message, asynchronous publishes, same server and payload, measured just before the drain.")
+	fmt.Println("  ingest packs each session's events of a batch into one ledger message (one fsync) and removes consumed intake messages in bulk.")
+	fmt.Println("  target: ingest ≥ 20,000 ev/s sustained (see README for which workloads meet it)")
+	return nil
+}
+
+func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, events int) (rawRate, ingestRate float64, err error) {
+	ctx := context.Background()
+	nc, err := nats.Connect(servers[0].ClientURL())
+	if err != nil {
+		return 0, 0, err
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(2000))
+	opts := stream.DefaultOptions()
+	opts.Replicas = replicas
+	// Fresh streams per scenario.
+	for _, n := range []string{stream.Intake, stream.Ledger, "RAW"} {
+		_ = js.DeleteStream(ctx, n)
+	}
+	if err := stream.Ensure(ctx, js, opts); err != nil {
+		return 0, 0, err
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw.>"}, Replicas: replicas, Storage: jetstream.FileStorage}); err != nil {
+		return 0, 0, err
+	}
+	gen := id.NewGenerator(clock.Real{}, nil)
+	src := envelope.Source{Host: "bench", AgentType: "claude-code", AgentID: "bench@host"}
+	envs := make([][]byte, events)
+	subjects := make([]string, events)
+	ids := make([]string, events)
+	for i := range events {
+		sess := fmt.Sprintf("bench-%05d", i%sc.sessions)
+		p := strings.Replace(hookPayload, "00893aaf-19fa-41d2-8238-13269b9b3ca0", sess, 2)
+		ids[i], _ = gen.New()
+		envs[i], err = envelope.Event(ids[i], sess, "PostToolUse", uint64(i/sc.sessions+1), time.Now(), src, []byte(p))
+		if err != nil {
+			return 0, 0, err
+		}
+		subjects[i] = subject.Intake(sess, "PostToolUse")
+	}
+	// Raw durable publish rate: the same bytes into a plain stream.
+	rawN := min(events, 10000)
+	start := time.Now()
+	if err := publishAll(js, rawN, func(i int) *nats.Msg {
+		m := nats.NewMsg(fmt.Sprintf("raw.%d", i%sc.sessions))
+		m.Data = envs[i]
+		return m
+	}); err != nil {
+		return 0, 0, err
+	}
+	rawRate = float64(rawN) / time.Since(start).Seconds()
+	// Pre-fill INTAKE (not timed).
+	if err := publishAll(js, events, func(i int) *nats.Msg {
+		m := nats.NewMsg(subjects[i])
+		m.Data = envs[i]
+		m.Header.Set(jetstream.MsgIDHeader, ids[i])
+		return m
+	}); err != nil {
+		return 0, 0, err
+	}
+	cfg := ingest.DefaultConfig()
+	cfg.Streams = opts
+	inc, err := nats.Connect(servers[0].ClientURL())
+	if err != nil {
+		return 0, 0, err
+	}
+	defer inc.Close()
+	svc, err := ingest.New(cfg, service.Settings{Conn: inc, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return 0, 0, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	start = time.Now()
+	go func() { done <- svc.Run(rctx) }()
+	if err := waitDrained(ctx, js, opts.Partitions, done); err != nil {
+		cancel()
+		return 0, 0, err
+	}
+	ingestRate = float64(events) / time.Since(start).Seconds()
+	cancel()
+	if err := <-done; err != nil {
+		return 0, 0, err
+	}
+	return rawRate, ingestRate, nil
+}
+
+func publishAll(js jetstream.JetStream, n int, msg func(int) *nats.Msg) error {
+	futs := make([]jetstream.PubAckFuture, 0, 1000)
+	flush := func() error {
+		for _, f := range futs {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				return err
+			}
+		}
+		futs = futs[:0]
+		return nil
+	}
+	for i := range n {
+		f, err := js.PublishMsgAsync(msg(i))
+		if err != nil {
+			return err
+		}
+		futs = append(futs, f)
+		if len(futs) == cap(futs) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+func waitDrained(ctx context.Context, js jetstream.JetStream, partitions int, done <-chan error) error {
+	deadline := time.Now().Add(10 * time.Minute)
+	for p := 0; p < partitions; {
+		select {
+		case err := <-done:
+			return fmt.Errorf("ingest stopped: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return errors.New("ingest did not drain INTAKE within 10 minutes")
+		}
+		c, err := js.Consumer(ctx, stream.Intake, ingest.ConsumerName(p))
+		if err == nil {
+			if info, err := c.Info(ctx); err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
+				p++
+				continue
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+func startCluster(dir string, n int) ([]*embedded.Server, error) {
+	if n == 1 {
+		s, err := embedded.Start(context.Background(), embedded.Config{StoreDir: filepath.Join(dir, "s0"), Listen: "127.0.0.1:0"}, nil)
+		if err != nil {
+			return nil, err
+		}
+		return []*embedded.Server{s}, nil
+	}
+	routes := make([]string, n)
+	listens := make([]string, n)
+	for i := range n {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		listens[i] = fmt.Sprintf("127.0.0.1:%d", port)
+		routes[i] = "nats-route://" + listens[i]
+	}
+	servers := make([]*embedded.Server, n)
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			s, err := embedded.Start(context.Background(), embedded.Config{
+				StoreDir: filepath.Join(dir, fmt.Sprintf("s%d", i)), Listen: "127.0.0.1:0", Name: fmt.Sprintf("bench-%d", i),
+				Cluster: &embedded.ClusterConfig{Name: "bench", Listen: listens[i], Routes: routes}, ReadyTimeout: 2 * time.Minute,
+			}, nil)
+			servers[i] = s
+			errs <- err
+		}()
+	}
+	var first error
+	for range n {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		shutdown(servers)
+		return nil, first
+	}
+	return servers, nil
+}
+
+func shutdown(servers []*embedded.Server) {
+	for _, s := range servers {
+		if s != nil {
+			s.Shutdown()
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ---- helpers --------------------------------------------------------------
+
+func pct(d []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (len(s)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	return s[min(i, len(s)-1)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func numCPU() int {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), "processor\t:")
+}
