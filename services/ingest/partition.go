@@ -141,7 +141,7 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) error {
 	}
 	var rejected []int // records whose own chain cannot take them
 	var mu sync.Mutex
-	sem := make(chan struct{}, 64)
+	sem := make(chan struct{}, 256)
 	var wg sync.WaitGroup
 	var firstErr error
 	for _, c := range order {

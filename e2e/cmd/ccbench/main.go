@@ -29,6 +29,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/embedded"
@@ -294,7 +295,8 @@ func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, event
 		return 0, 0, err
 	}
 	defer inc.Close()
-	svc, err := ingest.New(cfg, service.Settings{Conn: inc, Logger: slog.New(slog.DiscardHandler)})
+	reg := prometheus.NewRegistry()
+	svc, err := ingest.New(cfg, service.Settings{Conn: inc, Logger: slog.New(slog.DiscardHandler), Metrics: reg})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -302,7 +304,7 @@ func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, event
 	done := make(chan error, 1)
 	start = time.Now()
 	go func() { done <- svc.Run(rctx) }()
-	if err := waitDrained(ctx, js, opts.Partitions, done); err != nil {
+	if err := waitChained(reg, events, done); err != nil {
 		cancel()
 		return 0, 0, err
 	}
@@ -342,27 +344,36 @@ func publishAll(js jetstream.JetStream, n int, msg func(int) *nats.Msg) error {
 	return flush()
 }
 
-func waitDrained(ctx context.Context, js jetstream.JetStream, partitions int, done <-chan error) error {
+// waitChained waits until ingest reports n events chained (its records
+// counter, read from the registry it was given).
+func waitChained(reg *prometheus.Registry, n int, done <-chan error) error {
 	deadline := time.Now().Add(10 * time.Minute)
-	for p := 0; p < partitions; {
+	for {
 		select {
 		case err := <-done:
 			return fmt.Errorf("ingest stopped: %v", err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			return errors.New("ingest did not drain INTAKE within 10 minutes")
+		mfs, err := reg.Gather()
+		if err != nil {
+			return err
 		}
-		c, err := js.Consumer(ctx, stream.Intake, ingest.ConsumerName(p))
-		if err == nil {
-			if info, err := c.Info(ctx); err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
-				p++
-				continue
+		total := 0.0
+		for _, mf := range mfs {
+			if mf.GetName() == "claimcheck_ingest_records_total" {
+				for _, m := range mf.GetMetric() {
+					total += m.GetCounter().GetValue()
+				}
 			}
+		}
+		if total >= float64(n) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("ingest chained %.0f of %d events in 10 minutes", total, n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return nil
 }
 
 func startCluster(dir string, n int) ([]*embedded.Server, error) {
