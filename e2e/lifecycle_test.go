@@ -65,4 +65,3 @@ func TestServiceBinaryRejectsBadConfig(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
-
