@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,7 +62,7 @@ func build(dir string) error {
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %v\n%s", name, err, out)
+			return fmt.Errorf("%s: %w\n%s", name, err, out)
 		}
 	}
 	return nil
@@ -224,8 +225,8 @@ func runBin(t *testing.T, env []string, stdin []byte, name string, args ...strin
 	err := cmd.Run()
 	code := 0
 	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
 			t.Fatalf("run %s: %v", name, err)
 		}
 		code = ee.ExitCode()

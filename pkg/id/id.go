@@ -98,7 +98,9 @@ func ValidULID(s string) bool {
 	}
 	for i := 1; i < len(s); i++ {
 		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' && c != 'I' && c != 'L' && c != 'O' && c != 'U') {
+		digit := c >= '0' && c <= '9'
+		letter := c >= 'A' && c <= 'Z' && c != 'I' && c != 'L' && c != 'O' && c != 'U'
+		if !digit && !letter {
 			return false
 		}
 	}

@@ -195,7 +195,6 @@ func (a *Appender) publish(ctx context.Context, st *chainState, todo []*schemas.
 	for done < len(todo) {
 		n, prev := st.n, st.hash
 		var body []byte
-		var hashes []string
 		k := done
 		for ; k < len(todo); k++ {
 			e := todo[k]
@@ -214,7 +213,6 @@ func (a *Appender) publish(ctx context.Context, st *chainState, todo []*schemas.
 				body = append(body, '\n')
 			}
 			body = append(body, sealed...)
-			hashes = append(hashes, e.Hash)
 			n, prev = e.N, e.Hash
 		}
 		msg := nats.NewMsg(subject)

@@ -157,7 +157,7 @@ func (c *Conn) handshake(ctx context.Context, u *url.URL, o Options) error {
 	}
 	var info serverInfo
 	if err := json.Unmarshal([]byte(rest), &info); err != nil {
-		return fmt.Errorf("%w: INFO: %v", ErrProtocol, err)
+		return fmt.Errorf("%w: INFO: %w", ErrProtocol, err)
 	}
 	wantTLS := u.Scheme == "tls" || info.TLSRequired
 	if wantTLS {
@@ -311,7 +311,7 @@ func (c *Conn) Publish(ctx context.Context, subject string, hdr map[string]strin
 		return ack, err
 	}
 	if err := json.Unmarshal(m.Data, &ack); err != nil {
-		return ack, fmt.Errorf("%w: bad JetStream ack %q: %v", ErrProtocol, clip(string(m.Data)), err)
+		return ack, fmt.Errorf("%w: bad JetStream ack %q: %w", ErrProtocol, clip(string(m.Data)), err)
 	}
 	if ack.Error != nil {
 		return ack, &APIError{Code: ack.Error.Code, ErrCode: ack.Error.ErrCode, Description: ack.Error.Description}
@@ -340,7 +340,7 @@ func (c *Conn) next(ctx context.Context) (*Msg, error) {
 		case strings.HasPrefix(line, "INFO "):
 			var info serverInfo
 			if err := json.Unmarshal([]byte(line[5:]), &info); err != nil {
-				return nil, fmt.Errorf("%w: INFO: %v", ErrProtocol, err)
+				return nil, fmt.Errorf("%w: INFO: %w", ErrProtocol, err)
 			}
 			if c.optimistic && (info.TLSRequired || !info.Headers) {
 				return nil, fmt.Errorf("%w: server requires TLS or lacks header support; use a tls:// URL (NATS 2.2 or later)", ErrProtocol)

@@ -115,7 +115,7 @@ func Inspect(raw []byte, maxDepth int) (Info, error) {
 	if _, err := dec.ReadToken(); err != nil { // the closing '}'
 		return info, malformed(err)
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		if err == nil {
 			return info, fmt.Errorf("%w: trailing data after the JSON object at byte %d", ErrMalformed, dec.InputOffset())
 		}

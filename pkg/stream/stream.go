@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/subject"
 )
 
 // Stream names.

@@ -75,7 +75,7 @@ func (v *Validator) Validate(name string, raw []byte) error {
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return fmt.Errorf("%w: %s: not JSON: %v", ErrInvalid, name, err)
+		return fmt.Errorf("%w: %s: not JSON: %w", ErrInvalid, name, err)
 	}
 	return validate(name, s, doc)
 }
@@ -97,7 +97,7 @@ func validate(name string, s *jsonschema.Schema, doc any) error {
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return fmt.Errorf("%w: %s: %v", ErrInvalid, name, err)
+		return fmt.Errorf("%w: %s: %w", ErrInvalid, name, err)
 	}
 	return fmt.Errorf("%w: %s: %s", ErrInvalid, strings.TrimSuffix(name, ".schema.json"), summarize(ve))
 }

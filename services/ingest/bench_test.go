@@ -67,7 +67,9 @@ func BenchmarkDrain(b *testing.B) {
 			el := time.Since(start)
 			b.StopTimer()
 			cancel()
-			<-done
+			if err := <-done; err != nil {
+				b.Fatal(err)
+			}
 			b.ReportMetric(float64(n)/el.Seconds(), "events/s")
 		})
 	}

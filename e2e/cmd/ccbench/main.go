@@ -192,7 +192,7 @@ func timeRun(c *exec.Cmd) (time.Duration, error) {
 	err := c.Run()
 	d := time.Since(start)
 	if err != nil {
-		return d, fmt.Errorf("%v: %s", err, errb.String())
+		return d, fmt.Errorf("%w: %s", err, errb.String())
 	}
 	return d, nil
 }
@@ -221,7 +221,7 @@ func ingestBench(o options, tmp string) error {
 			raw, ing, err := ingestScenario(servers, replicas, sc, o.events)
 			if err != nil {
 				shutdown(servers)
-				return fmt.Errorf("R%d %s: %w", replicas, sc.name, err)
+				return fmt.Errorf("cluster R%d, %s: %w", replicas, sc.name, err)
 			}
 			fmt.Printf("  %-8s %-22s %12.0f %16.0f %7.1f×\n", fmt.Sprintf("R%d", replicas), sc.name, ing, raw, ing/raw)
 		}
@@ -351,7 +351,7 @@ func waitChained(reg *prometheus.Registry, n int, done <-chan error) error {
 	for {
 		select {
 		case err := <-done:
-			return fmt.Errorf("ingest stopped: %v", err)
+			return fmt.Errorf("ingest stopped: %w", err)
 		default:
 		}
 		mfs, err := reg.Gather()

@@ -145,7 +145,7 @@ func (h *hook) read(stdin io.Reader) (raw []byte, dig string, size int, err erro
 	size = len(buf)
 	switch {
 	case rerr != nil:
-		err = fmt.Errorf("%w: reading stdin: %v", payload.ErrMalformed, rerr)
+		err = fmt.Errorf("%w: reading stdin: %w", payload.ErrMalformed, rerr)
 	case len(buf) > h.cfg.MaxInputBytes:
 		n, _ := io.Copy(hasher, io.LimitReader(stdin, 256<<20))
 		size += int(n)
@@ -276,7 +276,7 @@ func (h *hook) failed(eventID, chain, token string, data []byte, cause error) er
 		_ = lk.Close()
 	}
 	if err != nil {
-		return fmt.Errorf("NATS refused the event (%v) and keeping it in failed/ failed too: %w", cause, err)
+		return fmt.Errorf("NATS refused the event (%w) and keeping it in failed/ failed too: %w", cause, err)
 	}
 	return fmt.Errorf("NATS refused the event for good; kept in %s: %w", fs.dir, cause)
 }

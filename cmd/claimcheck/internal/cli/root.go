@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/claimcheck/claimcheck/pkg/config"
 	"github.com/claimcheck/claimcheck/pkg/daemon"
-	"github.com/claimcheck/claimcheck/pkg/telemetry"
 )
 
 // Version is set at build time.
@@ -105,10 +103,6 @@ func (a *app) rootCommand() *cobra.Command {
 	_ = a.v.BindPFlag("log.format", pf.Lookup("log-format"))
 	root.AddCommand(a.upCommand(), a.hooksCommand(), a.ledgerCommand())
 	return root
-}
-
-func (a *app) logger() (*slog.Logger, error) {
-	return telemetry.NewLogger(a.env.Stderr, a.v.GetString("log.level"), a.v.GetString("log.format"))
 }
 
 // connect opens a client connection for the short-lived commands.
