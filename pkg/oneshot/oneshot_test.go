@@ -112,28 +112,18 @@ func TestDialFailures(t *testing.T) {
 		t.Fatalf("refused: %v", err)
 	}
 	// A server that accepts and never speaks: bounded by the context.
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	silent := natstest.SilentServer(t)
 	short, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = oneshot.Dial(short, oneshot.Options{URL: "nats://" + l.Addr().String(), Verify: true})
+	_, err = oneshot.Dial(short, oneshot.Options{URL: "nats://" + silent, Verify: true})
 	if !errors.Is(err, oneshot.ErrTimeout) || time.Since(start) > 2*time.Second {
 		t.Fatalf("silent server: %v after %s", err, time.Since(start))
 	}
 	// Without Verify the silence is met by the first request's deadline.
 	short2, cancel2 := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel2()
-	lazy, err := oneshot.Dial(short2, oneshot.Options{URL: "nats://" + l.Addr().String()})
+	lazy, err := oneshot.Dial(short2, oneshot.Options{URL: "nats://" + silent})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,13 @@
 package rotator_test
 
 import (
-	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
-	"github.com/claimcheck/claimcheck/pkg/natstest"
 	"github.com/claimcheck/claimcheck/pkg/service"
-	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/service/servicetest"
 	"github.com/claimcheck/claimcheck/services/rotator"
 )
 
@@ -22,35 +19,10 @@ func TestMain(m *testing.M) {
 	)
 }
 
-func TestStartsReportsReadyAndStops(t *testing.T) {
-	s := natstest.RunServer(t)
-	nc, js := natstest.Connect(t, s.ClientURL())
-	svc, err := rotator.New(rotator.DefaultConfig(), service.Settings{Conn: nc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if svc.Ready() == nil {
-		t.Fatal("ready before Run")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
-	natstest.Eventually(t, 10*time.Second, svc.Ready)
-	if _, err := js.Stream(t.Context(), stream.Ledger); err != nil {
-		t.Fatalf("streams not ensured: %v", err)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("did not stop")
-	}
-	if svc.Ready() == nil {
-		t.Fatal("still ready after stopping")
-	}
+func TestLifecycle(t *testing.T) {
+	servicetest.Lifecycle(t, func(set service.Settings) (servicetest.Service, error) {
+		return rotator.New(rotator.DefaultConfig(), set)
+	})
 }
 
 func TestRejectsBadSettings(t *testing.T) {

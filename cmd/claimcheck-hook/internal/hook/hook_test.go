@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -240,21 +239,7 @@ func TestRetryAfterSpoolsWithoutWaiting(t *testing.T) {
 	f.env["CLAIMCHECK_HOOK_RETRY_AFTER"] = "1m"
 	// A server that accepts and never answers: a delivery attempt waits the
 	// whole deadline.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
-	f.env["CLAIMCHECK_NATS_URL"] = "nats://" + l.Addr().String()
+	f.env["CLAIMCHECK_NATS_URL"] = "nats://" + natstest.SilentServer(t)
 	f.env["CLAIMCHECK_HOOK_DEADLINE"] = "300ms"
 	start := time.Now()
 	if r := runHook(t, f.env, hookJSON("s", "Stop", "")); r.code != 0 {
