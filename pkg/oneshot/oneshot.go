@@ -35,6 +35,10 @@ var (
 	ErrProtocol     = errors.New("NATS protocol error")
 )
 
+// maxUnknownPayload bounds a message before the server's INFO has said what
+// its max_payload is.
+const maxUnknownPayload = 8 << 20
+
 // Options configure Dial.
 type Options struct {
 	// URL: nats://[user:pass@|token@]host:port or tls://… . Several URLs may
@@ -372,7 +376,11 @@ func (c *Conn) next(ctx context.Context) (*Msg, error) {
 		default:
 			return nil, fmt.Errorf("%w: unexpected %q", ErrProtocol, clip(line))
 		}
-		if err != nil || total < 0 || hdrLen < 0 || hdrLen > total || (c.maxPay > 0 && total > c.maxPay+4096) {
+		limit := maxUnknownPayload
+		if c.maxPay > 0 {
+			limit = c.maxPay + 4096
+		}
+		if err != nil || total < 0 || hdrLen < 0 || hdrLen > total || total > limit {
 			return nil, fmt.Errorf("%w: bad message line %q", ErrProtocol, clip(line))
 		}
 		buf := make([]byte, total+2)

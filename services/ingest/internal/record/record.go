@@ -238,8 +238,10 @@ func fillSource(e *schemas.Entry, env *schemas.Envelope) {
 	e.AgentType = clip(env.AgentType, 64)
 	e.AgentID = clip(env.AgentID, 255)
 	e.ClientSeq = env.ClientSeq
-	if _, err := time.Parse(time.RFC3339Nano, env.ReceivedAt); err == nil {
-		e.ReceivedAt = env.ReceivedAt
+	// Kept in normalised form: Go's parser accepts spellings RFC 3339 does
+	// not (e.g. a one-digit hour), and the entry must stay schema-valid.
+	if t, err := time.Parse(time.RFC3339Nano, env.ReceivedAt); err == nil {
+		e.ReceivedAt = t.UTC().Format(time.RFC3339Nano)
 	}
 }
 
