@@ -16,10 +16,24 @@ import (
 //go:embed *.schema.json
 var Files embed.FS
 
+// Policies holds the built-in claim policies (policy.v1 documents).
+//
+//go:embed policy/*.json
+var Policies embed.FS
+
+// DefaultPolicy is the built-in policy's path in Policies.
+const DefaultPolicy = "policy/default.json"
+
 // Schema file names; each is also the last segment of the schema's $id.
 const (
-	EventV1 = "event.v1.schema.json"
-	EntryV1 = "entry.v1.schema.json"
+	EventV1     = "event.v1.schema.json"
+	EntryV1     = "entry.v1.schema.json"
+	ContractV1  = "contract.v1.schema.json"
+	PolicyV1    = "policy.v1.schema.json"
+	ClaimV1     = "claim.v1.schema.json"
+	VerdictV1   = "verdict.v1.schema.json"
+	StatementV1 = "statement.v1.schema.json"
+	KeysV1      = "keys.v1.schema.json"
 )
 
 // BaseURL prefixes every schema's $id.
@@ -36,7 +50,13 @@ const (
 	EntryEvent    = "event"    // a valid hook event of a session
 	EntryInvalid  = "invalid"  // an envelope for a valid session whose content failed validation
 	EntryRejected = "rejected" // an input that cannot be attributed to a valid session (chain _rejected)
+	EntryContract = "contract" // the contract derived from an actionable prompt
+	EntryClaim    = "claim"    // a claim request, chained in order with the session's events
+	EntryVerdict  = "verdict"  // the verifier's answer to a claim request
 )
+
+// ClaimRequestEvent is the hook_event_name of claim requests.
+const ClaimRequestEvent = "ClaimRequest"
 
 // RejectedChain is the chain that records inputs without a valid session id.
 // It cannot collide with a session: session ids start with a letter or digit.
@@ -79,7 +99,9 @@ type Entry struct {
 	Artifact      *Artifact   `json:"artifact,omitzero"`
 	Bundle        string      `json:"bundle"`
 	Chain         string      `json:"chain"`
+	Claim         *Claim      `json:"claim,omitzero"`
 	ClientSeq     uint64      `json:"client_seq,omitzero"`
+	Contract      *Contract   `json:"contract,omitzero"`
 	EventID       string      `json:"event_id,omitempty"`
 	Excerpt       string      `json:"excerpt,omitempty"`
 	Hash          string      `json:"hash,omitempty"`
@@ -101,6 +123,7 @@ type Entry struct {
 	ToolName      string      `json:"tool_name,omitempty"`
 	ToolUseID     string      `json:"tool_use_id,omitempty"`
 	V             int         `json:"v"`
+	Verdict       *Verdict    `json:"verdict,omitzero"`
 }
 
 // Artifact names the object-store copy of a payload too large to keep inline.
@@ -116,4 +139,144 @@ type Artifact struct {
 type Redaction struct {
 	Digest string `json:"digest"`
 	Rule   string `json:"rule"`
+}
+
+// Contract is what an actionable prompt asks for (contract.v1.schema.json).
+// Fields are in JSON-name order (see Entry).
+type Contract struct {
+	ActionVerbs          []string     `json:"action_verbs"`
+	Deriver              string       `json:"deriver"`
+	ExpectedVerification []string     `json:"expected_verification"`
+	Ladder               []Hop        `json:"ladder"`
+	Objective            string       `json:"objective"`
+	PromptDigest         string       `json:"prompt_digest"`
+	PromptEventID        string       `json:"prompt_event_id"`
+	PromptID             string       `json:"prompt_id,omitempty"`
+	SessionID            string       `json:"session_id"`
+	TargetFields         TargetFields `json:"target_fields"`
+	V                    int          `json:"v"`
+}
+
+// TargetFields are the structured parts of a prompt that validator
+// arguments must bind to.
+type TargetFields struct {
+	BacktickTokens []string `json:"backtick_tokens"`
+	CommandHints   []string `json:"command_hints"`
+	Keywords       []string `json:"keywords"`
+	Paths          []string `json:"paths"`
+	URLs           []string `json:"urls"`
+}
+
+// Hop is one rung of the capability ladder: an attempt counts when one of
+// Tools was used with an input containing one of Tokens.
+type Hop struct {
+	Hop    string   `json:"hop"`
+	Tokens []string `json:"tokens"`
+	Tools  []string `json:"tools"`
+}
+
+// Claim is a claim request (claim.v1.schema.json) as chained.
+type Claim struct {
+	Args      jsontext.Value `json:"args"`
+	Claim     string         `json:"claim"`
+	ReplyTo   string         `json:"reply_to"`
+	RequestID string         `json:"request_id"`
+	Validator string         `json:"validator"`
+}
+
+// ClaimWork is what ingest queues on CLAIMS after chaining a claim: the
+// verifier finds the claim in the session's chain by its event id.
+type ClaimWork struct {
+	ClaimEventID string `json:"claim_event_id"`
+	RequestID    string `json:"request_id"`
+	SessionID    string `json:"session_id"`
+	V            int    `json:"v"`
+}
+
+// Verdict outcomes.
+const (
+	Pass    = "PASS"
+	Fail    = "FAIL"
+	Refused = "REFUSED"
+)
+
+// Verdict is the verifier's answer (verdict.v1.schema.json).
+type Verdict struct {
+	Args            jsontext.Value `json:"args"`
+	AttestationID   string         `json:"attestation_id,omitempty"`
+	Claim           string         `json:"claim"`
+	Contract        *Position      `json:"contract,omitzero"`
+	Matched         []Position     `json:"matched,omitempty"`
+	NextStep        string         `json:"next_step,omitempty"`
+	Policy          PolicyRef      `json:"policy"`
+	Range           Range          `json:"range"`
+	Reasons         []string       `json:"reasons"`
+	RequestID       string         `json:"request_id"`
+	SessionID       string         `json:"session_id"`
+	StatementDigest string         `json:"statement_digest,omitempty"`
+	V               int            `json:"v"`
+	Validator       string         `json:"validator"`
+	Verdict         string         `json:"verdict"`
+	Verifier        string         `json:"verifier"`
+}
+
+// Position names one ledger entry.
+type Position struct {
+	EventID string `json:"event_id,omitempty"`
+	Hash    string `json:"hash"`
+	N       uint64 `json:"n"`
+}
+
+// Range is the ledger prefix a verdict was computed over.
+type Range struct {
+	From     uint64 `json:"from"`
+	HeadHash string `json:"head_hash"`
+	To       uint64 `json:"to"`
+}
+
+// PolicyRef identifies the policy a verdict applied.
+type PolicyRef struct {
+	Digest  string `json:"digest"`
+	Version string `json:"version"`
+}
+
+// In-toto and DSSE constants of claimcheck attestations.
+const (
+	StatementType     = "https://in-toto.io/Statement/v1"
+	PredicateType     = "https://claimcheck.dev/attestation/claim/v1"
+	AttestationFormat = "application/vnd.in-toto+json" // the DSSE payloadType
+)
+
+// Statement is an in-toto Statement v1 (statement.v1.schema.json).
+type Statement struct {
+	Type          string    `json:"_type"`
+	Predicate     Predicate `json:"predicate"`
+	PredicateType string    `json:"predicateType"`
+	Subject       []Subject `json:"subject"`
+}
+
+// Subject of a statement: the session and ledger range.
+type Subject struct {
+	Digest map[string]string `json:"digest"`
+	Name   string            `json:"name"`
+}
+
+// Predicate of a claimcheck statement.
+type Predicate struct {
+	AttestationID string    `json:"attestation_id"`
+	SignedAt      string    `json:"signed_at"`
+	Verdict       Verdict   `json:"verdict"`
+	VerdictEntry  *Position `json:"verdict_entry,omitzero"`
+}
+
+// Key is one entry of the signing key registry (keys.v1.schema.json).
+type Key struct {
+	Algorithm    string  `json:"algorithm"`
+	Fingerprint  string  `json:"fingerprint,omitempty"`
+	KeyID        string  `json:"keyid"`
+	PublicKeyPEM string  `json:"public_key_pem"`
+	RevokedAt    *string `json:"revoked_at"`
+	Status       string  `json:"status"`
+	ValidFrom    string  `json:"valid_from"`
+	ValidUntil   *string `json:"valid_until"`
 }
