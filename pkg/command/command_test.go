@@ -1,0 +1,67 @@
+package command
+
+import "testing"
+
+func TestRuns(t *testing.T) {
+	tests := []struct {
+		line, want string
+		runs       bool
+	}{
+		{"npm test", "npm test", true},
+		{"npm test -- --coverage", "npm test", true},
+		{"cd web && CI=1 npm test", "npm test", true},
+		{"echo npm test", "npm test", false},
+		{"echo 'npm test' | sh", "npm test", false},
+		{"npm run test", "npm test", false},
+		{"go test ./... -count=1", "go test ./...", true},
+		{"go test ./pkg/...", "go test ./...", false},
+		{"/usr/local/go/bin/go test ./...", "go test ./...", true},
+		{"python -m pytest tests/test_x.py -q", "pytest tests/test_x.py", true},
+		{"uv run pytest", "pytest", true},
+		{"timeout 300 make test", "make test", true},
+		{"sudo -E env FOO=1 make test", "make test", true},
+		{"(cd a; make test) 2>&1 | tee log", "make test", true},
+		{"make testing", "make test", false},
+		{"git commit -m 'run make test later'", "make test", false},
+		{"bash -c 'make test'", "make test", false},
+		{"if true; then cargo test --workspace; fi", "cargo test", true},
+		{"cargo test", "cargo test --workspace", false},
+		{"", "npm test", false},
+		{"npm test", "", false},
+		{"npm test", "a; b", false},
+		{"unbalanced 'quote", "unbalanced", true},
+	}
+	for _, tt := range tests {
+		if got := Runs(tt.line, tt.want); got != tt.runs {
+			t.Errorf("Runs(%q, %q) = %v, want %v", tt.line, tt.want, got, tt.runs)
+		}
+	}
+}
+
+func TestMentionsAndProgram(t *testing.T) {
+	if !Mentions("pytest tests/test_x.py -q", "tests/test_x.py") || !Mentions("cat ./src/app.ts", "src/app.ts") || !Mentions("vim /repo/src/app.ts", "src/app.ts") {
+		t.Error("Mentions missed a path")
+	}
+	if Mentions("echo src/app.tsx", "src/app.ts") || Mentions("src/app.ts", "src/app.ts") {
+		t.Error("Mentions matched a different path or the program itself")
+	}
+	for line, want := range map[string]string{"timeout 5 curl -sS https://x": "curl", "python -m pytest": "pytest", "FOO=1 wget x": "wget", "": ""} {
+		if got := Program(line); got != want {
+			t.Errorf("Program(%q) = %q, want %q", line, got, want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"a && b || c", "$(x) `y` ${z:-w}", "cat <<EOF\nhi\nEOF", "((1+2))", "a | b &", "'unterminated"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		for _, c := range Parse(line) {
+			_ = c.Programs()
+		}
+		_ = Runs(line, "make test")
+		_ = Mentions(line, "a/b")
+		_ = Program(line)
+	})
+}
