@@ -34,6 +34,13 @@ func Seal(e *schemas.Entry) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seal entry: %w", err)
 	}
+	if e.Claim != nil || e.Verdict != nil {
+		// Claims and verdicts carry the agent's arguments as raw JSON,
+		// whose member order is the agent's.
+		if c, err = canon.Canonicalize(c); err != nil {
+			return nil, fmt.Errorf("seal entry: %w", err)
+		}
+	}
 	e.Hash = digest.SHA256(c)
 	return insertHash(c, e.Hash)
 }

@@ -31,6 +31,7 @@ const (
 	BucketSessions  = "sessions"
 	BucketHeads     = "heads"
 	BucketKeys      = "keys"
+	BucketPolicies  = "policies"
 	ObjectArtifacts = "artifacts"
 )
 
@@ -183,6 +184,7 @@ func KeyValueConfigs(o Options) []jetstream.KeyValueConfig {
 		mk(BucketSessions, "claimcheck: session state", 1),
 		mk(BucketHeads, "claimcheck: anchored chain heads", 8),
 		mk(BucketKeys, "claimcheck: signing key registry", 64),
+		mk(BucketPolicies, "claimcheck: claim policies by version and digest (write once)", 1),
 	}
 }
 

@@ -53,6 +53,19 @@ func ParseIntake(subject string) (chain, event string, ok bool) {
 	return parts[1], parts[2], true
 }
 
+// Claims is where ingest queues a session's claim requests for the verifiers.
+func Claims(session string) string { return ClaimsPrefix + "." + session }
+
+// Attestation is the subject of one attestation in ATTEST. Each
+// attestation has a subject of its own so that it can be written once
+// (compare-and-set against "no message yet").
+func Attestation(session, attestationID string) string {
+	return AttestPrefix + "." + session + "." + attestationID
+}
+
+// ContractKey is the key of a contract in the contracts bucket.
+func ContractKey(session, promptEventID string) string { return session + "." + promptEventID }
+
 // Ledger is the subject of one chain in LEDGER.
 func Ledger(chain string) string { return LedgerPrefix + "." + chain }
 
