@@ -204,6 +204,10 @@ func (s *Service) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
+	contracts, err := s.js.KeyValue(ctx, stream.BucketContracts)
+	if err != nil {
+		return fmt.Errorf("ingest: contracts bucket: %w", err)
+	}
 	parts := make([]*partition, s.cfg.Streams.Partitions)
 	for p := range parts {
 		cons, err := intake.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
@@ -232,7 +236,7 @@ func (s *Service) Run(ctx context.Context) error {
 				return fmt.Errorf("ingest: rewind partition %d: %w", p, err)
 			}
 		}
-		parts[p] = &partition{s: s, n: p, cons: cons, obj: obj, intake: intake}
+		parts[p] = &partition{s: s, n: p, cons: cons, obj: obj, intake: intake, contracts: contracts}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -278,6 +282,7 @@ type metrics struct {
 	chainFaults prometheus.Counter
 	retries     prometheus.Counter
 	purged      prometheus.Counter
+	claims      prometheus.Counter
 	batchSize   prometheus.Histogram
 	batchTime   prometheus.Histogram
 }
@@ -291,10 +296,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		chainFaults: prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_ingest_chain_faults_total", Help: "Defects found in stored chains while loading them."}),
 		retries:     prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_ingest_append_retries_total", Help: "Ledger appends retried after a transient error."}),
 		purged:      prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_ingest_intake_purged_total", Help: "Chained events removed from INTAKE."}),
+		claims:      prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_ingest_claims_forwarded_total", Help: "Claim requests queued on CLAIMS for the verifiers."}),
 		batchSize:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_ingest_batch_messages", Help: "Intake messages per batch.", Buckets: prometheus.ExponentialBuckets(1, 4, 7)}),
 		batchTime:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_ingest_batch_seconds", Help: "Time to chain and acknowledge one batch.", Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9)}),
 	}
-	for _, c := range []prometheus.Collector{m.records, m.duplicates, m.redactions, m.artifacts, m.chainFaults, m.retries, m.purged, m.batchSize, m.batchTime} {
+	for _, c := range []prometheus.Collector{m.records, m.duplicates, m.redactions, m.artifacts, m.chainFaults, m.retries, m.purged, m.claims, m.batchSize, m.batchTime} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}

@@ -307,3 +307,44 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatalf("New without conn: %v", err)
 	}
 }
+
+func TestIngestDerivesContractsAndForwardsClaims(t *testing.T) {
+	h := start(t, nil)
+	h.publish(`{"session_id":"c1","hook_event_name":"UserPromptSubmit","prompt":"Fix the failing test in ` + "`src/app.test.ts`" + ` and run npm test","prompt_id":"p-1"}`)
+	h.publish(`{"session_id":"c1","hook_event_name":"UserPromptSubmit","prompt":"what does this do?"}`)
+	claimEvent := h.publish(`{"session_id":"c1","hook_event_name":"ClaimRequest","request_id":"01JDB3H5KX0000000000000001","claim":"done","validator":"test_pass","args":{"min_runs":1,"command_substring":"npm test"},"reply_to":"_INBOX.abc"}`)
+	h.publish(`{"session_id":"c1","hook_event_name":"ClaimRequest","request_id":"not-a-ulid","claim":"done","validator":"test_pass","args":{},"reply_to":"_INBOX.abc"}`)
+	entries := h.chainOf("c1", 5)
+	kinds := []string{entries[0].Kind, entries[1].Kind, entries[2].Kind, entries[3].Kind, entries[4].Kind}
+	if fmt.Sprint(kinds) != "[event contract event claim invalid]" {
+		t.Fatalf("kinds %v", kinds)
+	}
+	c := entries[1].Contract
+	if c == nil || c.PromptEventID != entries[0].EventID || c.TargetFields.CommandHints[0] != "npm test" || c.PromptID != "p-1" {
+		t.Fatalf("contract %+v", c)
+	}
+	if cl := entries[3].Claim; cl == nil || cl.Validator != "test_pass" || string(cl.Args) != `{"command_substring":"npm test","min_runs":1}` {
+		t.Fatalf("claim %+v (args canonical)", entries[3].Claim)
+	}
+	if !strings.Contains(entries[4].Reason, "request_id") {
+		t.Fatalf("invalid claim reason %q", entries[4].Reason)
+	}
+	kv, _ := h.js.KeyValue(t.Context(), stream.BucketContracts)
+	e, err := kv.Get(t.Context(), "c1."+entries[0].EventID)
+	if err != nil || !strings.Contains(string(e.Value()), "npm test") {
+		t.Fatalf("contract not in KV: %v", err)
+	}
+	claims, _ := h.js.Stream(t.Context(), stream.Claims)
+	m, err := claims.GetLastMsgForSubject(t.Context(), "cc.claims.c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w schemas.ClaimWork
+	if err := json.Unmarshal(m.Data, &w); err != nil || w.ClaimEventID != claimEvent || w.SessionID != "c1" {
+		t.Fatalf("claim work %+v %v (want event %s)", w, err, claimEvent)
+	}
+	info, _ := claims.Info(t.Context())
+	if info.State.Msgs != 1 {
+		t.Fatalf("%d claims queued, want 1 (the invalid one is not forwarded)", info.State.Msgs)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/claimcheck/claimcheck/pkg/ledger"
@@ -18,11 +20,12 @@ import (
 
 // partition consumes one intake partition, one batch at a time.
 type partition struct {
-	s      *Service
-	n      int
-	cons   jetstream.Consumer
-	obj    jetstream.ObjectStore
-	intake jetstream.Stream
+	s         *Service
+	n         int
+	cons      jetstream.Consumer
+	obj       jetstream.ObjectStore
+	intake    jetstream.Stream
+	contracts jetstream.KeyValue
 
 	purgedConsumerFloor uint64
 }
@@ -129,17 +132,25 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) error {
 		}
 	}
 
-	// Group by chain, keeping each chain's order.
+	// Flatten (a prompt may bring its contract) and group by chain, keeping
+	// each chain's order.
+	var entries []*schemas.Entry
+	for _, r := range recs {
+		entries = append(entries, r.Entry)
+		if r.Contract != nil {
+			entries = append(entries, r.Contract)
+		}
+	}
 	order := []string{}
 	byChain := map[string][]int{}
-	for i, r := range recs {
-		c := r.Entry.Chain
+	for i, e := range entries {
+		c := e.Chain
 		if _, ok := byChain[c]; !ok {
 			order = append(order, c)
 		}
 		byChain[c] = append(byChain[c], i)
 	}
-	var rejected []int // records whose own chain cannot take them
+	var rejected []int // entries whose own chain cannot take them
 	var mu sync.Mutex
 	sem := make(chan struct{}, 256)
 	var wg sync.WaitGroup
@@ -152,14 +163,14 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			err := retry(ctx, p.s, func() error { return p.appendChain(ctx, c, recs, idx) })
+			err := retry(ctx, p.s, func() error { return p.appendChain(ctx, c, entries, idx) })
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case errors.Is(err, ledger.ErrChainUnreadable):
 				p.s.set.Logger.Error("ingest: session chain head unreadable; recording its events in the _rejected chain", "chain", c, "err", err)
 				for _, i := range idx {
-					recs[i] = redirect(recs[i], err)
+					entries[i] = redirect(entries[i], err)
 				}
 				rejected = append(rejected, idx...)
 			case err != nil && firstErr == nil:
@@ -173,8 +184,23 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) error {
 	}
 	rejected = append(byChain[schemas.RejectedChain], rejected...)
 	if len(rejected) > 0 {
-		if err := retry(ctx, p.s, func() error { return p.appendChain(ctx, schemas.RejectedChain, recs, rejected) }); err != nil {
+		if err := retry(ctx, p.s, func() error { return p.appendChain(ctx, schemas.RejectedChain, entries, rejected) }); err != nil {
 			return fmt.Errorf("ingest: the _rejected chain cannot be appended to: %w", err)
+		}
+	}
+	// Chained: now index contracts and hand claims to the verifiers, before
+	// the intake messages are acknowledged (a redelivery repeats both; the
+	// contract put is idempotent and the verifiers answer a claim once).
+	for _, e := range entries {
+		switch {
+		case e.Kind == schemas.EntryContract && e.Contract != nil:
+			if err := retry(ctx, p.s, func() error { return p.putContract(ctx, e) }); err != nil {
+				return err
+			}
+		case e.Kind == schemas.EntryClaim && e.Claim != nil:
+			if err := retry(ctx, p.s, func() error { return p.forwardClaim(ctx, e) }); err != nil {
+				return err
+			}
 		}
 	}
 	for _, m := range batch {
@@ -209,11 +235,11 @@ func (p *partition) build(batch []jetstream.Msg) []record.Record {
 	return recs
 }
 
-// appendChain appends the records at idx to chain c.
-func (p *partition) appendChain(ctx context.Context, c string, recs []record.Record, idx []int) error {
+// appendChain appends the entries at idx to chain c.
+func (p *partition) appendChain(ctx context.Context, c string, all []*schemas.Entry, idx []int) error {
 	entries := make([]*schemas.Entry, len(idx))
 	for k, i := range idx {
-		entries[k] = recs[i].Entry
+		entries[k] = all[i]
 	}
 	res, err := p.s.appender.Append(ctx, c, entries)
 	for _, e := range res.Entries {
@@ -224,18 +250,45 @@ func (p *partition) appendChain(ctx context.Context, c string, recs []record.Rec
 	return err
 }
 
-// redirect turns a record whose session chain is unusable into a rejected
-// record that keeps its attribution.
-func redirect(r record.Record, cause error) record.Record {
-	e := *r.Entry
+// redirect turns an entry whose session chain is unusable into a rejected
+// entry that keeps its attribution.
+func redirect(orig *schemas.Entry, cause error) *schemas.Entry {
+	e := *orig
 	e.Kind = schemas.EntryRejected
+	e.Contract, e.Claim = nil, nil
 	e.Chain = schemas.RejectedChain
 	reason := fmt.Sprintf("session chain %s cannot be extended (%v)", e.SessionID, cause)
 	if e.Reason != "" {
 		reason += "; " + e.Reason
 	}
 	e.Reason = reason
-	return record.Record{Entry: &e, Artifact: r.Artifact, Outcome: schemas.EntryRejected}
+	return &e
+}
+
+// putContract indexes a chained contract in the contracts bucket.
+func (p *partition) putContract(ctx context.Context, e *schemas.Entry) error {
+	b, err := json.Marshal(e.Contract)
+	if err != nil {
+		return err
+	}
+	_, err = p.contracts.Put(ctx, subject.ContractKey(e.Chain, e.Contract.PromptEventID), b)
+	return err
+}
+
+// forwardClaim queues a chained claim for the verifiers.
+func (p *partition) forwardClaim(ctx context.Context, e *schemas.Entry) error {
+	b, err := json.Marshal(schemas.ClaimWork{V: 1, SessionID: e.Chain, ClaimEventID: e.EventID, RequestID: e.Claim.RequestID})
+	if err != nil {
+		return err
+	}
+	m := nats.NewMsg(subject.Claims(e.Chain))
+	m.Data = b
+	m.Header.Set(jetstream.MsgIDHeader, e.EventID)
+	_, err = p.s.js.PublishMsg(ctx, m)
+	if err == nil {
+		p.s.m.claims.Inc()
+	}
+	return err
 }
 
 func (p *partition) putArtifact(ctx context.Context, name string, data []byte) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/claimcheck/claimcheck/pkg/contract"
 	"github.com/claimcheck/claimcheck/pkg/digest"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/payload"
@@ -49,7 +50,10 @@ type Input struct {
 type Record struct {
 	Entry    *schemas.Entry
 	Artifact []byte // the whole scrubbed payload, when Entry.Artifact is set
-	Outcome  string // "event", "invalid" or "rejected", for metrics
+	Outcome  string // "event", "invalid", "rejected" or "claim", for metrics
+	// Contract, when the input was an actionable prompt, is the contract
+	// entry chained right after Entry.
+	Contract *schemas.Entry
 }
 
 const excerptBytes = 2048
@@ -136,7 +140,67 @@ func (b *Builder) Build(in Input) Record {
 	}
 	text := string(inline)
 	e.Payload = &text
+	switch env.HookEvent {
+	case "UserPromptSubmit":
+		rec.Contract = b.contract(in, e, scrubbed)
+	case schemas.ClaimRequestEvent:
+		claim, err := b.claim(scrubbed)
+		if err != nil {
+			return b.invalid(in, &env, "claim request: "+err.Error())
+		}
+		e.Kind, e.Claim, rec.Outcome = schemas.EntryClaim, claim, schemas.EntryClaim
+	}
 	return rec
+}
+
+// contract derives the contract of an actionable prompt (from the scrubbed
+// text, so a secret in a prompt never reaches a contract).
+func (b *Builder) contract(in Input, prompt *schemas.Entry, scrubbed []byte) *schemas.Entry {
+	var p struct {
+		Prompt   string `json:"prompt"`
+		PromptID string `json:"prompt_id"`
+	}
+	if json.Unmarshal(scrubbed, &p, json.RejectUnknownMembers(false)) != nil || p.Prompt == "" {
+		return nil
+	}
+	c, ok := contract.Derive(contract.Prompt{SessionID: prompt.SessionID, EventID: prompt.EventID, PromptID: clip(p.PromptID, 256), Text: p.Prompt})
+	if !ok {
+		return nil
+	}
+	e := b.base(in, nil, schemas.EntryContract, prompt.Chain)
+	e.SessionID, e.HookEvent = prompt.SessionID, prompt.HookEvent
+	e.EventID = id.Derived(in.Time, []byte("contract\x00"+prompt.EventID))
+	e.Contract = &c
+	return e
+}
+
+// claimRequest is the payload `claimcheck claim` sends (claim.v1).
+type claimRequest struct {
+	SessionID     string         `json:"session_id"`
+	HookEventName string         `json:"hook_event_name"`
+	RequestID     string         `json:"request_id"`
+	Claim         string         `json:"claim"`
+	Validator     string         `json:"validator"`
+	Args          jsontext.Value `json:"args"`
+	ReplyTo       string         `json:"reply_to"`
+}
+
+func (b *Builder) claim(scrubbed []byte) (*schemas.Claim, error) {
+	if err := b.Schemas.Validate(schemas.ClaimV1, scrubbed); err != nil {
+		return nil, err
+	}
+	var r claimRequest
+	if err := json.Unmarshal(scrubbed, &r, json.RejectUnknownMembers(true)); err != nil {
+		return nil, err
+	}
+	if len(r.Args) > 8<<10 {
+		return nil, fmt.Errorf("args are %d bytes; the limit is 8192", len(r.Args))
+	}
+	args := jsontext.Value(append([]byte(nil), r.Args...))
+	if err := args.Canonicalize(); err != nil {
+		return nil, fmt.Errorf("args: %w", err)
+	}
+	return &schemas.Claim{RequestID: r.RequestID, Claim: r.Claim, Validator: r.Validator, Args: args, ReplyTo: r.ReplyTo}, nil
 }
 
 // validateEnvelope checks the envelope against event.v1. The fast path
