@@ -193,6 +193,13 @@ type ClaimWork struct {
 	V            int    `json:"v"`
 }
 
+// ClaimError is the answer to a claim request that could not be decided
+// at all (ingest refused the request): the requester shows Error and no
+// verdict is recorded.
+type ClaimError struct {
+	Error string `json:"error"`
+}
+
 // Verdict outcomes.
 const (
 	Pass    = "PASS"

@@ -80,7 +80,11 @@ func Sign(ctx context.Context, s *keyring.Signer, st schemas.Statement) ([]byte,
 	if err != nil {
 		return nil, "", err
 	}
-	env, err := s.Sign(ctx, schemas.AttestationFormat, payload)
+	at, err := time.Parse(time.RFC3339Nano, st.Predicate.SignedAt)
+	if err != nil {
+		return nil, "", fmt.Errorf("signed_at %q: %w", st.Predicate.SignedAt, err)
+	}
+	env, err := s.SignAt(ctx, at, schemas.AttestationFormat, payload)
 	if err != nil {
 		return nil, "", err
 	}

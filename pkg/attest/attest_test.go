@@ -80,7 +80,10 @@ func TestInconsistentStatementsAreRejected(t *testing.T) {
 		"other range":              func(st *schemas.Statement) { st.Subject[0].Name = SubjectName("sess-1", 1, 9) },
 		"other head":               func(st *schemas.Statement) { st.Subject[0].Digest["sha256"] = strings.Repeat("7", 64) },
 		"a FAIL":                   func(st *schemas.Statement) { st.Predicate.Verdict.Verdict = schemas.Fail },
-		"foreign attestation id":   func(st *schemas.Statement) { st.Predicate.AttestationID = "01JDB3H5KX0000000000000009"; st.Predicate.Verdict.AttestationID = "01JDB3H5KX0000000000000009" },
+		"foreign attestation id": func(st *schemas.Statement) {
+			st.Predicate.AttestationID = "01JDB3H5KX0000000000000009"
+			st.Predicate.Verdict.AttestationID = "01JDB3H5KX0000000000000009"
+		},
 	} {
 		st := Statement(verdict(t), nil, time.Now())
 		mutate(&st)

@@ -73,7 +73,7 @@ var (
 	absPathRE = regexp.MustCompile(`(?:^|[\s('"\[=:,])(/[\p{L}\p{N}._@+-]+(?:/[\p{L}\p{N}._@+-]+)*/?)`)
 	// Relative paths: ./x, ../x, or a/b (at least one slash), or a file name
 	// with an extension.
-	relPathRE = regexp.MustCompile(`(?:^|[\s('"\[=:,])((?:\.{1,2}/)?[\p{L}\p{N}_@+-][\p{L}\p{N}._@+-]*(?:/[\p{L}\p{N}._@+-]+)+/?|\.{1,2}/[\p{L}\p{N}._@+-]+|[\p{L}\p{N}_-][\p{L}\p{N}_.-]*\.(?:go|py|ts|tsx|js|jsx|mjs|cjs|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sh|bash|zsh|sql|md|rst|txt|json|yaml|yml|toml|ini|cfg|conf|env|xml|html|css|scss|lock|mod|sum|proto|tf|lua|ex|exs|vue|svelte))`)
+	relPathRE      = regexp.MustCompile(`(?:^|[\s('"\[=:,])((?:\.{1,2}/)?[\p{L}\p{N}_@+-][\p{L}\p{N}._@+-]*(?:/[\p{L}\p{N}._@+-]+)+/?|\.{1,2}/[\p{L}\p{N}._@+-]+|[\p{L}\p{N}_-][\p{L}\p{N}_.-]*\.(?:go|py|ts|tsx|js|jsx|mjs|cjs|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sh|bash|zsh|sql|md|rst|txt|json|yaml|yml|toml|ini|cfg|conf|env|xml|html|css|scss|lock|mod|sum|proto|tf|lua|ex|exs|vue|svelte))`)
 	wellKnownFiles = []string{"Makefile", "Dockerfile", "Gemfile", "Rakefile", "Procfile", "Justfile", "Taskfile", "Vagrantfile", "Jenkinsfile", "CODEOWNERS"}
 	wordRE         = regexp.MustCompile(`\p{L}[\p{L}\p{N}_-]*`)
 )

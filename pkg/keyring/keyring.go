@@ -361,6 +361,7 @@ type Signer struct {
 
 type signingKey struct {
 	keyid string
+	meta  schemas.Key
 	s     signature.Signer
 	pub   crypto.PublicKey
 }
@@ -386,7 +387,7 @@ func (s *Signer) Reload(keys []schemas.Key, dir Dir, now time.Time) error {
 			continue
 		}
 		pub, _ := sg.PublicKey()
-		out = append(out, signingKey{keyid: k.KeyID, s: sg, pub: pub})
+		out = append(out, signingKey{keyid: k.KeyID, meta: k, s: sg, pub: pub})
 	}
 	if len(out) == 0 {
 		return fmt.Errorf("%w (in %s): %w", ErrNoKeys, dir.Path, errors.Join(errs...))
@@ -409,16 +410,25 @@ func (s *Signer) KeyIDs() []string {
 }
 
 // Sign returns a DSSE envelope (JSON) over payload with one signature per
-// signing key, each tagged with its key id.
+// signing key valid now, each tagged with its key id.
 func (s *Signer) Sign(ctx context.Context, payloadType string, payload []byte) ([]byte, error) {
+	return s.SignAt(ctx, time.Now(), payloadType, payload)
+}
+
+// SignAt is Sign for a signature dated at: only keys whose window covers at
+// sign (a key retired or revoked since the last Reload no longer does).
+func (s *Signer) SignAt(ctx context.Context, at time.Time, payloadType string, payload []byte) ([]byte, error) {
 	s.mu.RLock()
 	adapters := make([]dsse.Signer, 0, len(s.signers))
 	for _, k := range s.signers {
+		if ValidAt(k.meta, at) != nil {
+			continue
+		}
 		adapters = append(adapters, &sdsse.SignerAdapter{SignatureSigner: k.s, Pub: k.pub, PubKeyID: k.keyid})
 	}
 	s.mu.RUnlock()
 	if len(adapters) == 0 {
-		return nil, ErrNoKeys
+		return nil, fmt.Errorf("%w at %s", ErrNoKeys, at.UTC().Format(TimeFormat))
 	}
 	es, err := dsse.NewEnvelopeSigner(adapters...)
 	if err != nil {

@@ -35,7 +35,7 @@ func TestRotationKeepsHistoryAndRevocationCutsAtItsTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := s.Sign(context.Background(), pt, []byte(`{"n":1}`))
+	old, err := s.SignAt(context.Background(), t0.Add(time.Hour), pt, []byte(`{"n":1}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,14 +53,14 @@ func TestRotationKeepsHistoryAndRevocationCutsAtItsTime(t *testing.T) {
 	if ids := s.KeyIDs(); len(ids) != 2 {
 		t.Fatalf("during the overlap both keys sign: %v", ids)
 	}
-	overlap, _ := s.Sign(context.Background(), pt, []byte(`{"n":2}`))
+	overlap, _ := s.SignAt(context.Background(), rot.Add(30*time.Minute), pt, []byte(`{"n":2}`))
 	if err := s.Reload(keys, dir, rot.Add(2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if ids := s.KeyIDs(); len(ids) != 1 || ids[0] != "v2" {
 		t.Fatalf("after the overlap only v2 signs: %v", ids)
 	}
-	newer, _ := s.Sign(context.Background(), pt, []byte(`{"n":3}`))
+	newer, _ := s.SignAt(context.Background(), rot.Add(2*time.Hour), pt, []byte(`{"n":3}`))
 
 	set, err := NewSet(keys)
 	if err != nil {
