@@ -313,8 +313,21 @@ func TestIngestDerivesContractsAndForwardsClaims(t *testing.T) {
 	h.publish(`{"session_id":"c1","hook_event_name":"UserPromptSubmit","prompt":"Fix the failing test in ` + "`src/app.test.ts`" + ` and run npm test","prompt_id":"p-1"}`)
 	h.publish(`{"session_id":"c1","hook_event_name":"UserPromptSubmit","prompt":"what does this do?"}`)
 	claimEvent := h.publish(`{"session_id":"c1","hook_event_name":"ClaimRequest","request_id":"01JDB3H5KX0000000000000001","claim":"done","validator":"test_pass","args":{"min_runs":1,"command_substring":"npm test"},"reply_to":"_INBOX.abc"}`)
-	h.publish(`{"session_id":"c1","hook_event_name":"ClaimRequest","request_id":"not-a-ulid","claim":"done","validator":"test_pass","args":{},"reply_to":"_INBOX.abc"}`)
+	refusals, err := h.nc.SubscribeSync("_INBOX.refused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.publish(`{"session_id":"c1","hook_event_name":"ClaimRequest","request_id":"not-a-ulid","claim":"done","validator":"test_pass","args":{},"reply_to":"_INBOX.refused"}`)
 	entries := h.chainOf("c1", 5)
+	// The requester of the malformed claim hears why at once.
+	msg, err := refusals.NextMsg(10 * time.Second)
+	if err != nil {
+		t.Fatalf("no refusal reply: %v", err)
+	}
+	var ce schemas.ClaimError
+	if err := json.Unmarshal(msg.Data, &ce); err != nil || !strings.Contains(ce.Error, "request_id") {
+		t.Fatalf("refusal %s (%v)", msg.Data, err)
+	}
 	kinds := []string{entries[0].Kind, entries[1].Kind, entries[2].Kind, entries[3].Kind, entries[4].Kind}
 	if fmt.Sprint(kinds) != "[event contract event claim invalid]" {
 		t.Fatalf("kinds %v", kinds)

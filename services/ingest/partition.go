@@ -203,6 +203,11 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) error {
 			}
 		}
 	}
+	for _, r := range recs {
+		if r.ReplyTo != "" {
+			p.refuseClaim(r.ReplyTo, r.Entry.Reason)
+		}
+	}
 	for _, m := range batch {
 		if err := m.Ack(); err != nil {
 			p.s.set.Logger.Warn("ingest: ack", "err", err)
@@ -289,6 +294,17 @@ func (p *partition) forwardClaim(ctx context.Context, e *schemas.Entry) error {
 		p.s.m.claims.Inc()
 	}
 	return err
+}
+
+// refuseClaim tells the requester of a claim request ingest could not
+// accept why, so `claimcheck claim` fails at once with the reason instead of
+// waiting for a verdict that will never come. Best effort: the request is
+// recorded as invalid either way.
+func (p *partition) refuseClaim(replyTo, reason string) {
+	b, err := json.Marshal(schemas.ClaimError{Error: "claim request rejected by ingest: " + reason})
+	if err == nil {
+		_ = p.s.set.Conn.Publish(replyTo, b)
+	}
 }
 
 func (p *partition) putArtifact(ctx context.Context, name string, data []byte) error {

@@ -54,6 +54,9 @@ type Record struct {
 	// Contract, when the input was an actionable prompt, is the contract
 	// entry chained right after Entry.
 	Contract *schemas.Entry
+	// ReplyTo, for a claim request that is recorded as invalid, is the
+	// requester's inbox (claim.v1's pattern), to be told why.
+	ReplyTo string
 }
 
 const excerptBytes = 2048
@@ -146,7 +149,9 @@ func (b *Builder) Build(in Input) Record {
 	case schemas.ClaimRequestEvent:
 		claim, err := b.claim(scrubbed)
 		if err != nil {
-			return b.invalid(in, &env, "claim request: "+err.Error())
+			rec := b.invalid(in, &env, "claim request: "+err.Error())
+			rec.ReplyTo = replyInbox(scrubbed)
+			return rec
 		}
 		e.Kind, e.Claim, rec.Outcome = schemas.EntryClaim, claim, schemas.EntryClaim
 	}
@@ -173,6 +178,20 @@ func (b *Builder) contract(in Input, prompt *schemas.Entry, scrubbed []byte) *sc
 	e.Contract = &c
 	return e
 }
+
+// replyInbox returns a claim request's reply_to if it is an inbox subject.
+func replyInbox(payload []byte) string {
+	var r struct {
+		ReplyTo string `json:"reply_to"`
+	}
+	if json.Unmarshal(payload, &r, json.RejectUnknownMembers(false)) != nil || !inboxSubject.MatchString(r.ReplyTo) {
+		return ""
+	}
+	return r.ReplyTo
+}
+
+// inboxSubject is claim.v1's reply_to pattern.
+var inboxSubject = regexp.MustCompile(`^_INBOX\.[A-Za-z0-9_-]{1,128}$`)
 
 // claimRequest is the payload `claimcheck claim` sends (claim.v1).
 type claimRequest struct {
