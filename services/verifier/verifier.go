@@ -1,39 +1,115 @@
-// Package verifier answers claim requests from the ledger and signs
-// attestations. This foundation version only runs the lifecycle (connect,
-// ensure streams, report ready, stop); claims arrive in a later release
-// (issue 3).
+// Package verifier answers claim requests. Any number of verifier processes
+// share one durable consumer on CLAIMS. For each request a verifier reads the
+// session's ledger up to the claim (ingest chained the claim after everything
+// the agent did before it), decides PASS, FAIL or REFUSED under the policy,
+// appends the verdict to the session's chain, and for a PASS writes a signed
+// DSSE/in-toto attestation to ATTEST; then it replies to the requester and
+// acknowledges.
+//
+// Exactly once, even when a verifier dies mid-request: the verdict entry's
+// event id is derived from the request id, so the ledger takes it once (a
+// redelivered request finds the recorded verdict and replies with it); the
+// attestation id too, and ATTEST accepts one message per attestation
+// subject.
 package verifier
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/oklog/ulid/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/claimcheck/claimcheck/pkg/attest"
+	"github.com/claimcheck/claimcheck/pkg/digest"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/pkg/policy"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/schemas/validation"
+	"github.com/claimcheck/claimcheck/services/verifier/internal/validate"
 )
 
-// Config tunes the verifier. It has no settings yet.
+// Config tunes the verifier. Keys live under "verifier." in files and
+// CLAIMCHECK_VERIFIER_* in the environment.
 type Config struct {
+	// PolicyFile is a policy.v1 JSON file; empty uses the built-in policy.
+	PolicyFile string `mapstructure:"policy_file"`
+	// KeyDir holds the private signing keys (<keyid>.pem).
+	KeyDir string `mapstructure:"key_dir"`
+	// ID names this verifier in verdicts (default host-pid).
+	ID string `mapstructure:"id"`
+	// Workers decide requests concurrently.
+	Workers int `mapstructure:"workers"`
+	// AckWait: a request not acknowledged within it goes to another verifier.
+	AckWait time.Duration `mapstructure:"ack_wait"`
+	// MaxSessions bounds the sessions whose ledger is cached.
+	MaxSessions int `mapstructure:"max_sessions"`
+
 	// Streams is the process-wide stream layout (set by the composer).
 	Streams stream.Options `mapstructure:"-"`
 }
 
 // DefaultConfig returns the defaults.
-func DefaultConfig() Config { return Config{Streams: stream.DefaultOptions()} }
+func DefaultConfig() Config {
+	return Config{Workers: 4, AckWait: 30 * time.Second, MaxSessions: 1000, Streams: stream.DefaultOptions()}
+}
 
 // Validate reports every problem.
-func (c Config) Validate() error { return c.Streams.Validate() }
+func (c Config) Validate() error {
+	var errs []error
+	if c.KeyDir == "" {
+		errs = append(errs, errors.New("verifier.key_dir: required (where the private signing keys are)"))
+	}
+	if c.Workers < 1 || c.Workers > 256 {
+		errs = append(errs, fmt.Errorf("verifier.workers %d: must be 1..256", c.Workers))
+	}
+	if c.AckWait < time.Second {
+		errs = append(errs, fmt.Errorf("verifier.ack_wait %s: must be at least 1s", c.AckWait))
+	}
+	if c.MaxSessions < 1 {
+		errs = append(errs, fmt.Errorf("verifier.max_sessions %d: must be positive", c.MaxSessions))
+	}
+	if err := c.Streams.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// ConsumerName is the durable consumer every verifier shares.
+const ConsumerName = "verifier"
+
+// Bundle is recorded in every verdict entry.
+const Bundle = "claimcheck-verifier/v1"
 
 // Service is a running verifier.
 type Service struct {
-	cfg   Config
-	set   service.Settings
-	ready service.Readiness
+	cfg      Config
+	set      service.Settings
+	js       jetstream.JetStream
+	policy   *policy.Policy
+	appender *ledger.Appender
+	sessions *sessionCache
+	signer   *keyring.Signer
+	registry *keyring.Registry
+	keys     keyring.Dir
+	m        *metrics
+	ready    service.Readiness
 }
 
-// New checks the configuration and settings.
+// New checks the configuration, loads the policy and prepares the service.
 func New(cfg Config, set service.Settings) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -42,27 +118,349 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, set: set}
+	if cfg.ID == "" {
+		h, _ := os.Hostname()
+		cfg.ID = h + "-" + strconv.Itoa(os.Getpid())
+	}
+	v, err := validation.New()
+	if err != nil {
+		return nil, err
+	}
+	var p *policy.Policy
+	if cfg.PolicyFile != "" {
+		p, err = policy.LoadFile(cfg.PolicyFile, v)
+	} else {
+		p, err = policy.Default(v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(set.Conn)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(set.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{cfg: cfg, set: set, js: js, policy: p, keys: keyring.Dir{Path: cfg.KeyDir}, m: m}
+	s.appender = ledger.NewAppender(js, ledger.AppenderConfig{MaxChains: cfg.MaxSessions, Logger: set.Logger})
+	s.sessions = newSessionCache(ledger.NewReader(js, stream.Ledger), cfg.MaxSessions)
 	s.ready.NotReady("starting")
 	return s, nil
 }
 
-// Ready returns nil once the service runs.
+// Ready returns nil once requests are being consumed.
 func (s *Service) Ready() error { return s.ready.Err() }
 
-// Run makes sure the streams exist, reports ready and waits for ctx to end.
+// Policy returns the loaded policy.
+func (s *Service) Policy() *policy.Policy { return s.policy }
+
+// Run consumes claim requests until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	js, err := jetstream.New(s.set.Conn)
+	log := s.set.Logger
+	if err := stream.Ensure(ctx, s.js, s.cfg.Streams); err != nil {
+		return fmt.Errorf("verifier: %w", err)
+	}
+	if err := RegisterPolicy(ctx, s.js, s.policy); err != nil {
+		return fmt.Errorf("verifier: %w", err)
+	}
+	reg, err := keyring.OpenRegistry(ctx, s.js)
 	if err != nil {
 		return fmt.Errorf("verifier: %w", err)
 	}
-	if err := stream.Ensure(ctx, js, s.cfg.Streams); err != nil {
+	s.registry = reg
+	keys, err := reg.List(ctx)
+	if err != nil {
 		return fmt.Errorf("verifier: %w", err)
 	}
+	if s.signer, err = keyring.NewSigner(keys, s.keys, s.set.Clock.Now()); err != nil {
+		return fmt.Errorf("verifier: %w (register a key with `claimcheck keys rotate`)", err)
+	}
+	if err := reg.Watch(ctx, s.reloadKeys); err != nil {
+		return fmt.Errorf("verifier: watch key registry: %w", err)
+	}
+	// Also reload now and then: a watch can miss changes while the
+	// connection is down, and a key's window opens and closes with time.
+	go func() {
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.reloadKeys()
+			}
+		}
+	}()
+	claims, err := s.js.Stream(ctx, stream.Claims)
+	if err != nil {
+		return fmt.Errorf("verifier: %w", err)
+	}
+	cons, err := claims.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       ConsumerName,
+		Description:   "claimcheck verifiers (shared)",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       s.cfg.AckWait,
+		MaxDeliver:    -1,
+		MaxAckPending: 64 * s.cfg.Workers,
+	})
+	if err != nil {
+		return fmt.Errorf("verifier: consumer: %w", err)
+	}
+	work := make(chan jetstream.Msg)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		select {
+		case work <- m:
+		case <-runCtx.Done():
+		}
+	}, jetstream.PullMaxMessages(2*s.cfg.Workers))
+	if err != nil {
+		return fmt.Errorf("verifier: consume: %w", err)
+	}
+	var wg sync.WaitGroup
+	for range s.cfg.Workers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-runCtx.Done():
+					return
+				case m := <-work:
+					s.handle(runCtx, m)
+				}
+			}
+		})
+	}
 	s.ready.SetReady()
-	s.set.Logger.Info("verifier running (lifecycle only in this release)")
+	log.Info("verifier running", "id", s.cfg.ID, "policy", s.policy.Version, "policy_digest", s.policy.Digest, "keys", s.signer.KeyIDs(), "workers", s.cfg.Workers)
 	<-ctx.Done()
 	s.ready.NotReady("stopped")
-	s.set.Logger.Info("verifier stopped")
+	cc.Stop()
+	cancel()
+	wg.Wait()
+	log.Info("verifier stopped")
 	return nil
+}
+
+func (s *Service) reloadKeys() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	before := fmt.Sprint(s.signer.KeyIDs())
+	keys, err := s.registry.List(ctx)
+	if err == nil {
+		err = s.signer.Reload(keys, s.keys, s.set.Clock.Now())
+	}
+	if err != nil {
+		s.set.Logger.Error("verifier: the signing keys could not be reloaded; signing with the previous ones while they are valid", "err", err)
+		return
+	}
+	if after := s.signer.KeyIDs(); fmt.Sprint(after) != before {
+		s.set.Logger.Info("verifier: signing keys changed", "keys", after)
+	}
+}
+
+// RegisterPolicy records a policy in the policies bucket, write-once by
+// digest and by version. A second, different policy under a version already
+// registered is refused: a changed policy must carry a new version.
+func RegisterPolicy(ctx context.Context, js jetstream.JetStream, p *policy.Policy) error {
+	kv, err := js.KeyValue(ctx, stream.BucketPolicies)
+	if err != nil {
+		return fmt.Errorf("policies bucket: %w", err)
+	}
+	if _, err := kv.Create(ctx, "digest."+digest.Hex(p.Digest), p.Canonical); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("register policy: %w", err)
+	}
+	if _, err := kv.Create(ctx, "version."+p.Version, []byte(p.Digest)); err != nil {
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("register policy: %w", err)
+		}
+		e, err := kv.Get(ctx, "version."+p.Version)
+		if err != nil {
+			return fmt.Errorf("register policy: %w", err)
+		}
+		if string(e.Value()) != p.Digest {
+			return fmt.Errorf("policy %s (%s) has version %q, which is already registered with digest %s: a changed policy needs a new version", p.Source, p.Digest, p.Version, e.Value())
+		}
+	}
+	return nil
+}
+
+// handle decides one request; errors that another try might fix leave the
+// request unacknowledged (it comes back), others terminate it.
+func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
+	start := time.Now()
+	err := s.process(ctx, m)
+	switch {
+	case err == nil:
+		_ = m.Ack()
+		s.m.latency.Observe(time.Since(start).Seconds())
+	case errors.Is(err, errPermanent):
+		s.set.Logger.Error("verifier: claim request dropped", "subject", m.Subject(), "err", err)
+		s.m.dropped.Inc()
+		_ = m.Term()
+	case ctx.Err() != nil:
+		// Shutting down: the request comes back to a verifier.
+	default:
+		s.set.Logger.Warn("verifier: claim request will be retried", "subject", m.Subject(), "err", err)
+		_ = m.NakWithDelay(time.Second)
+	}
+}
+
+var errPermanent = errors.New("permanent")
+
+func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
+	var w schemas.ClaimWork
+	if err := json.Unmarshal(m.Data(), &w, json.RejectUnknownMembers(true)); err != nil || id.CheckSession(w.SessionID) != nil || !id.ValidULID(w.ClaimEventID) {
+		return fmt.Errorf("%w: malformed claim work item: %v", errPermanent, err)
+	}
+	return s.sessions.with(ctx, w.SessionID, w.ClaimEventID, func(view *sessionView) error {
+		claimAt := view.index[w.ClaimEventID]
+		claim := view.claims[w.ClaimEventID]
+		if claim == nil {
+			return fmt.Errorf("%w: entry %s is not a claim", errPermanent, w.ClaimEventID)
+		}
+		verdict, entryPos := s.recordedVerdict(claim.RequestID, view)
+		if verdict == nil {
+			v := s.decide(w.SessionID, claim, view, claimAt)
+			vEntry := &schemas.Entry{
+				V: 1, Kind: schemas.EntryVerdict, Chain: w.SessionID, SessionID: w.SessionID,
+				EventID:    verdictEventID(claim.RequestID),
+				IngestedAt: s.set.Clock.Now().UTC().Format(time.RFC3339Nano),
+				Bundle:     Bundle, Verdict: &v,
+			}
+			res, err := s.appender.Append(ctx, w.SessionID, []*schemas.Entry{vEntry})
+			if err != nil {
+				return fmt.Errorf("record verdict: %w", err)
+			}
+			if len(res.Entries) == 1 {
+				verdict, entryPos = &v, &schemas.Position{N: vEntry.N, Hash: vEntry.Hash, EventID: vEntry.EventID}
+				s.m.verdicts.WithLabelValues(v.Verdict).Inc()
+			} else {
+				// Another verifier recorded it first: answer with that one.
+				if err := view.refresh(ctx, s.sessions.r); err != nil {
+					return err
+				}
+				if verdict, entryPos = s.recordedVerdict(claim.RequestID, view); verdict == nil {
+					return fmt.Errorf("verdict for %s recorded elsewhere but not readable yet", claim.RequestID)
+				}
+			}
+		}
+		if verdict.Verdict == schemas.Pass {
+			if err := s.attest(ctx, verdict, entryPos); err != nil {
+				return err
+			}
+		}
+		reply, err := json.Marshal(verdict)
+		if err != nil {
+			return err
+		}
+		if err := s.set.Conn.Publish(claim.ReplyTo, reply); err != nil {
+			return fmt.Errorf("reply: %w", err)
+		}
+		return nil
+	})
+}
+
+// verdictEventID is the event id of the verdict for a request: the same on
+// every verifier and every redelivery.
+func verdictEventID(requestID string) string {
+	t := time.Now()
+	if u, err := ulid.ParseStrict(requestID); err == nil {
+		t = ulid.Time(u.Time())
+	}
+	return id.Derived(t, []byte("verdict\x00"+requestID))
+}
+
+// recordedVerdict finds the verdict already chained for a request.
+func (s *Service) recordedVerdict(requestID string, view *sessionView) (*schemas.Verdict, *schemas.Position) {
+	eid := verdictEventID(requestID)
+	i, ok := view.index[eid]
+	if !ok || view.verdicts[eid] == nil {
+		return nil, nil
+	}
+	e := view.entries[i]
+	return view.verdicts[eid], &schemas.Position{N: e.N, Hash: e.Hash, EventID: eid}
+}
+
+// decide evaluates the claim at position claimAt of the view.
+func (s *Service) decide(session string, claim *schemas.Claim, view *sessionView, claimAt int) schemas.Verdict {
+	r := validate.Evaluate(validate.Input{Entries: view.entries[:claimAt], Claim: *claim, Policy: s.policy})
+	head := digest.Zero
+	if claimAt > 0 {
+		head = view.entries[claimAt-1].Hash
+	}
+	v := schemas.Verdict{
+		V: 1, RequestID: claim.RequestID, SessionID: session, Claim: claim.Claim, Validator: claim.Validator,
+		Args: claim.Args, Verdict: r.Verdict, Reasons: r.Reasons, NextStep: r.NextStep, Matched: r.Matched,
+		Range:    schemas.Range{From: 1, To: uint64(claimAt), HeadHash: head},
+		Contract: r.Contract, Policy: schemas.PolicyRef{Version: s.policy.Version, Digest: s.policy.Digest},
+		Verifier: s.cfg.ID,
+	}
+	if v.Reasons == nil {
+		v.Reasons = []string{}
+	}
+	if len(v.Args) == 0 {
+		v.Args = []byte("{}")
+	}
+	if v.Verdict == schemas.Pass {
+		v.AttestationID, _ = attest.ID(claim.RequestID)
+	}
+	return v
+}
+
+// attest writes the attestation of a PASS verdict once: its subject in
+// ATTEST accepts a first message only.
+func (s *Service) attest(ctx context.Context, v *schemas.Verdict, entry *schemas.Position) error {
+	subj := subject.Attestation(v.SessionID, v.AttestationID)
+	attStream, err := s.js.Stream(ctx, stream.Attest)
+	if err != nil {
+		return err
+	}
+	if _, err := attStream.GetLastMsgForSubject(ctx, subj); err == nil {
+		return nil // written by an earlier delivery
+	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return err
+	}
+	env, _, err := attest.Sign(ctx, s.signer, attest.Statement(*v, entry, s.set.Clock.Now()))
+	if err != nil {
+		return fmt.Errorf("sign: %w", err)
+	}
+	msg := nats.NewMsg(subj)
+	msg.Data = env
+	msg.Header.Set(jetstream.MsgIDHeader, v.AttestationID)
+	msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
+	if _, err := s.js.PublishMsg(ctx, msg); err != nil {
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+			return nil // another verifier wrote it first
+		}
+		return fmt.Errorf("store attestation: %w", err)
+	}
+	s.m.attestations.Inc()
+	return nil
+}
+
+type metrics struct {
+	verdicts     *prometheus.CounterVec
+	attestations prometheus.Counter
+	dropped      prometheus.Counter
+	latency      prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		verdicts:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_verifier_verdicts_total", Help: "Verdicts recorded, by outcome."}, []string{"verdict"}),
+		attestations: prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_attestations_total", Help: "Attestations written to ATTEST."}),
+		dropped:      prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_dropped_total", Help: "Malformed claim work items terminated."}),
+		latency:      prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_verifier_request_seconds", Help: "Time to decide, record and answer one request.", Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10)}),
+	}
+	for _, c := range []prometheus.Collector{m.verdicts, m.attestations, m.dropped, m.latency} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }

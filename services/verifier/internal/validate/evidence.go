@@ -1,0 +1,259 @@
+package validate
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/claimcheck/claimcheck/pkg/command"
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+// Entry is the evidence view of one ledger entry.
+type Entry struct {
+	N         uint64
+	Hash      string
+	EventID   string
+	Kind      string
+	HookEvent string
+	Tool      string // tool_name
+	Contract  *schemas.Contract
+
+	// Tool events (PostToolUse, PostToolUseFailure) only.
+	Done     bool   // a completed tool call: evidence
+	Failed   bool   // PostToolUseFailure, or an interrupted call
+	ExitCode int    // from "Exit code N" on failures; 0 on success
+	Command  string // Bash
+	FilePath string // Edit, Write, MultiEdit, NotebookEdit, Read
+	URL      string // WebFetch
+	Query    string // WebSearch
+	Input    string // the whole tool_input as JSON text
+	Output   string // stdout+stderr, the error text, or the tool response as text
+	HTTPCode int    // WebFetch response code when reported
+	Elided   bool   // the payload was shortened in the ledger (full text in an artifact)
+}
+
+// Position returns the entry's ledger position.
+func (e Entry) Position() schemas.Position {
+	return schemas.Position{N: e.N, Hash: e.Hash, EventID: e.EventID}
+}
+
+var exitCodeRE = regexp.MustCompile(`^Exit code (\d+)`)
+
+// Decode builds the evidence view of a stored entry.
+func Decode(s schemas.Entry) Entry {
+	e := Entry{N: s.N, Hash: s.Hash, EventID: s.EventID, Kind: s.Kind, HookEvent: s.HookEvent, Tool: s.ToolName, Contract: s.Contract, Elided: s.PayloadElided}
+	if s.Kind != schemas.EntryEvent || s.Payload == nil {
+		return e
+	}
+	if s.HookEvent != "PostToolUse" && s.HookEvent != "PostToolUseFailure" {
+		return e
+	}
+	var p struct {
+		ToolInput    jsontext.Value `json:"tool_input"`
+		ToolResponse jsontext.Value `json:"tool_response"`
+		Error        string         `json:"error"`
+		IsInterrupt  bool           `json:"is_interrupt"`
+	}
+	if json.Unmarshal([]byte(*s.Payload), &p, json.RejectUnknownMembers(false)) != nil {
+		return e
+	}
+	e.Done = true
+	e.Failed = s.HookEvent == "PostToolUseFailure" || p.IsInterrupt
+	e.Input = string(p.ToolInput)
+	var in struct {
+		Command      string `json:"command"`
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+		URL          string `json:"url"`
+		Query        string `json:"query"`
+	}
+	_ = json.Unmarshal(p.ToolInput, &in, json.RejectUnknownMembers(false))
+	e.Command, e.FilePath, e.URL, e.Query = in.Command, in.FilePath, in.URL, in.Query
+	if e.FilePath == "" {
+		e.FilePath = in.NotebookPath
+	}
+	if e.Failed {
+		e.Output = p.Error
+		if m := exitCodeRE.FindStringSubmatch(p.Error); m != nil {
+			e.ExitCode, _ = strconv.Atoi(m[1])
+		} else {
+			e.ExitCode = 1
+		}
+		return e
+	}
+	var out struct {
+		Stdout      string `json:"stdout"`
+		Stderr      string `json:"stderr"`
+		Interrupted bool   `json:"interrupted"`
+		Code        int    `json:"code"`
+		Result      string `json:"result"`
+	}
+	if json.Unmarshal(p.ToolResponse, &out, json.RejectUnknownMembers(false)) == nil {
+		e.Output = out.Stdout
+		if out.Stderr != "" {
+			e.Output += "\n" + out.Stderr
+		}
+		if out.Result != "" {
+			e.Output += "\n" + out.Result
+		}
+		e.HTTPCode = out.Code
+		if out.Interrupted {
+			e.Failed, e.ExitCode = true, 130
+		}
+	} else {
+		var text string
+		if json.Unmarshal(p.ToolResponse, &text) == nil {
+			e.Output = text
+		} else {
+			e.Output = string(p.ToolResponse)
+		}
+	}
+	return e
+}
+
+// isEdit reports a file-changing tool.
+func isEdit(tool string) bool {
+	switch tool {
+	case "Edit", "Write", "MultiEdit", "NotebookEdit":
+		return true
+	}
+	return false
+}
+
+// ---- test summaries ------------------------------------------------------------
+
+// Summary is what a test runner's output says.
+type Summary struct {
+	Recognized bool
+	Passed     int
+	Failed     int
+}
+
+var (
+	pytestRE     = regexp.MustCompile(`(?m)(\d+) (passed|failed|errors?)\b`)
+	pytestLineRE = regexp.MustCompile(`(?m)^=*\s*(?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s`)
+	// go test writes "ok  \t<pkg>\t<time>" and "FAIL\t<pkg>\t<time>" (tabs), which
+	// keeps jest's "PASS src/x.test.ts" / "FAIL src/x.test.ts" apart.
+	goOkRE        = regexp.MustCompile(`(?m)^ok[ ]*\t\S+\t(?:\(cached\)|[\d.]+s)`)
+	goFailRE      = regexp.MustCompile(`(?m)^(?:FAIL\t\S+|--- FAIL: |FAIL$|panic: )`)
+	goPassRE      = regexp.MustCompile(`(?m)^(?:--- PASS: |PASS$)`)
+	cargoRE       = regexp.MustCompile(`(?m)^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed`)
+	jestRE        = regexp.MustCompile(`(?m)^Tests:\s+(.*\d+ total)`)
+	vitestRE      = regexp.MustCompile(`(?m)^\s*Tests\s+(.*)\(\d+\)`)
+	countRE       = regexp.MustCompile(`(\d+) (passed|failed)`)
+	mochaRE       = regexp.MustCompile(`(?m)^\s*(\d+) (passing|failing)\b`)
+	surefireRE    = regexp.MustCompile(`(?m)Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)\s*$`)
+	mavenResultRE = regexp.MustCompile(`(?m)BUILD (SUCCESS|FAILURE)`)
+)
+
+// Summarize reads a test run's output. It recognises pytest, go test, cargo
+// test, jest, vitest, mocha (npm test runs one of these) and Maven surefire.
+func Summarize(output string) Summary {
+	var s Summary
+	add := func(p, f int) { s.Recognized, s.Passed, s.Failed = true, s.Passed+p, s.Failed+f }
+	if lines := pytestLineRE.FindAllString(output, -1); len(lines) > 0 {
+		last := lines[len(lines)-1]
+		p, f := 0, 0
+		for _, m := range pytestRE.FindAllStringSubmatch(last, -1) {
+			n, _ := strconv.Atoi(m[1])
+			if m[2] == "passed" {
+				p += n
+			} else {
+				f += n
+			}
+		}
+		add(p, f)
+	}
+	if oks, fails := goOkRE.FindAllString(output, -1), goFailRE.FindAllString(output, -1); len(oks) > 0 || len(fails) > 0 {
+		add(len(oks)+len(goPassRE.FindAllString(output, -1)), len(fails))
+	}
+	for _, m := range cargoRE.FindAllStringSubmatch(output, -1) {
+		p, _ := strconv.Atoi(m[1])
+		f, _ := strconv.Atoi(m[2])
+		add(p, f)
+	}
+	for _, re := range []*regexp.Regexp{jestRE, vitestRE} {
+		if ms := re.FindAllStringSubmatch(output, -1); len(ms) > 0 {
+			p, f := 0, 0
+			for _, c := range countRE.FindAllStringSubmatch(ms[len(ms)-1][1], -1) {
+				n, _ := strconv.Atoi(c[1])
+				if c[2] == "passed" {
+					p += n
+				} else {
+					f += n
+				}
+			}
+			add(p, f)
+		}
+	}
+	for _, m := range mochaRE.FindAllStringSubmatch(output, -1) {
+		n, _ := strconv.Atoi(m[1])
+		if m[2] == "passing" {
+			add(n, 0)
+		} else {
+			add(0, n)
+		}
+	}
+	if ms := surefireRE.FindAllStringSubmatch(output, -1); len(ms) > 0 {
+		m := ms[len(ms)-1]
+		run, _ := strconv.Atoi(m[1])
+		fail, _ := strconv.Atoi(m[2])
+		errs, _ := strconv.Atoi(m[3])
+		skip, _ := strconv.Atoi(m[4])
+		add(run-fail-errs-skip, fail+errs)
+		if r := mavenResultRE.FindAllStringSubmatch(output, -1); len(r) > 0 && r[len(r)-1][1] == "FAILURE" && s.Failed == 0 {
+			s.Failed = 1
+		}
+	}
+	return s
+}
+
+// ---- fetches ----------------------------------------------------------------
+
+var (
+	httpStatusRE = regexp.MustCompile(`(?m)(?:^|\s|<\s)HTTP/[\d.]+ (\d{3})\b`)
+	bareCodeRE   = regexp.MustCompile(`(?m)^\s*(\d{3})\s*$`)
+)
+
+// fetchPrograms are shell programs that fetch URLs.
+var fetchPrograms = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "httpie": true, "xh": true, "lynx": true, "w3m": true, "aria2c": true}
+
+// fetchTool names the fetching tool an entry used ("" when it is not a fetch).
+func fetchTool(e Entry) string {
+	switch {
+	case e.Tool == "WebFetch" || e.Tool == "WebSearch":
+		return e.Tool
+	case e.Tool == "Bash":
+		if p := command.Program(e.Command); fetchPrograms[p] {
+			return "Bash:" + p
+		}
+	case strings.HasPrefix(e.Tool, "mcp__"):
+		lower := strings.ToLower(e.Tool)
+		for _, w := range []string{"fetch", "browse", "browser", "http", "web", "url", "request", "scrape", "crawl", "navigate"} {
+			if strings.Contains(lower, w) {
+				return e.Tool
+			}
+		}
+	}
+	return ""
+}
+
+// httpStatus returns the HTTP status a fetch reported, or 0.
+func httpStatus(e Entry) int {
+	if e.HTTPCode != 0 {
+		return e.HTTPCode
+	}
+	if ms := httpStatusRE.FindAllStringSubmatch(e.Output, -1); len(ms) > 0 {
+		n, _ := strconv.Atoi(ms[len(ms)-1][1])
+		return n
+	}
+	if ms := bareCodeRE.FindAllStringSubmatch(e.Output, -1); len(ms) > 0 {
+		n, _ := strconv.Atoi(ms[len(ms)-1][1])
+		return n
+	}
+	return 0
+}

@@ -1,0 +1,491 @@
+// Package validate decides claims. It is pure: given the ledger entries of a
+// session that precede a claim, the claim and the policy, it returns PASS,
+// FAIL (the evidence is not there: the reasons say what was looked for and
+// what to do next) or REFUSED (the claim itself is wrong: no contract, a
+// validator the claim type does not allow, weak arguments, or arguments not
+// bound to the contract). Because it sees only the ledger prefix before the
+// claim, the same claim always gets the same verdict.
+package validate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/claimcheck/claimcheck/pkg/command"
+	"github.com/claimcheck/claimcheck/pkg/policy"
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+// Input is everything a decision needs.
+type Input struct {
+	Entries []Entry // the session's entries before the claim, in order
+	Claim   schemas.Claim
+	Policy  *policy.Policy
+}
+
+// Result is a decision.
+type Result struct {
+	Verdict  string
+	Reasons  []string
+	NextStep string
+	Matched  []schemas.Position
+	Contract *schemas.Position
+}
+
+func refused(next string, reasons ...string) Result {
+	return Result{Verdict: schemas.Refused, Reasons: reasons, NextStep: next}
+}
+
+// Evaluate decides one claim.
+func Evaluate(in Input) Result {
+	c := in.Claim
+	p := in.Policy
+	retry := func(args string) string {
+		return fmt.Sprintf("claimcheck claim --claim %s --validator %s --args '%s'", c.Claim, c.Validator, args)
+	}
+	if _, ok := p.Claims[c.Claim]; !ok {
+		return refused("use one of the claim types "+strings.Join(p.ClaimTypes(), ", "),
+			fmt.Sprintf("unknown claim type %q (the policy knows %s)", c.Claim, strings.Join(p.ClaimTypes(), ", ")))
+	}
+	rule, known := p.Validators[c.Validator]
+	allowed, list := p.Allowed(c.Claim, c.Validator)
+	switch {
+	case !known:
+		return refused("use one of "+strings.Join(list, ", ")+" for a "+c.Claim+" claim",
+			fmt.Sprintf("unknown validator %q", c.Validator))
+	case !allowed:
+		return refused("use one of "+strings.Join(list, ", ")+" for a "+c.Claim+" claim",
+			fmt.Sprintf("validator %s may not back a %s claim (allowed: %s)", c.Validator, c.Claim, strings.Join(list, ", ")))
+	}
+	args, err := rule.DecodeArgs(c.Args)
+	if err != nil {
+		return refused("fix the arguments and run "+retry("{…}"), "invalid arguments: "+err.Error())
+	}
+	// The contract in force: the latest one before the claim.
+	ci := -1
+	for i := len(in.Entries) - 1; i >= 0; i-- {
+		if in.Entries[i].Kind == schemas.EntryContract && in.Entries[i].Contract != nil {
+			ci = i
+			break
+		}
+	}
+	if ci < 0 {
+		return refused("a claim needs an actionable prompt (one with an action verb) earlier in this session",
+			"no contract: no actionable prompt precedes this claim in the session")
+	}
+	ct := in.Entries[ci].Contract
+	pos := in.Entries[ci].Position()
+	after := in.Entries[ci+1:]
+	var r Result
+	if reason := bind(c.Validator, rule, args, ct); reason != "" {
+		r = refused("bind the arguments to the contract of the prompt at n="+fmt.Sprint(pos.N)+" and run "+retry("…"), reason)
+	} else {
+		r = evidence(c, rule, args, ct, after, retry)
+	}
+	r.Contract = &pos
+	return r
+}
+
+// bind checks that the arguments name something the contract asked for.
+// It returns "" when they do, else the refusal.
+func bind(validator string, rule policy.ValidatorRule, args policy.Args, ct *schemas.Contract) string {
+	tf := ct.TargetFields
+	empty := len(tf.Paths)+len(tf.URLs)+len(tf.CommandHints)+len(tf.BacktickTokens)+len(tf.Keywords) == 0
+	field := func(name string) []string {
+		switch name {
+		case "paths":
+			return tf.Paths
+		case "urls":
+			return tf.URLs
+		case "command_hints":
+			return tf.CommandHints
+		case "backtick_tokens":
+			return tf.BacktickTokens
+		case "keywords":
+			return tf.Keywords
+		}
+		return nil
+	}
+	describe := func() string {
+		var parts []string
+		for _, b := range rule.Binds {
+			if b == "ladder" {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s %q", b, field(b)))
+		}
+		return strings.Join(parts, ", ")
+	}
+	if empty && !slices.Contains(rule.Binds, "ladder") {
+		// Legacy contracts without target fields: soft binding to the
+		// objective's words (the seed's fallback).
+		for _, a := range []string{args.String("command_substring"), args.String("path"), args.String("url"), args.String("keyword")} {
+			for _, w := range strings.Fields(strings.ToLower(a)) {
+				if len(w) >= 4 && strings.Contains(strings.ToLower(ct.Objective), w) {
+					return ""
+				}
+			}
+		}
+		return "arguments share nothing with the objective of a contract that has no target fields"
+	}
+	switch validator {
+	case "command_zero_exit", "test_pass":
+		cmd := args.String("command_substring")
+		calls := command.Parse(cmd)
+		if len(calls) != 1 {
+			return fmt.Sprintf("command_substring %q must be one simple command (no ;, &&, |)", cmd)
+		}
+		for _, b := range rule.Binds {
+			for _, v := range field(b) {
+				switch b {
+				case "command_hints", "backtick_tokens":
+					if command.Runs(cmd, v) || command.Runs(v, cmd) && len(calls[0].Argv) >= 2 {
+						return ""
+					}
+				case "paths":
+					if command.Mentions(cmd, v) {
+						return ""
+					}
+				}
+			}
+		}
+		return fmt.Sprintf("command_substring %q is not bound to the contract: it must run one of, or name a path from, %s", cmd, describe())
+	case "file_diff_present":
+		path := args.String("path")
+		for _, v := range field("paths") {
+			if samePath(path, v) {
+				return ""
+			}
+		}
+		if len(tf.Paths) == 0 {
+			return fmt.Sprintf("path %q is not bound to the contract: the prompt names no paths", path)
+		}
+		return fmt.Sprintf("path %q is not one of the contract's paths %q", path, tf.Paths)
+	case "http_2xx":
+		u := args.String("url")
+		for _, b := range rule.Binds {
+			for _, v := range field(b) {
+				if strings.HasPrefix(v, "http") && (u == v || strings.HasPrefix(u, strings.TrimRight(v, "/")+"/") || strings.HasPrefix(u, v+"?")) {
+					return ""
+				}
+			}
+		}
+		return fmt.Sprintf("url %q is not one of the contract's URLs (%s)", u, describe())
+	case "fetch_attempt_proof":
+		kw := strings.ToLower(args.String("keyword"))
+		for _, b := range rule.Binds {
+			for _, v := range field(b) {
+				lv := strings.ToLower(v)
+				if lv == kw || b != "keywords" && strings.Contains(lv, kw) {
+					return ""
+				}
+			}
+		}
+		return fmt.Sprintf("keyword %q is not bound to the contract (%s)", kw, describe())
+	case "ladder_exhaustion_proof":
+		if len(ct.Ladder) == 0 {
+			return "the contract has no capability ladder to exhaust"
+		}
+		return ""
+	}
+	return fmt.Sprintf("validator %s has no binding rule", validator)
+}
+
+// samePath compares paths given absolute or relative to some directory.
+func samePath(a, b string) bool {
+	a, b = strings.TrimPrefix(a, "./"), strings.TrimPrefix(b, "./")
+	if a == "" || b == "" {
+		return false
+	}
+	return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
+}
+
+// evidence looks for what the validator requires among the entries after
+// the contract.
+func evidence(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, ct *schemas.Contract, after []Entry, retry func(string) string) Result {
+	switch c.Validator {
+	case "command_zero_exit":
+		return commandZeroExit(args.String("command_substring"), after, retry)
+	case "test_pass":
+		return testPass(args.String("command_substring"), int(args.Int("min_runs")), ct, after, retry)
+	case "file_diff_present":
+		return fileDiff(args.String("path"), after, retry)
+	case "http_2xx":
+		return http2xx(args.String("url"), after, retry)
+	case "fetch_attempt_proof":
+		return fetchAttempts(args.String("keyword"), rule.Params.MinDistinctTools, after)
+	case "ladder_exhaustion_proof":
+		return ladder(ct, after)
+	}
+	return refused("", "no evidence rule for validator "+c.Validator)
+}
+
+func fail(next string, reasons ...string) Result {
+	return Result{Verdict: schemas.Fail, Reasons: reasons, NextStep: next}
+}
+
+func pass(matched ...Entry) Result {
+	r := Result{Verdict: schemas.Pass}
+	for _, m := range matched {
+		r.Matched = append(r.Matched, m.Position())
+	}
+	return r
+}
+
+func runsOf(cmd string, entries []Entry) []Entry {
+	var out []Entry
+	for _, e := range entries {
+		if e.Done && e.Tool == "Bash" && command.Runs(e.Command, cmd) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+func commandZeroExit(cmd string, after []Entry, retry func(string) string) Result {
+	runs := runsOf(cmd, after)
+	if len(runs) == 0 {
+		return fail(fmt.Sprintf("run `%s`, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
+			fmt.Sprintf("looked for a Bash run of `%s` after the prompt: none found", cmd))
+	}
+	last := runs[len(runs)-1]
+	if last.Failed {
+		return fail(fmt.Sprintf("fix what fails and run `%s` again", cmd),
+			fmt.Sprintf("the latest run of `%s` (n=%d) failed: %s", cmd, last.N, firstLine(last.Output)))
+	}
+	return pass(last)
+}
+
+func testPass(cmd string, minRuns int, ct *schemas.Contract, after []Entry, retry func(string) string) Result {
+	if minRuns < 1 {
+		minRuns = 1
+	}
+	runs := runsOf(cmd, after)
+	if len(runs) == 0 {
+		return fail(fmt.Sprintf("run `%s`, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
+			fmt.Sprintf("looked for a run of `%s` after the prompt: none found", cmd))
+	}
+	// The latest edit of a bound path (any edit when the contract names none).
+	var lastEdit *Entry
+	for i := range after {
+		e := after[i]
+		if !e.Done || e.Failed || !isEdit(e.Tool) {
+			continue
+		}
+		bound := len(ct.TargetFields.Paths) == 0
+		for _, p := range ct.TargetFields.Paths {
+			if samePath(e.FilePath, p) {
+				bound = true
+			}
+		}
+		if bound {
+			lastEdit = &after[i]
+		}
+	}
+	last := runs[len(runs)-1]
+	lastSum := Summarize(last.Output)
+	switch {
+	case last.Failed:
+		return fail(fmt.Sprintf("fix the failures and run `%s` again", cmd),
+			fmt.Sprintf("the latest run of `%s` (n=%d) failed: %s", cmd, last.N, firstLine(last.Output)))
+	case lastSum.Recognized && lastSum.Failed > 0:
+		return fail(fmt.Sprintf("fix the failing tests and run `%s` again", cmd),
+			fmt.Sprintf("the latest run of `%s` (n=%d) reports %d failed", cmd, last.N, lastSum.Failed))
+	}
+	var passing []Entry
+	stale := 0
+	unrecognized := 0
+	for _, r := range runs {
+		s := Summarize(r.Output)
+		if r.Failed || !s.Recognized || s.Failed > 0 || s.Passed == 0 {
+			if !r.Failed && !s.Recognized {
+				unrecognized++
+			}
+			continue
+		}
+		if lastEdit != nil && r.N < lastEdit.N {
+			stale++
+			continue
+		}
+		passing = append(passing, r)
+	}
+	if len(passing) >= minRuns {
+		return pass(passing...)
+	}
+	var reasons []string
+	next := fmt.Sprintf("run `%s` again, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`))
+	if stale > 0 && lastEdit != nil {
+		reasons = append(reasons, fmt.Sprintf("the edit of %s at n=%d came after the passing run(s) of `%s`; they no longer count", lastEdit.FilePath, lastEdit.N, cmd))
+		next = fmt.Sprintf("re-run `%s` after your last edit (%s), then %s", cmd, lastEdit.FilePath, retry(`{"command_substring":"`+cmd+`"}`))
+	}
+	if unrecognized > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` had no test summary claimcheck recognises (pytest, go test, cargo test, jest, vitest, mocha, maven surefire)", unrecognized, cmd))
+	}
+	reasons = append(reasons, fmt.Sprintf("found %d of %d required passing run(s) with at least 1 passed and 0 failed after the last edit", len(passing), minRuns))
+	return fail(next, reasons...)
+}
+
+func fileDiff(path string, after []Entry, retry func(string) string) Result {
+	var failed []Entry
+	for i := len(after) - 1; i >= 0; i-- {
+		e := after[i]
+		if !e.Done || !isEdit(e.Tool) || !samePath(e.FilePath, path) {
+			continue
+		}
+		if !e.Failed {
+			return pass(e)
+		}
+		failed = append(failed, e)
+	}
+	reason := fmt.Sprintf("looked for a successful Edit, Write, MultiEdit or NotebookEdit of %s after the prompt: none found", path)
+	if len(failed) > 0 {
+		reason += fmt.Sprintf(" (%d failed, the latest at n=%d)", len(failed), failed[0].N)
+	}
+	return fail(fmt.Sprintf("edit %s, then %s", path, retry(`{"path":"`+path+`"}`)), reason)
+}
+
+func urlMatches(e Entry, u string) bool {
+	if e.URL != "" {
+		return e.URL == u || strings.HasPrefix(e.URL, u)
+	}
+	return e.Command != "" && strings.Contains(e.Command, u)
+}
+
+func http2xx(u string, after []Entry, retry func(string) string) Result {
+	var fetches []Entry
+	for _, e := range after {
+		if e.Done && (e.Tool == "WebFetch" || strings.HasPrefix(fetchTool(e), "Bash:") || strings.HasPrefix(e.Tool, "mcp__") && fetchTool(e) != "") && urlMatches(e, u) {
+			fetches = append(fetches, e)
+		}
+	}
+	if len(fetches) == 0 {
+		return fail(fmt.Sprintf("fetch %s (e.g. curl -sS -o /dev/null -w '%%{http_code}\\n' %s), then %s", u, u, retry(`{"url":"`+u+`"}`)),
+			fmt.Sprintf("looked for a fetch of %s after the prompt: none found", u))
+	}
+	last := fetches[len(fetches)-1]
+	code := httpStatus(last)
+	switch {
+	case last.Failed:
+		return fail("make "+u+" answer and fetch it again", fmt.Sprintf("the latest fetch of %s (n=%d) failed: %s", u, last.N, firstLine(last.Output)))
+	case code >= 200 && code < 300:
+		return pass(last)
+	case code == 0:
+		return fail(fmt.Sprintf("fetch %s so that the status is shown (curl -i, or -w '%%{http_code}')", u),
+			fmt.Sprintf("the latest fetch of %s (n=%d) shows no HTTP status", u, last.N))
+	}
+	return fail("make "+u+" answer 2xx and fetch it again", fmt.Sprintf("the latest fetch of %s (n=%d) returned HTTP %d", u, last.N, code))
+}
+
+func fetchFailed(e Entry) bool {
+	if e.Failed {
+		return true
+	}
+	code := httpStatus(e)
+	if code >= 400 {
+		return true
+	}
+	lower := strings.ToLower(e.Output)
+	for _, m := range []string{"could not resolve", "connection refused", "timed out", "failed to fetch", "error fetching", "403 forbidden", "404 not found", "access denied", "unable to fetch", "blocked"} {
+		if strings.Contains(lower, m) {
+			return true
+		}
+	}
+	return false
+}
+
+func fetchAttempts(keyword string, minTools int, after []Entry) Result {
+	kw := strings.ToLower(keyword)
+	failedTools := map[string]Entry{}
+	var order []string
+	for _, e := range after {
+		tool := fetchTool(e)
+		if !e.Done || tool == "" || !strings.Contains(strings.ToLower(e.Input+" "+e.Command), kw) {
+			continue
+		}
+		if !fetchFailed(e) {
+			return fail("use what the fetch at n="+fmt.Sprint(e.N)+" returned instead of delegating",
+				fmt.Sprintf("the fetch with %s at n=%d succeeded: delegation is not needed", tool, e.N))
+		}
+		if _, seen := failedTools[tool]; !seen {
+			order = append(order, tool)
+		}
+		failedTools[tool] = e
+	}
+	if len(failedTools) >= minTools {
+		var m []Entry
+		for _, t := range order {
+			m = append(m, failedTools[t])
+		}
+		return pass(m...)
+	}
+	return fail(fmt.Sprintf("try %d different fetch tools (WebFetch, WebSearch, curl, wget, an MCP fetch tool) for %q before delegating", minTools, keyword),
+		fmt.Sprintf("found %d distinct fetch tool(s) that tried %q and failed (%s); %d are needed", len(failedTools), keyword, strings.Join(order, ", "), minTools))
+}
+
+func hopAttempted(h schemas.Hop, e Entry) bool {
+	if !e.Done {
+		return false
+	}
+	toolOK := false
+	for _, t := range h.Tools {
+		if e.Tool == t || t == "mcp" && strings.HasPrefix(e.Tool, "mcp__") {
+			toolOK = true
+		}
+	}
+	if !toolOK {
+		return false
+	}
+	if len(h.Tokens) == 0 {
+		return true
+	}
+	text := strings.ToLower(e.Input + " " + e.Command + " " + e.FilePath + " " + e.URL + " " + e.Query)
+	for _, tok := range h.Tokens {
+		if strings.Contains(text, strings.ToLower(tok)) {
+			return true
+		}
+	}
+	return false
+}
+
+func ladder(ct *schemas.Contract, after []Entry) Result {
+	var missing []string
+	var matched []Entry
+	anyFailed := false
+	for _, h := range ct.Ladder {
+		var hit *Entry
+		for i := range after {
+			if hopAttempted(h, after[i]) {
+				hit = &after[i]
+				if after[i].Failed || fetchFailed(after[i]) {
+					anyFailed = true
+				}
+			}
+		}
+		if hit == nil {
+			missing = append(missing, h.Hop)
+			continue
+		}
+		matched = append(matched, *hit)
+	}
+	if len(missing) > 0 {
+		return fail("try the remaining hops before claiming blocked: "+strings.Join(missing, "; "),
+			fmt.Sprintf("%d of %d ladder hops not attempted after the prompt: %s", len(missing), len(ct.Ladder), strings.Join(missing, "; ")))
+	}
+	if !anyFailed {
+		return fail("a blocked claim needs a failed attempt; if every hop worked, the task is not blocked",
+			"every hop was attempted but none failed")
+	}
+	return pass(matched...)
+}

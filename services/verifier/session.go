@@ -1,0 +1,100 @@
+package verifier
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/services/verifier/internal/validate"
+)
+
+// sessionView is a session's ledger as the verifier reads it: evidence
+// entries in order, indexed by event id, with claims and verdicts decoded.
+// It only grows; a view is used under its session's lock.
+type sessionView struct {
+	mu       sync.Mutex
+	name     string
+	entries  []validate.Entry
+	index    map[string]int
+	claims   map[string]*schemas.Claim
+	verdicts map[string]*schemas.Verdict
+	lastSeq  uint64
+}
+
+// refresh reads the blocks appended since the last read.
+func (v *sessionView) refresh(ctx context.Context, r *ledger.Reader) error {
+	return r.Walk(ctx, v.name, v.lastSeq, func(s ledger.Stored) error {
+		var e schemas.Entry
+		if err := json.Unmarshal(s.Raw, &e); err != nil {
+			return fmt.Errorf("session %s: unreadable entry in block %d: %w", v.name, s.Seq, err)
+		}
+		if e.N != uint64(len(v.entries)+1) {
+			return fmt.Errorf("session %s: entry n=%d where %d was expected (run claimcheck ledger verify)", v.name, e.N, len(v.entries)+1)
+		}
+		v.lastSeq = s.Seq
+		if e.EventID != "" {
+			v.index[e.EventID] = len(v.entries)
+		}
+		if e.Claim != nil {
+			v.claims[e.EventID] = e.Claim
+		}
+		if e.Verdict != nil {
+			v.verdicts[e.EventID] = e.Verdict
+		}
+		v.entries = append(v.entries, validate.Decode(e))
+		return nil
+	})
+}
+
+// sessionCache keeps the most recently used sessions' views.
+type sessionCache struct {
+	r   *ledger.Reader
+	max int
+
+	mu  sync.Mutex
+	m   map[string]*list.Element
+	lru *list.List
+}
+
+func newSessionCache(r *ledger.Reader, max int) *sessionCache {
+	return &sessionCache{r: r, max: max, m: map[string]*list.Element{}, lru: list.New()}
+}
+
+func (c *sessionCache) view(name string) *sessionView {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[name]; ok {
+		c.lru.MoveToFront(el)
+		return el.Value.(*sessionView)
+	}
+	v := &sessionView{name: name, index: map[string]int{}, claims: map[string]*schemas.Claim{}, verdicts: map[string]*schemas.Verdict{}}
+	c.m[name] = c.lru.PushFront(v)
+	for c.lru.Len() > c.max {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		delete(c.m, old.Value.(*sessionView).name)
+	}
+	return v
+}
+
+// with runs fn on the session's view, holding its lock, after making sure
+// the view contains the entry eventID.
+func (c *sessionCache) with(ctx context.Context, session, eventID string, fn func(*sessionView) error) error {
+	v := c.view(session)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if _, ok := v.index[eventID]; !ok {
+		if err := v.refresh(ctx, c.r); err != nil {
+			return err
+		}
+		if _, ok := v.index[eventID]; !ok {
+			return fmt.Errorf("session %s has no entry %s yet", session, eventID)
+		}
+	}
+	return fn(v)
+}
