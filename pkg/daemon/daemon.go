@@ -169,7 +169,7 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 var TopLevelKeys = map[string]bool{
 	"nats": true, "http_listen": true, "log": true, "streams": true,
 	"ingest": true, "verifier": true, "gatekeeper": true, "rotator": true,
-	"data_dir": true, "listen": true, "allow_remote": true, "hook": true,
+	"data_dir": true, "listen": true, "allow_remote": true, "hook": true, "services": true,
 }
 
 // decodeAll decodes the shared keys and the service's own subtree strictly;

@@ -1,5 +1,6 @@
 // Package cli is the claimcheck command: `up` (everything in one process on an
-// embedded NATS), `hooks install`, and `ledger sessions|show|verify`.
+// embedded NATS), `hooks install`, `ledger sessions|show|verify`, `claim`,
+// `keys list|rotate|revoke|export` and `attest export|verify`.
 package cli
 
 import (
@@ -36,7 +37,12 @@ type exitError struct {
 	err  error
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
 func (e *exitError) Unwrap() error { return e.err }
 
 // Env is what the commands get from the process. Getenv supplies HOME and
@@ -70,7 +76,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil && ee.code != ExitFault {
+		// A nil err means the command already said everything (a verdict).
+		if ee.err != nil {
 			fmt.Fprintf(env.Stderr, "claimcheck: %v\n", ee.err)
 		}
 		return ee.code
@@ -101,7 +108,7 @@ func (a *app) rootCommand() *cobra.Command {
 	_ = a.v.BindPFlag("nats.url", pf.Lookup("nats-url"))
 	_ = a.v.BindPFlag("log.level", pf.Lookup("log-level"))
 	_ = a.v.BindPFlag("log.format", pf.Lookup("log-format"))
-	root.AddCommand(a.upCommand(), a.hooksCommand(), a.ledgerCommand())
+	root.AddCommand(a.upCommand(), a.hooksCommand(), a.ledgerCommand(), a.claimCommand(), a.keysCommand(), a.attestCommand())
 	return root
 }
 

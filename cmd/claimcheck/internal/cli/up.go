@@ -7,6 +7,7 @@ import (
 	"net"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/config"
 	"github.com/claimcheck/claimcheck/pkg/daemon"
 	"github.com/claimcheck/claimcheck/pkg/embedded"
+	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/telemetry"
@@ -36,6 +38,7 @@ type upConfig struct {
 	Listen      string            `mapstructure:"listen"`
 	AllowRemote bool              `mapstructure:"allow_remote"`
 	HTTPListen  string            `mapstructure:"http_listen"`
+	Services    []string          `mapstructure:"services"`
 	Log         daemon.Log        `mapstructure:"log"`
 	Streams     stream.Options    `mapstructure:"streams"`
 	Ingest      ingest.Config     `mapstructure:"ingest"`
@@ -61,7 +64,8 @@ stops it cleanly.`,
 	f.String("listen", "", "NATS client address host:port; port 0 picks a free one (default 127.0.0.1:4222)")
 	f.Bool("allow-remote", false, "allow a non-loopback --listen address (the embedded NATS has no authentication)")
 	f.String("http-listen", "", "address for /healthz, /readyz and /metrics; empty disables (default 127.0.0.1:0, a free port)")
-	for flag, key := range map[string]string{"data-dir": "data_dir", "listen": "listen", "allow-remote": "allow_remote", "http-listen": "http_listen"} {
+	f.StringSlice("services", nil, "services to run in this process (default ingest,verifier,gatekeeper,rotator); run the others as their own binaries")
+	for flag, key := range map[string]string{"data-dir": "data_dir", "listen": "listen", "allow-remote": "allow_remote", "http-listen": "http_listen", "services": "services"} {
 		_ = a.v.BindPFlag(key, f.Lookup(flag))
 	}
 	return cmd
@@ -72,6 +76,7 @@ func (a *app) upDefaults() upConfig {
 		DataDir:    defaultDataDir(a.env.Getenv),
 		Listen:     "127.0.0.1:4222",
 		HTTPListen: "127.0.0.1:0",
+		Services:   allServices,
 		Log:        daemon.Log{Level: "info", Format: "text"},
 		Streams:    stream.DefaultOptions(),
 		Ingest:     ingest.DefaultConfig(),
@@ -94,8 +99,18 @@ func (a *app) loadUp() (upConfig, error) {
 	if err := config.Decode(a.v, "", &cfg); err != nil {
 		return cfg, err
 	}
+	if cfg.Verifier.KeyDir == "" {
+		cfg.Verifier.KeyDir = filepath.Join(cfg.DataDir, "keys")
+	}
 	cfg.Ingest.Streams, cfg.Verifier.Streams, cfg.Gatekeeper.Streams, cfg.Rotator.Streams = cfg.Streams, cfg.Streams, cfg.Streams, cfg.Streams
 	var errs []error
+	seen := map[string]bool{}
+	for _, s := range cfg.Services {
+		if !slices.Contains(allServices, s) || seen[s] {
+			errs = append(errs, fmt.Errorf("services: %q is not one of %s (or is listed twice)", s, strings.Join(allServices, ", ")))
+		}
+		seen[s] = true
+	}
 	for _, err := range []error{cfg.Ingest.Validate(), cfg.Verifier.Validate(), cfg.Gatekeeper.Validate(), cfg.Rotator.Validate()} {
 		if err != nil {
 			errs = append(errs, err)
@@ -103,6 +118,9 @@ func (a *app) loadUp() (upConfig, error) {
 	}
 	return cfg, errors.Join(errs...)
 }
+
+// allServices is what up runs by default, in start order.
+var allServices = []string{"ingest", "verifier", "gatekeeper", "rotator"}
 
 type runnable interface {
 	Run(ctx context.Context) error
@@ -146,6 +164,17 @@ func (a *app) runUp(cmd *cobra.Command, _ []string) error {
 		return &exitError{ExitError, err}
 	}
 
+	// The first signing key, on a fresh data directory.
+	keys, err := keyring.OpenRegistry(ctx, js)
+	if err != nil {
+		return &exitError{ExitError, err}
+	}
+	if k, created, err := keyring.EnsureFirst(ctx, keys, keyring.Dir{Path: cfg.Verifier.KeyDir}, keyring.ECDSA, time.Now()); err != nil {
+		return &exitError{ExitError, err}
+	} else if created {
+		log.Info("created the first signing key", "keyid", k.KeyID, "algorithm", k.Algorithm, "dir", cfg.Verifier.KeyDir, "fingerprint", k.Fingerprint)
+	}
+
 	reg := telemetry.NewRegistry()
 	set := func(name string) service.Settings {
 		return service.Settings{Conn: nc, Logger: log.With("service", name), Metrics: reg, Clock: clock.Real{}}
@@ -159,21 +188,25 @@ func (a *app) runUp(cmd *cobra.Command, _ []string) error {
 		names, svcs = append(names, name), append(svcs, s)
 		return nil
 	}
-	ing, err := ingest.New(cfg.Ingest, set("ingest"))
-	if err := add("ingest", ing, err); err != nil {
-		return &exitError{ExitError, err}
-	}
-	ver, err := verifier.New(cfg.Verifier, set("verifier"))
-	if err := add("verifier", ver, err); err != nil {
-		return &exitError{ExitError, err}
-	}
-	gk, err := gatekeeper.New(cfg.Gatekeeper, set("gatekeeper"))
-	if err := add("gatekeeper", gk, err); err != nil {
-		return &exitError{ExitError, err}
-	}
-	rot, err := rotator.New(cfg.Rotator, set("rotator"))
-	if err := add("rotator", rot, err); err != nil {
-		return &exitError{ExitError, err}
+	for _, name := range allServices {
+		if !slices.Contains(cfg.Services, name) {
+			continue
+		}
+		var svc runnable
+		var err error
+		switch name {
+		case "ingest":
+			svc, err = ingest.New(cfg.Ingest, set(name))
+		case "verifier":
+			svc, err = verifier.New(cfg.Verifier, set(name))
+		case "gatekeeper":
+			svc, err = gatekeeper.New(cfg.Gatekeeper, set(name))
+		case "rotator":
+			svc, err = rotator.New(cfg.Rotator, set(name))
+		}
+		if err := add(name, svc, err); err != nil {
+			return &exitError{ExitError, err}
+		}
 	}
 
 	health := telemetry.NewHealth()
@@ -251,7 +284,11 @@ func waitReady(ctx context.Context, h *telemetry.Health, timeout time.Duration) 
 
 func (a *app) printReady(url string, cfg upConfig, httpAddr string) {
 	w := a.env.Stdout
-	fmt.Fprintf(w, "claimcheck is up: ingest, verifier, gatekeeper and rotator are running; data in %s\n", cfg.DataDir)
+	running := "no services (NATS only)"
+	if len(cfg.Services) > 0 {
+		running = strings.Join(cfg.Services, ", ") + " running"
+	}
+	fmt.Fprintf(w, "claimcheck is up: %s; data in %s\n", running, cfg.DataDir)
 	if httpAddr != "" {
 		fmt.Fprintf(w, "health and metrics: http://%s/readyz  http://%s/metrics\n", httpAddr, httpAddr)
 	}
@@ -261,5 +298,6 @@ func (a *app) printReady(url string, cfg upConfig, httpAddr string) {
 	}
 	fmt.Fprintf(w, "next: claimcheck hooks install%s     # record every Claude Code event\n", urlFlag)
 	fmt.Fprintf(w, "      claimcheck ledger sessions%s    # after a session, list what was recorded\n", strings.TrimSuffix(urlFlag, " "))
+	fmt.Fprintf(w, "      claimcheck claim --claim done --validator test_pass --args '{\"command_substring\":\"go test\"}'%s  # what the agent runs to back a claim\n", urlFlag)
 	fmt.Fprintln(w, "stop with Ctrl-C")
 }

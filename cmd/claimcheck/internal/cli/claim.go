@@ -1,0 +1,261 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"github.com/claimcheck/claimcheck/pkg/clock"
+	"github.com/claimcheck/claimcheck/pkg/envelope"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+// Exit codes of `claimcheck claim` (the seed's 0 / 2 / 3, plus two for
+// problems that are not verdicts).
+const (
+	ClaimPass      = 0
+	ClaimBadInput  = 1 // malformed arguments, unknown session, request rejected
+	ClaimFail      = 2
+	ClaimRefused   = 3
+	ClaimTransport = 4 // NATS unreachable, or no verdict in time
+)
+
+// maxClaimArgs matches ingest's limit on a claim's canonical arguments.
+const maxClaimArgs = 8 << 10
+
+// claimSessionRE is claim.v1's session_id pattern.
+var claimSessionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+
+func (a *app) claimCommand() *cobra.Command {
+	var (
+		claimType, validator, args, session string
+		asJSON                              bool
+		timeout                             time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "claim --claim TYPE --validator NAME --args JSON",
+		Short: "Back a claim with evidence from this session's ledger (what the agent runs)",
+		Long: `claim asks the verifiers whether this session's ledger backs a claim. The
+request is recorded in the session's chain after everything the agent did
+before it; a verifier checks the validator's arguments against the session's
+contract and scans the ledger, records the verdict, and for a PASS signs an
+attestation.
+
+Claim types and validators (default policy):
+  done, partial  command_zero_exit {"command_substring"}
+                 test_pass {"command_substring", "min_runs" (default 1)}
+                 file_diff_present {"path"}
+                 http_2xx {"url"}
+  delegation     fetch_attempt_proof {"keyword"}
+  blocked        ladder_exhaustion_proof {}
+Arguments must name something from the prompt: a command, path or URL that
+appears in it.
+
+Exit status: 0 PASS, 2 FAIL (no matching evidence: do the next step it
+prints), 3 REFUSED (wrong validator or arguments not bound to the prompt),
+1 bad input (malformed --args, unknown session), 4 NATS unreachable or no
+verdict within --timeout.`,
+		Example: `  claimcheck claim --claim done --validator test_pass --args '{"command_substring":"go test ./..."}'
+  claimcheck claim --claim done --validator file_diff_present --args '{"path":"src/app.ts"}' --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			bad := func(format string, v ...any) error {
+				return &exitError{ClaimBadInput, fmt.Errorf(format, v...)}
+			}
+			if session == "" {
+				session = a.env.Getenv("CLAUDE_CODE_SESSION_ID")
+			}
+			switch {
+			case session == "":
+				return bad("no session: pass --session, or run inside Claude Code (which sets CLAUDE_CODE_SESSION_ID)")
+			case !claimSessionRE.MatchString(session):
+				return bad("--session %s: a session id is 1-128 letters, digits, '-' or '_'", id.Quote(session))
+			case claimType == "":
+				return bad("--claim is required (done, partial, blocked or delegation)")
+			case validator == "":
+				return bad("--validator is required (see claimcheck claim --help)")
+			case len(claimType) > 64 || len(validator) > 64:
+				return bad("--claim and --validator are at most 64 bytes")
+			}
+			canonArgs, err := claimArgs(args)
+			if err != nil {
+				return &exitError{ClaimBadInput, err}
+			}
+			nc, js, err := a.connect(cmd.Context())
+			if err != nil {
+				return &exitError{ClaimTransport, errors.Unwrap(err)}
+			}
+			defer nc.Close()
+			if _, err := ledger.NewReader(js, stream.Ledger).Last(cmd.Context(), session); errors.Is(err, ledger.ErrEmpty) {
+				return bad("unknown session %s: nothing of it is in the ledger (is claimcheck-hook installed? see `claimcheck hooks install` and `claimcheck ledger sessions`)", session)
+			} else if err != nil {
+				return &exitError{ClaimTransport, fmt.Errorf("read the ledger: %w", err)}
+			}
+			v, err := a.requestVerdict(cmd, nc, js, session, claimType, validator, canonArgs, timeout)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				b, err := json.Marshal(v)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(a.env.Stdout, string(b))
+			} else {
+				printVerdict(a.env.Stdout, v)
+			}
+			switch v.Verdict {
+			case schemas.Pass:
+				return nil
+			case schemas.Fail:
+				return &exitError{code: ClaimFail}
+			default:
+				return &exitError{code: ClaimRefused}
+			}
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&claimType, "claim", "", "claim type: done, partial, blocked or delegation")
+	f.StringVar(&validator, "validator", "", "validator backing the claim")
+	f.StringVar(&args, "args", "{}", "validator arguments, a JSON object")
+	f.StringVar(&session, "session", "", "session id (default $CLAUDE_CODE_SESSION_ID)")
+	f.BoolVar(&asJSON, "json", false, "print the verdict as one JSON object")
+	f.DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the verdict")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{ClaimBadInput, fmt.Errorf("%w (see claimcheck claim --help)", err)}
+	})
+	return cmd
+}
+
+// claimArgs checks --args: one JSON object of at most maxClaimArgs bytes in
+// canonical form, reported with where it went wrong.
+func claimArgs(s string) (jsontext.Value, error) {
+	v := jsontext.Value(strings.TrimSpace(s))
+	if len(v) == 0 {
+		v = jsontext.Value("{}")
+	}
+	if len(v) > 4*maxClaimArgs {
+		return nil, fmt.Errorf("--args is %d bytes; the limit is %d", len(v), maxClaimArgs)
+	}
+	if err := v.Canonicalize(); err != nil {
+		return nil, fmt.Errorf("--args is not valid JSON: %v", err)
+	}
+	if v.Kind() != '{' {
+		kind := map[jsontext.Kind]string{'[': "an array", '"': "a string", '0': "a number", 'n': "null", 't': "true", 'f': "false"}[v.Kind()]
+		return nil, fmt.Errorf("--args must be a JSON object like '{\"command_substring\":\"go test\"}', not %s", kind)
+	}
+	if len(v) > maxClaimArgs {
+		return nil, fmt.Errorf("--args is %d bytes; the limit is %d", len(v), maxClaimArgs)
+	}
+	return v, nil
+}
+
+// requestVerdict publishes the claim request through INTAKE (so it is
+// chained in order after the session's events) and waits for the answer.
+func (a *app) requestVerdict(cmd *cobra.Command, nc *nats.Conn, js jetstream.JetStream, session, claimType, validator string, args jsontext.Value, timeout time.Duration) (schemas.Verdict, error) {
+	var v schemas.Verdict
+	gen := id.NewGenerator(clock.Real{}, nil)
+	eventID, err := gen.New()
+	if err != nil {
+		return v, err
+	}
+	requestID, err := gen.New()
+	if err != nil {
+		return v, err
+	}
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		return v, &exitError{ClaimTransport, err}
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	payload, err := json.Marshal(struct {
+		SessionID string         `json:"session_id"`
+		HookEvent string         `json:"hook_event_name"`
+		RequestID string         `json:"request_id"`
+		Claim     string         `json:"claim"`
+		Validator string         `json:"validator"`
+		Args      jsontext.Value `json:"args"`
+		ReplyTo   string         `json:"reply_to"`
+	}{session, schemas.ClaimRequestEvent, requestID, claimType, validator, args, inbox})
+	if err != nil {
+		return v, err
+	}
+	env, err := envelope.Event(eventID, session, schemas.ClaimRequestEvent, 0, time.Now(), cliSource(), payload)
+	if err != nil {
+		return v, &exitError{ClaimBadInput, err}
+	}
+	msg := nats.NewMsg(subject.Intake(session, id.EventToken(schemas.ClaimRequestEvent)))
+	msg.Data = env
+	msg.Header.Set(jetstream.MsgIDHeader, eventID)
+	if _, err := js.PublishMsg(cmd.Context(), msg); err != nil {
+		return v, &exitError{ClaimTransport, fmt.Errorf("publish the claim request: %w", err)}
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+	defer cancel()
+	reply, err := sub.NextMsgWithContext(ctx)
+	if err != nil {
+		return v, &exitError{ClaimTransport, fmt.Errorf("no verdict for request %s within %s: is a verifier running (claimcheck up, or the verifier service)? The request is recorded; run the claim again to ask anew", requestID, timeout)}
+	}
+	var probe struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(reply.Data, &probe, json.RejectUnknownMembers(false)) == nil && probe.Error != "" {
+		return v, &exitError{ClaimBadInput, errors.New(probe.Error)}
+	}
+	if err := json.Unmarshal(reply.Data, &v, json.RejectUnknownMembers(false)); err != nil || v.RequestID != requestID {
+		return v, &exitError{ClaimTransport, fmt.Errorf("unreadable verdict for request %s: %v", requestID, err)}
+	}
+	return v, nil
+}
+
+// cliSource attributes claim requests to the claimcheck CLI on this host.
+func cliSource() envelope.Source {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "unknown"
+	}
+	name := "unknown"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return envelope.Source{Host: host, AgentType: "claimcheck-cli", AgentID: name + "@" + host}
+}
+
+// printVerdict writes a verdict for a model (or a person) to act on.
+func printVerdict(w interface{ Write([]byte) (int, error) }, v schemas.Verdict) {
+	fmt.Fprintf(w, "%s: %s claim backed by %s %s\n", v.Verdict, v.Claim, v.Validator, v.Args)
+	switch v.Verdict {
+	case schemas.Pass:
+		var ev []string
+		for _, m := range v.Matched {
+			ev = append(ev, fmt.Sprintf("n=%d %s", m.N, short(m.Hash)))
+		}
+		if len(ev) > 0 {
+			fmt.Fprintf(w, "evidence: ledger entries %s of session %s\n", strings.Join(ev, ", "), v.SessionID)
+		}
+		fmt.Fprintf(w, "attestation: %s (signed; cite it in your final message)\n", v.AttestationID)
+	default:
+		for _, r := range v.Reasons {
+			fmt.Fprintf(w, "- %s\n", r)
+		}
+		if v.NextStep != "" {
+			fmt.Fprintf(w, "next step: %s\n", v.NextStep)
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
+
+	"github.com/claimcheck/claimcheck/pkg/keyring"
+)
+
+func (a *app) keysCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "keys",
+		Short: "The attestation signing keys: list, rotate, revoke, export",
+		Long: `Attestations are signed by versioned keys (v1, v2, ...). The registry (in NATS)
+holds every public key with its validity window; private keys are files
+(mode 0600) in the key directory of the host that signs. Rotation adds a key
+and closes the old key's window after an overlap; revocation marks a key
+compromised from a time on. Neither invalidates what was signed before.`,
+	}
+	keyDir := func() string {
+		if d := a.v.GetString("verifier.key_dir"); d != "" {
+			return d
+		}
+		data := a.v.GetString("data_dir")
+		if data == "" {
+			data = defaultDataDir(a.env.Getenv)
+		}
+		return filepath.Join(data, "keys")
+	}
+
+	var listJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the registered keys and their status",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			reg, done, err := a.registry(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			keys, err := reg.List(cmd.Context())
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			keys = keyring.Export(keys, time.Now())
+			if listJSON {
+				for _, k := range keys {
+					b, _ := json.Marshal(k)
+					fmt.Fprintln(a.env.Stdout, string(b))
+				}
+				return nil
+			}
+			if len(keys) == 0 {
+				fmt.Fprintln(a.env.Stderr, "no keys registered: `claimcheck up` creates the first one, or run `claimcheck keys rotate`")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.env.Stdout, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KEYID\tALGORITHM\tSTATUS\tVALID FROM\tVALID UNTIL\tREVOKED AT\tFINGERPRINT")
+			for _, k := range keys {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Algorithm, k.Status, k.ValidFrom, orDash(k.ValidUntil), orDash(k.RevokedAt), short(k.Fingerprint))
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().BoolVar(&listJSON, "json", false, "one JSON object per line")
+
+	var algorithm string
+	var overlap time.Duration
+	rotate := &cobra.Command{
+		Use:   "rotate",
+		Short: "Create the next key version; the current key keeps signing for --overlap, then verifies only",
+		Long: `rotate generates the next key (its private half goes to the key directory,
+mode 0600), registers it valid from now, and closes the window of the key(s)
+signing until now at now + --overlap. During the overlap verifiers sign with
+both, so hosts that have not yet received the new private key keep producing
+attestations that verify. Run it on a host whose key directory the verifiers
+use (or copy the new <keyid>.pem to theirs).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			reg, done, err := a.registry(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			dir := keyDir()
+			res, err := keyring.Rotate(cmd.Context(), reg, keyring.Dir{Path: dir}, algorithm, overlap, time.Now())
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			fmt.Fprintf(a.env.Stdout, "created %s (%s), valid from %s; private key %s\n", res.New.KeyID, res.New.Algorithm, res.New.ValidFrom, filepath.Join(dir, res.New.KeyID+".pem"))
+			for _, k := range res.Retired {
+				fmt.Fprintf(a.env.Stdout, "%s signs until %s, then verifies what it signed before\n", k.KeyID, orDash(k.ValidUntil))
+			}
+			return nil
+		},
+	}
+	rotate.Flags().StringVar(&algorithm, "algorithm", keyring.ECDSA, "key algorithm: "+keyring.ECDSA+" or "+keyring.Ed25519)
+	rotate.Flags().DurationVar(&overlap, "overlap", 10*time.Minute, "how long the previous key keeps signing beside the new one")
+	rotate.Flags().String("key-dir", "", "private key directory (config verifier.key_dir; default <data dir>/keys)")
+	_ = a.v.BindPFlag("verifier.key_dir", rotate.Flags().Lookup("key-dir"))
+
+	var at string
+	revoke := &cobra.Command{
+		Use:   "revoke KEYID [--at TIME]",
+		Short: "Mark a key compromised from --at on: its signatures made then or later stop verifying",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			when := time.Now()
+			if at != "" {
+				t, err := time.Parse(time.RFC3339Nano, at)
+				if err != nil {
+					return &exitError{ExitError, fmt.Errorf("--at %q: want an RFC 3339 time like 2026-11-22T10:00:00Z", at)}
+				}
+				when = t
+			}
+			reg, done, err := a.registry(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			k, err := keyring.Revoke(cmd.Context(), reg, args[0], when)
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			fmt.Fprintf(a.env.Stdout, "%s revoked at %s: attestations it signed before still verify, later ones do not\n", k.KeyID, orDash(k.RevokedAt))
+			return nil
+		},
+	}
+	revoke.Flags().StringVar(&at, "at", "", "compromise time, RFC 3339 (default now)")
+
+	export := &cobra.Command{
+		Use:   "export",
+		Short: "Print the key set (a JSON array, schemas/keys.v1) for offline `claimcheck attest verify --keys`",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			reg, done, err := a.registry(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			keys, err := reg.List(cmd.Context())
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			b, err := json.Marshal(keyring.Export(keys, time.Now()), jsontext.Multiline(true), jsontext.WithIndent("  "))
+			if err != nil {
+				return err
+			}
+			if len(keys) == 0 {
+				b = []byte("[]")
+			}
+			fmt.Fprintln(a.env.Stdout, string(b))
+			return nil
+		},
+	}
+	cmd.AddCommand(list, rotate, revoke, export)
+	return cmd
+}
+
+// registry connects and opens the key registry.
+func (a *app) registry(cmd *cobra.Command) (*keyring.Registry, func(), error) {
+	nc, js, err := a.connect(cmd.Context())
+	if err != nil {
+		return nil, nil, err
+	}
+	reg, err := keyring.OpenRegistry(cmd.Context(), js)
+	if err != nil {
+		nc.Close()
+		return nil, nil, &exitError{ExitError, fmt.Errorf("%w (has `claimcheck up` run against this NATS?)", err)}
+	}
+	return reg, nc.Close, nil
+}
+
+func orDash(s *string) string {
+	if s == nil || *s == "" {
+		return "-"
+	}
+	return *s
+}
