@@ -92,7 +92,7 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 	fs.SetOutput(stderr)
 	cfgFile := fs.String("config", "", "configuration file (YAML, JSON or TOML)")
 	fs.String("nats-url", "", "NATS server URL(s) (env CLAIMCHECK_NATS_URL)")
-	fs.String("http-listen", "", "address for /healthz, /readyz and /metrics (env CLAIMCHECK_HTTP_LISTEN)")
+	fs.String("http-listen", "", "address for /healthz, /readyz and /metrics; empty disables (env CLAIMCHECK_HTTP_LISTEN; default 127.0.0.1:9090)")
 	fs.String("log-level", "", "debug, info, warn or error")
 	fs.String("log-format", "", "text or json")
 	if err := fs.Parse(args); err != nil {
@@ -151,6 +151,10 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 	defer cancel()
 	httpErr := make(chan error, 1)
 	go func() {
+		if common.HTTPListen == "" { // disabled
+			httpErr <- nil
+			return
+		}
 		httpErr <- telemetry.Serve(runCtx, common.HTTPListen, telemetry.Handler(reg, health), func(a net.Addr) {
 			log.Info("http listening", "addr", a.String())
 		})

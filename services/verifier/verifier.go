@@ -292,6 +292,9 @@ func RegisterPolicy(ctx context.Context, js jetstream.JetStream, p *policy.Polic
 // request unacknowledged (it comes back), others terminate it.
 func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	start := time.Now()
+	if meta, err := m.Metadata(); err == nil && meta.NumDelivered > 1 {
+		s.m.redelivered.Inc()
+	}
 	err := s.process(ctx, m)
 	switch {
 	case err == nil:
@@ -323,7 +326,9 @@ func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 			return fmt.Errorf("%w: entry %s is not a claim", errPermanent, w.ClaimEventID)
 		}
 		verdict, entryPos := s.recordedVerdict(claim.RequestID, view)
-		if verdict == nil {
+		if verdict != nil {
+			s.m.reused.Inc()
+		} else {
 			v := s.decide(w.SessionID, claim, view, claimAt)
 			vEntry := &schemas.Entry{
 				V: 1, Kind: schemas.EntryVerdict, Chain: w.SessionID, SessionID: w.SessionID,
@@ -346,6 +351,7 @@ func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 				if verdict, entryPos = s.recordedVerdict(claim.RequestID, view); verdict == nil {
 					return fmt.Errorf("verdict for %s recorded elsewhere but not readable yet", claim.RequestID)
 				}
+				s.m.reused.Inc()
 			}
 		}
 		if verdict.Verdict == schemas.Pass {
@@ -447,6 +453,8 @@ type metrics struct {
 	verdicts     *prometheus.CounterVec
 	attestations prometheus.Counter
 	dropped      prometheus.Counter
+	redelivered  prometheus.Counter
+	reused       prometheus.Counter
 	latency      prometheus.Histogram
 }
 
@@ -455,9 +463,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		verdicts:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_verifier_verdicts_total", Help: "Verdicts recorded, by outcome."}, []string{"verdict"}),
 		attestations: prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_attestations_total", Help: "Attestations written to ATTEST."}),
 		dropped:      prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_dropped_total", Help: "Malformed claim work items terminated."}),
+		redelivered:  prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_redelivered_total", Help: "Claim requests delivered again (a verifier died or was too slow)."}),
+		reused:       prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_verdicts_reused_total", Help: "Requests answered with a verdict already in the ledger (a redelivery after it was recorded)."}),
 		latency:      prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_verifier_request_seconds", Help: "Time to decide, record and answer one request.", Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10)}),
 	}
-	for _, c := range []prometheus.Collector{m.verdicts, m.attestations, m.dropped, m.latency} {
+	for _, c := range []prometheus.Collector{m.verdicts, m.attestations, m.dropped, m.redelivered, m.reused, m.latency} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
