@@ -52,13 +52,20 @@ func TestClaudeCodeSessionEndToEnd(t *testing.T) {
 			t.Fatalf("hook for %s: exit %d stdout %q stderr %q", names[i], r.code, r.stdout, r.stderr)
 		}
 	}
-	entries, raw := show(t, url, session, len(bodies))
-	if len(entries) != len(bodies) {
-		t.Fatalf("ledger has %d entries, want %d", len(entries), len(bodies))
+	// The actionable prompt (fixture 2) brings its contract right after it.
+	all, raw := show(t, url, session, len(bodies)+1)
+	if len(all) != len(bodies)+1 || all[1].HookEvent != "UserPromptSubmit" || all[2].Kind != "contract" {
+		t.Fatalf("ledger has %d entries (want %d), entry 3 is %q (want the prompt's contract)", len(all), len(bodies)+1, all[min(2, len(all)-1)].Kind)
+	}
+	var entries []shownEntry
+	for _, e := range all {
+		if e.Kind != "contract" {
+			entries = append(entries, e)
+		}
 	}
 	for i, e := range entries {
-		if e.N != uint64(i+1) || e.HookEvent != names[i] || e.Kind != "event" || e.Hash == "" || e.PrevHash == "" || e.EventID == "" {
-			t.Fatalf("entry %d: %+v, want n=%d hook_event=%s", i, e, i+1, names[i])
+		if want := uint64(i + 1 + min(i/2, 1)); e.N != want || e.HookEvent != names[i] || e.Kind != "event" || e.Hash == "" || e.PrevHash == "" || e.EventID == "" {
+			t.Fatalf("entry %d: %+v, want hook_event=%s", i, e, names[i])
 		}
 		if e.PayloadDigest != sum(bodies[i]) {
 			t.Errorf("entry %d: payload_digest %s, want the digest of the raw payload %s", i+1, e.PayloadDigest, sum(bodies[i]))

@@ -188,6 +188,7 @@ type Claim struct {
 // verifier finds the claim in the session's chain by its event id.
 type ClaimWork struct {
 	ClaimEventID string `json:"claim_event_id"`
+	ReplyTo      string `json:"reply_to,omitempty"` // where to report a request that cannot be decided
 	RequestID    string `json:"request_id"`
 	SessionID    string `json:"session_id"`
 	V            int    `json:"v"`

@@ -117,20 +117,54 @@ func insertMember(c []byte, name, value string) ([]byte, error) {
 // of the entry with its "hash" member removed. It works on any JSON object,
 // including entries of future versions with members this code does not know.
 func Hash(stored []byte) (string, error) {
-	var members map[string]jsontext.Value
-	if err := json.Unmarshal(stored, &members); err != nil {
+	c, err := canon.Canonicalize(stored)
+	if err != nil {
 		return "", fmt.Errorf("entry is not a JSON object: %w", err)
 	}
-	delete(members, "hash")
-	b, err := json.Marshal(members)
+	return hashCanonical(c)
+}
+
+// hashCanonical hashes a canonical entry. Removing a top-level member from
+// RFC 8785 output leaves the canonical form of the rest (members stay
+// sorted, nothing else moves), so the member is cut out of the bytes rather
+// than decoded and re-encoded.
+func hashCanonical(c []byte) (string, error) {
+	rest, err := withoutMember(c, "hash")
 	if err != nil {
 		return "", err
 	}
-	c, err := canon.Canonicalize(b)
-	if err != nil {
-		return "", err
+	return digest.SHA256(rest), nil
+}
+
+// withoutMember returns c without its top-level member name.
+func withoutMember(c []byte, name string) ([]byte, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(c))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, errors.New("entry is not a JSON object")
 	}
-	return digest.SHA256(c), nil
+	first := true
+	for dec.PeekKind() != '}' {
+		start := dec.InputOffset() // before the separating comma, if any
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, fmt.Errorf("entry is not a JSON object: %w", err)
+		}
+		isName := tok.String() == name // before the token is voided
+		if _, err := dec.ReadValue(); err != nil {
+			return nil, fmt.Errorf("entry is not a JSON object: %w", err)
+		}
+		end := dec.InputOffset()
+		if isName {
+			if first && end < int64(len(c)) && c[end] == ',' {
+				end++ // the first member: drop the comma after it instead
+			}
+			out := make([]byte, 0, len(c)-int(end-start))
+			out = append(out, c[:start]...)
+			return append(out, c[end:]...), nil
+		}
+		first = false
+	}
+	return c, nil
 }
 
 // Fault describes the first defect found in a chain.
@@ -202,10 +236,14 @@ func (v *Verifier) Next(stored []byte) error {
 			return fault("expected entry n=%d, found n=%d: entry repeated or out of order", pos, h.N)
 		}
 	}
-	if !canon.IsCanonical(stored) {
+	c, err := canon.Canonicalize(stored)
+	if err != nil {
+		return fault("entry is not a JSON object: %v", err)
+	}
+	if !bytes.Equal(c, stored) {
 		return fault("entry is not stored in canonical (RFC 8785) form")
 	}
-	computed, err := Hash(stored)
+	computed, err := hashCanonical(c)
 	if err != nil {
 		return fault("%v", err)
 	}

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/claimcheck/claimcheck/pkg/canon"
 	"github.com/claimcheck/claimcheck/pkg/digest"
 	"github.com/claimcheck/claimcheck/schemas"
@@ -223,6 +226,50 @@ func FuzzSealIsCanonical(f *testing.F) {
 		}
 		if h, err := Hash(sealed); err != nil || h != e.Hash {
 			t.Fatalf("hash %s, recomputed %s (%v)", e.Hash, h, err)
+		}
+	})
+}
+
+// referenceHash is the definition: decode, drop "hash", re-encode,
+// canonicalize, SHA-256.
+func referenceHash(stored []byte) (string, error) {
+	if jsontext.Value(bytes.TrimSpace(stored)).Kind() != '{' {
+		return "", errors.New("not an object") // an entry is an object, never null
+	}
+	var members map[string]jsontext.Value
+	if err := json.Unmarshal(stored, &members); err != nil {
+		return "", err
+	}
+	delete(members, "hash")
+	b, err := json.Marshal(members)
+	if err != nil {
+		return "", err
+	}
+	c, err := canon.Canonicalize(b)
+	if err != nil {
+		return "", err
+	}
+	return digest.SHA256(c), nil
+}
+
+// FuzzHashMatchesReference holds the byte-cutting Hash to the definition.
+func FuzzHashMatchesReference(f *testing.F) {
+	for _, s := range []string{
+		`{"hash":"x","a":1}`, `{"a":1,"hash":"x"}`, `{"a":1,"hash":"x","z":[1,{"hash":2}]}`, `{"hash":"x"}`,
+		`{"b":{"hash":1},"a":"hash"}`, `{}`, `{"a":1e3,"hash":null,"é":"\u00e9"}`, `{"hash":1,"hash":2}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		want, werr := referenceHash(in)
+		got, gerr := Hash(in)
+		if (werr == nil) != (gerr == nil) {
+			// The reference decodes into a map: it rejects duplicate
+			// names as canonicalization does, and non-objects likewise.
+			t.Fatalf("%q: reference err %v, Hash err %v", in, werr, gerr)
+		}
+		if werr == nil && got != want {
+			t.Fatalf("%q: Hash %s, reference %s", in, got, want)
 		}
 	})
 }

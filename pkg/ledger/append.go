@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -48,6 +49,7 @@ type AppenderConfig struct {
 type Appender struct {
 	js  jetstream.JetStream
 	cfg AppenderConfig
+	r   *Reader
 
 	mu     sync.Mutex
 	chains map[string]*list.Element // of *chainState
@@ -78,7 +80,7 @@ func NewAppender(js jetstream.JetStream, cfg AppenderConfig) *Appender {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Appender{js: js, cfg: cfg, chains: map[string]*list.Element{}, lru: list.New()}
+	return &Appender{js: js, cfg: cfg, r: NewReader(js, stream.Ledger), chains: map[string]*list.Element{}, lru: list.New()}
 }
 
 func (a *Appender) state(name string) *chainState {
@@ -96,6 +98,29 @@ func (a *Appender) state(name string) *chainState {
 		delete(a.chains, old.Value.(*chainState).name)
 	}
 	return st
+}
+
+// Prime hands the appender the state of a chain its caller has just read
+// and verified (head position and hash, the stream sequence of its last
+// block, its event ids), so that the next Append to it need not read the
+// chain again. A chain already loaded here keeps its state; a stale primed
+// state is harmless (the compare-and-set fails and the appender catches up).
+func (a *Appender) Prime(name string, n uint64, hash string, seq uint64, eventIDs iter.Seq[string]) {
+	st := a.state(name)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.loaded {
+		return
+	}
+	st.n, st.hash, st.seq = n, hash, seq
+	if n == 0 {
+		st.hash = digest.Zero
+	}
+	st.events = map[string]struct{}{}
+	for e := range eventIDs {
+		st.events[e] = struct{}{}
+	}
+	st.loaded = true
 }
 
 // Forget drops the cached state of a chain (it is reloaded on next use).
@@ -264,9 +289,8 @@ func (a *Appender) catchUp(ctx context.Context, st *chainState) error {
 }
 
 func (a *Appender) readFrom(ctx context.Context, st *chainState, after uint64, v *chain.Verifier) error {
-	r := NewReader(a.js, stream.Ledger)
 	faulted := false
-	err := r.Walk(ctx, st.name, after, func(s Stored) error {
+	err := a.r.Walk(ctx, st.name, after, func(s Stored) error {
 		var h struct {
 			N       uint64 `json:"n"`
 			Hash    string `json:"hash"`

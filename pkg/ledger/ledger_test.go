@@ -194,3 +194,43 @@ func TestWalkAllAndChains(t *testing.T) {
 		t.Fatalf("WalkAll counts %v", per)
 	}
 }
+
+func TestPrimeSkipsTheReadAndStaleStateCatchesUp(t *testing.T) {
+	js := setup(t)
+	ctx := t.Context()
+	w := ledger.NewAppender(js, ledger.AppenderConfig{})
+	res, err := w.Append(ctx, "p", entries("p", 1, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, _ := ledger.NewReader(js, "").Last(ctx, "p")
+	ids := func(yield func(string) bool) {
+		for _, e := range entries("p", 1, 3) {
+			if !yield(e.EventID) {
+				return
+			}
+		}
+	}
+	// Primed with the true head: appends continue the chain, and the primed
+	// event ids are deduplicated without reading the chain.
+	a := ledger.NewAppender(js, ledger.AppenderConfig{})
+	a.Prime("p", res.N, res.Hash, last.Seq, ids)
+	got, err := a.Append(ctx, "p", entries("p", 3, 4))
+	if err != nil || got.N != 4 || got.Duplicates != 1 {
+		t.Fatalf("primed append: %+v %v", got, err)
+	}
+	// Primed with a stale head (another writer moved on): the
+	// compare-and-set fails, the appender catches up, nothing forks.
+	if _, err := w.Append(ctx, "p", entries("p", 5, 6)); err != nil {
+		t.Fatal(err)
+	}
+	b := ledger.NewAppender(js, ledger.AppenderConfig{})
+	b.Prime("p", res.N, res.Hash, last.Seq, ids)
+	got, err = b.Append(ctx, "p", entries("p", 6, 8))
+	if err != nil || got.N != 8 || got.Duplicates != 1 {
+		t.Fatalf("stale prime: %+v %v", got, err)
+	}
+	if err := chain.Verify("p", readChain(t, js, "p")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -41,10 +42,16 @@ func SplitBlock(data []byte) [][]byte {
 	return bytes.Split(data, []byte{'\n'})
 }
 
-// Reader reads chains from a ledger stream.
+// Reader reads chains from a ledger stream. It looks the stream up once
+// (a stream info request per read would double the cost of reading a short
+// chain) and is safe for concurrent use.
 type Reader struct {
 	js     jetstream.JetStream
 	stream string
+
+	mu     sync.Mutex
+	s      jetstream.Stream
+	prefix string
 }
 
 // NewReader reads from the named stream: stream.Ledger, or a copy of it whose
@@ -58,6 +65,11 @@ func NewReader(js jetstream.JetStream, streamName string) *Reader {
 
 // open returns the stream and its chain subject prefix ("cc.ledger" for LEDGER).
 func (r *Reader) open(ctx context.Context) (jetstream.Stream, string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.s != nil {
+		return r.s, r.prefix, nil
+	}
 	s, err := r.js.Stream(ctx, r.stream)
 	if err != nil {
 		return nil, "", fmt.Errorf("stream %s: %w", r.stream, err)
@@ -66,7 +78,8 @@ func (r *Reader) open(ctx context.Context) (jetstream.Stream, string, error) {
 	if len(subs) != 1 || !strings.HasSuffix(subs[0], ".>") {
 		return nil, "", fmt.Errorf("stream %s: subjects %v: want exactly one \"<prefix>.>\" subject", r.stream, subs)
 	}
-	return s, strings.TrimSuffix(subs[0], ".>"), nil
+	r.s, r.prefix = s, strings.TrimSuffix(subs[0], ".>")
+	return r.s, r.prefix, nil
 }
 
 func chainOf(prefix, subject string) (string, bool) {

@@ -282,7 +282,7 @@ func (p *partition) putContract(ctx context.Context, e *schemas.Entry) error {
 
 // forwardClaim queues a chained claim for the verifiers.
 func (p *partition) forwardClaim(ctx context.Context, e *schemas.Entry) error {
-	b, err := json.Marshal(schemas.ClaimWork{V: 1, SessionID: e.Chain, ClaimEventID: e.EventID, RequestID: e.Claim.RequestID})
+	b, err := json.Marshal(schemas.ClaimWork{V: 1, SessionID: e.Chain, ClaimEventID: e.EventID, RequestID: e.Claim.RequestID, ReplyTo: e.Claim.ReplyTo})
 	if err != nil {
 		return err
 	}

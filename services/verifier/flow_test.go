@@ -138,13 +138,13 @@ func (f *flow) request(session, claimType, validator, args string) (string, *nat
 	e := f.entry(session, schemas.EntryClaim, schemas.ClaimRequestEvent, "", "")
 	e.Claim = &schemas.Claim{RequestID: reqID, Claim: claimType, Validator: validator, Args: []byte(args), ReplyTo: inbox}
 	f.append(session, e)
-	f.queue(session, e.EventID, reqID, e.EventID)
+	f.queue(session, e.EventID, reqID, e.EventID, inbox)
 	return reqID, sub
 }
 
-func (f *flow) queue(session, claimEventID, reqID, msgID string) {
+func (f *flow) queue(session, claimEventID, reqID, msgID, replyTo string) {
 	f.t.Helper()
-	b, _ := json.Marshal(schemas.ClaimWork{V: 1, SessionID: session, ClaimEventID: claimEventID, RequestID: reqID})
+	b, _ := json.Marshal(schemas.ClaimWork{V: 1, SessionID: session, ClaimEventID: claimEventID, RequestID: reqID, ReplyTo: replyTo})
 	m := nats.NewMsg(subject.Claims(session))
 	m.Data = b
 	m.Header.Set(jetstream.MsgIDHeader, msgID)
@@ -298,7 +298,7 @@ func TestRedeliveredRequestIsAnsweredWithTheRecordedVerdict(t *testing.T) {
 	if claimEntry.Kind != schemas.EntryClaim {
 		t.Fatalf("entry 4 is %s", claimEntry.Kind)
 	}
-	f.queue(s, claimEntry.EventID, reqID, "again-"+claimEntry.EventID)
+	f.queue(s, claimEntry.EventID, reqID, "again-"+claimEntry.EventID, "")
 	second := f.answer(sub)
 	if first.AttestationID != second.AttestationID || first.Verdict != second.Verdict || first.Verifier != second.Verifier {
 		t.Fatalf("a redelivery answered differently:\n%+v\n%+v", first, second)
@@ -370,7 +370,7 @@ func TestMalformedWorkIsDroppedWithoutRecording(t *testing.T) {
 	if _, err := f.js.PublishMsg(t.Context(), m); err != nil {
 		t.Fatal(err)
 	}
-	f.queue(s, f.chain(s)[0].EventID, f.chain(s)[0].EventID, "x1")
+	f.queue(s, f.chain(s)[0].EventID, f.chain(s)[0].EventID, "x1", "")
 	// A good request after them is still answered.
 	f.bash(s, "go test ./...", goTestOut)
 	_, sub := f.request(s, "done", "test_pass", `{"command_substring":"go test ./..."}`)
@@ -427,4 +427,46 @@ func writeFile(t *testing.T, path string, b []byte) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestBrokenChainGetsAnErrorNotAVerdict(t *testing.T) {
+	f := newFlow(t)
+	f.verifier(nil)
+	const s = "sess-broken"
+	f.prompt(s, "Fix the build and run `go test ./...`")
+	f.bash(s, "go test ./...", goTestOut)
+	// A writer with publish rights on the ledger appends a forged entry
+	// (it does not continue the chain).
+	forged := `{"bundle":"evil","chain":"sess-broken","event_id":"01JDB3H5KX0000000000000099","hash":"sha256:` + strings.Repeat("0", 64) + `","hook_event":"PostToolUse","ingested_at":"2026-11-22T00:00:00Z","kind":"event","n":4,"prev_hash":"sha256:` + strings.Repeat("1", 64) + `","session_id":"sess-broken","v":1}`
+	if _, err := f.js.Publish(t.Context(), subject.Ledger(s), []byte(forged)); err != nil {
+		t.Fatal(err)
+	}
+	_, sub := f.request(s, "done", "test_pass", `{"command_substring":"go test ./..."}`)
+	m, err := sub.NextMsg(15 * time.Second)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	var ce schemas.ClaimError
+	if err := json.Unmarshal(m.Data, &ce); err != nil || !strings.Contains(ce.Error, "chain is broken") || !strings.Contains(ce.Error, "position 4") {
+		t.Fatalf("answer %s (%v), want an error naming the broken position", m.Data, err)
+	}
+	for _, e := range f.rawKinds(s) {
+		if e == schemas.EntryVerdict {
+			t.Fatal("a verdict was recorded on a broken chain")
+		}
+	}
+}
+
+// rawKinds lists the kinds of a chain's entries without verifying it.
+func (f *flow) rawKinds(session string) []string {
+	var kinds []string
+	_ = ledger.NewReader(f.js, stream.Ledger).Walk(f.t.Context(), session, 0, func(s ledger.Stored) error {
+		var e struct {
+			Kind string `json:"kind"`
+		}
+		_ = json.Unmarshal(s.Raw, &e, json.RejectUnknownMembers(false))
+		kinds = append(kinds, e.Kind)
+		return nil
+	})
+	return kinds
 }

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"sync"
 	"time"
@@ -29,6 +30,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/claimcheck/claimcheck/pkg/attest"
+	"github.com/claimcheck/claimcheck/pkg/chain"
 	"github.com/claimcheck/claimcheck/pkg/digest"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
@@ -105,6 +107,7 @@ type Service struct {
 	signer   *keyring.Signer
 	registry *keyring.Registry
 	keys     keyring.Dir
+	attestS  jetstream.Stream
 	m        *metrics
 	ready    service.Readiness
 }
@@ -165,6 +168,11 @@ func (s *Service) Run(ctx context.Context) error {
 	if err := RegisterPolicy(ctx, s.js, s.policy); err != nil {
 		return fmt.Errorf("verifier: %w", err)
 	}
+	attestS, err := s.js.Stream(ctx, stream.Attest)
+	if err != nil {
+		return fmt.Errorf("verifier: %w", err)
+	}
+	s.attestS = attestS
 	reg, err := keyring.OpenRegistry(ctx, s.js)
 	if err != nil {
 		return fmt.Errorf("verifier: %w", err)
@@ -300,9 +308,10 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	case err == nil:
 		_ = m.Ack()
 		s.m.latency.Observe(time.Since(start).Seconds())
-	case errors.Is(err, errPermanent):
-		s.set.Logger.Error("verifier: claim request dropped", "subject", m.Subject(), "err", err)
+	case errors.Is(err, errPermanent) || errors.Is(err, chain.ErrFault):
+		s.set.Logger.Error("verifier: claim request cannot be decided", "subject", m.Subject(), "err", err)
 		s.m.dropped.Inc()
+		s.replyError(m.Data(), err)
 		_ = m.Term()
 	case ctx.Err() != nil:
 		// Shutting down: the request comes back to a verifier.
@@ -313,6 +322,24 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 }
 
 var errPermanent = errors.New("permanent")
+
+// replyError tells a requester why its request will never get a verdict.
+func (s *Service) replyError(work []byte, cause error) {
+	var w schemas.ClaimWork
+	if json.Unmarshal(work, &w, json.RejectUnknownMembers(false)) != nil || !inbox.MatchString(w.ReplyTo) {
+		return
+	}
+	msg := cause.Error()
+	if errors.Is(cause, chain.ErrFault) {
+		msg = "the session's ledger chain is broken, so no verdict can be given: " + msg + " (run claimcheck ledger verify)"
+	}
+	if b, err := json.Marshal(schemas.ClaimError{Error: msg}); err == nil {
+		_ = s.set.Conn.Publish(w.ReplyTo, b)
+	}
+}
+
+// inbox is claim.v1's reply_to pattern.
+var inbox = regexp.MustCompile(`^_INBOX\.[A-Za-z0-9_-]{1,128}$`)
 
 func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 	var w schemas.ClaimWork
@@ -336,6 +363,10 @@ func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 				IngestedAt: s.set.Clock.Now().UTC().Format(time.RFC3339Nano),
 				Bundle:     Bundle, Verdict: &v,
 			}
+			// The view has just read and verified the chain: the appender
+			// need not read it again.
+			n, h := view.head()
+			s.appender.Prime(w.SessionID, n, h, view.lastSeq, view.eventIDs)
 			res, err := s.appender.Append(ctx, w.SessionID, []*schemas.Entry{vEntry})
 			if err != nil {
 				return fmt.Errorf("record verdict: %w", err)
@@ -421,11 +452,7 @@ func (s *Service) decide(session string, claim *schemas.Claim, view *sessionView
 // ATTEST accepts a first message only.
 func (s *Service) attest(ctx context.Context, v *schemas.Verdict, entry *schemas.Position) error {
 	subj := subject.Attestation(v.SessionID, v.AttestationID)
-	attStream, err := s.js.Stream(ctx, stream.Attest)
-	if err != nil {
-		return err
-	}
-	if _, err := attStream.GetLastMsgForSubject(ctx, subj); err == nil {
+	if _, err := s.attestS.GetLastMsgForSubject(ctx, subj); err == nil {
 		return nil // written by an earlier delivery
 	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return err

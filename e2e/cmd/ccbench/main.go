@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -55,6 +56,7 @@ type options struct {
 	events   int
 	python   string
 	skipR3   bool
+	sections string
 }
 
 func run() error {
@@ -65,6 +67,7 @@ func run() error {
 	flag.IntVar(&o.events, "events", 40000, "events per ingest scenario")
 	flag.StringVar(&o.python, "python", "", "Python interpreter for the baseline (default: /usr/bin/python3, else python3 on $PATH)")
 	flag.BoolVar(&o.skipR3, "skip-r3", false, "skip the three-server cluster")
+	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet", "which tables to print")
 	flag.Parse()
 	if o.quick {
 		o.hookRuns, o.events = 100, 12000
@@ -76,11 +79,35 @@ func run() error {
 	defer func() { _ = os.RemoveAll(tmp) }()
 
 	fmt.Printf("claimcheck benchmark — %s, %d CPUs; every ratio compares figures from this run\n\n", time.Now().UTC().Format(time.RFC3339), numCPU())
-	if err := hookBench(o, tmp); err != nil {
-		return fmt.Errorf("hook: %w", err)
+	sections := []struct {
+		name string
+		run  func(options, string) error
+	}{{"hook", hookBench}, {"ingest", ingestBench}, {"signing", signingBench}, {"fleet", fleetBench}}
+	want := strings.Split(o.sections, ",")
+	for _, w := range want {
+		if !slices.ContainsFunc(sections, func(s struct {
+			name string
+			run  func(options, string) error
+		}) bool {
+			return s.name == w
+		}) {
+			return fmt.Errorf("-sections: unknown section %q", w)
+		}
 	}
-	fmt.Println()
-	return ingestBench(o, tmp)
+	first := true
+	for _, s := range sections {
+		if !slices.Contains(want, s.name) {
+			continue
+		}
+		if !first {
+			fmt.Println()
+		}
+		first = false
+		if err := s.run(o, tmp); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	return nil
 }
 
 // ---- hook ----------------------------------------------------------------

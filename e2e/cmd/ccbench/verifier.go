@@ -1,0 +1,341 @@
+package main
+
+// The verifier benchmarks.
+//
+//   - signing: CPU cost of one attestation in this process, single
+//     goroutine: claimcheck's sign (in-toto statement → RFC 8785 → DSSE
+//     envelope signed through sigstore) and verify, beside a raw sigstore
+//     SignMessage over a payload of the same size. No ledger I/O.
+//   - fleet: attestations/s of 1, 2 and 3 verifier processes (the built
+//     binary) draining pre-queued claims, each decided from the ledger,
+//     recorded in it, signed and stored in ATTEST. Measured between the
+//     first and the last attestation's server timestamps, so process start
+//     is not counted.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/attest"
+	"github.com/claimcheck/claimcheck/pkg/clock"
+	"github.com/claimcheck/claimcheck/pkg/contract"
+	"github.com/claimcheck/claimcheck/pkg/embedded"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+
+	"github.com/go-json-experiment/json"
+)
+
+// ---- signing -------------------------------------------------------------
+
+func signingBench(o options, tmp string) error {
+	n := 4000
+	if o.quick {
+		n = 1000
+	}
+	ctx := context.Background()
+	fmt.Printf("Attestation signing, CPU only (%d operations each, one goroutine = one core)\n", n)
+	fmt.Printf("  %-52s %10s %14s %8s\n", "", "µs/op", "per core/s", "vs raw")
+	for _, alg := range []string{keyring.ECDSA, keyring.Ed25519} {
+		dir := keyring.Dir{Path: filepath.Join(tmp, "sign-"+alg)}
+		k, err := dir.Generate("v1", alg, time.Now().Add(-time.Hour))
+		if err != nil {
+			return err
+		}
+		signer, err := keyring.NewSigner([]schemas.Key{k}, dir, time.Now())
+		if err != nil {
+			return err
+		}
+		set, err := keyring.NewSet([]schemas.Key{k})
+		if err != nil {
+			return err
+		}
+		raw, err := dir.Load(k)
+		if err != nil {
+			return err
+		}
+		st := benchStatement()
+		payload, err := attest.Encode(st)
+		if err != nil {
+			return err
+		}
+		rawSign := timeOps(n, func() error {
+			_, err := raw.SignMessage(bytes.NewReader(payload))
+			return err
+		})
+		var env []byte
+		sign := timeOps(n, func() error {
+			var err error
+			env, _, err = attest.Sign(ctx, signer, st)
+			return err
+		})
+		at, _ := time.Parse(time.RFC3339Nano, st.Predicate.SignedAt)
+		verify := timeOps(n, func() error {
+			_, err := attest.Verify(set, env, at)
+			return err
+		})
+		if rawSign.err != nil || sign.err != nil || verify.err != nil {
+			return errors.Join(rawSign.err, sign.err, verify.err)
+		}
+		row := func(name string, d time.Duration) {
+			fmt.Printf("  %-52s %10.1f %14.0f %7.2f×\n", name, us(d), 1/d.Seconds(), float64(d)/float64(rawSign.per))
+		}
+		row(alg+": raw sigstore SignMessage ("+fmt.Sprint(len(payload))+" B)", rawSign.per)
+		row(alg+": attestation sign (JCS + DSSE + sigstore)", sign.per)
+		row(alg+": attestation verify (pinned type, window)", verify.per)
+		row(alg+": attestation sign + verify", sign.per+verify.per)
+		if alg == keyring.ECDSA {
+			fmt.Printf("  target: ≥ 10,000 ECDSA attestations/s per core excluding ledger I/O: sign %s (%.0f/s), sign+verify %s (%.0f/s)\n",
+				verdict(1/sign.per.Seconds() >= 10000), 1/sign.per.Seconds(), verdict(1/(sign.per+verify.per).Seconds() >= 10000), 1/(sign.per+verify.per).Seconds())
+		}
+	}
+	return nil
+}
+
+type opTime struct {
+	per time.Duration
+	err error
+}
+
+// timeOps runs f n times after a short warm-up and returns the mean.
+func timeOps(n int, f func() error) opTime {
+	for range min(n/10, 100) {
+		if err := f(); err != nil {
+			return opTime{err: err}
+		}
+	}
+	start := time.Now()
+	for range n {
+		if err := f(); err != nil {
+			return opTime{err: err}
+		}
+	}
+	return opTime{per: time.Since(start) / time.Duration(n)}
+}
+
+func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
+
+// benchStatement is a statement of realistic size: a test_pass verdict
+// with its contract and one matched entry.
+func benchStatement() schemas.Statement {
+	h := "sha256:" + strings.Repeat("ab", 32)
+	reqID := "01JDB3H5KX0000000000000001"
+	attID, _ := attest.ID(reqID)
+	v := schemas.Verdict{
+		V: 1, RequestID: reqID, SessionID: "00893aaf-19fa-41d2-8238-13269b9b3ca0", Claim: "done", Validator: "test_pass",
+		Args: []byte(`{"command_substring":"go test ./...","min_runs":1}`), Verdict: schemas.Pass, Reasons: []string{},
+		Matched:  []schemas.Position{{N: 41, Hash: h, EventID: "01JDB3H5KX0000000000000041"}},
+		Range:    schemas.Range{From: 1, To: 57, HeadHash: h},
+		Contract: &schemas.Position{N: 2, Hash: h, EventID: "01JDB3H5KX0000000000000002"},
+		Policy:   schemas.PolicyRef{Version: "2026-11-22.1", Digest: h}, Verifier: "bench-1", AttestationID: attID,
+	}
+	return attest.Statement(v, &schemas.Position{N: 59, Hash: h, EventID: "01JDB3H5KX0000000000000059"}, time.Now())
+}
+
+// ---- fleet ---------------------------------------------------------------
+
+func fleetBench(o options, tmp string) error {
+	claims, sessions := 3000, 300
+	if o.quick {
+		claims, sessions = 900, 900
+	}
+	fmt.Printf("Verifier fleet: %d pre-queued test_pass claims over %d sessions, each decided from the ledger, recorded (sync_interval always), signed (ECDSA) and stored in ATTEST\n", claims, sessions)
+	fmt.Printf("  %-20s %15s %8s %26s %22s\n", "verifier processes", "attestations/s", "vs 1", "verifier CPU/attestation", "server CPU/attestation")
+	var base float64
+	for _, procs := range []int{1, 2, 3} {
+		r, err := fleetRun(o, filepath.Join(tmp, fmt.Sprintf("fleet-%d", procs)), procs, claims, sessions)
+		if err != nil {
+			return fmt.Errorf("%d verifiers: %w", procs, err)
+		}
+		rate := r.rate
+		if procs == 1 {
+			base = rate
+		}
+		fmt.Printf("  %-20d %15.0f %7.2f× %23.0f µs %19.0f µs\n", procs, rate, rate/base, us(r.verifier), us(r.server))
+		if procs == 2 {
+			defer fmt.Printf("  target: ≥ 1.7× from 1 to 2 processes: %s (%.2f×)\n", verdict(rate/base >= 1.7), rate/base)
+		}
+	}
+	fmt.Printf("  each process runs 4 workers; the NATS server (in this benchmark's process), the verifiers and the benchmark share %d CPUs:\n", numCPU())
+	fmt.Println("  when verifier + server CPU per attestation × rate ≈ the CPU count, more processes cannot help on this machine.")
+	fmt.Println("  verifier CPU includes process start-up; server CPU includes the benchmark's polling.")
+	return nil
+}
+
+func fleetRun(o options, dir string, procs, claims, sessions int) (fleetResult, error) {
+	ctx := context.Background()
+	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: filepath.Join(dir, "nats"), Listen: "127.0.0.1:0"}, nil)
+	if err != nil {
+		return fleetResult{}, err
+	}
+	defer srv.Shutdown()
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		return fleetResult{}, err
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(2000))
+	if err := stream.Ensure(ctx, js, stream.DefaultOptions()); err != nil {
+		return fleetResult{}, err
+	}
+	reg, err := keyring.OpenRegistry(ctx, js)
+	if err != nil {
+		return fleetResult{}, err
+	}
+	keyDir := filepath.Join(dir, "keys")
+	if _, _, err := keyring.EnsureFirst(ctx, reg, keyring.Dir{Path: keyDir}, keyring.ECDSA, time.Now()); err != nil {
+		return fleetResult{}, err
+	}
+	if err := queueClaims(ctx, js, claims, sessions); err != nil {
+		return fleetResult{}, err
+	}
+	selfStart := procCPU(os.Getpid())
+	var wg sync.WaitGroup
+	var cmds []*exec.Cmd
+	for i := range procs {
+		cmd := exec.Command(filepath.Join(o.bin, "verifier"), "--nats-url", srv.ClientURL(), "--http-listen", "", "--log-level", "warn")
+		cmd.Env = append(os.Environ(), "CLAIMCHECK_VERIFIER_KEY_DIR="+keyDir, fmt.Sprintf("CLAIMCHECK_VERIFIER_ID=bench-%d", i))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			return fleetResult{}, err
+		}
+		cmds = append(cmds, cmd)
+		wg.Go(func() {
+			if err := cmd.Wait(); err != nil && stderr.Len() > 0 {
+				fmt.Fprintf(os.Stderr, "verifier %d: %v\n%s", i, err, stderr.String())
+			}
+		})
+	}
+	defer func() {
+		for _, c := range cmds {
+			_ = c.Process.Kill()
+		}
+		wg.Wait()
+	}()
+	att, err := js.Stream(ctx, stream.Attest)
+	if err != nil {
+		return fleetResult{}, err
+	}
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		info, err := att.Info(ctx)
+		if err != nil {
+			return fleetResult{}, err
+		}
+		if int(info.State.Msgs) >= claims {
+			first, err := att.GetMsg(ctx, info.State.FirstSeq)
+			if err != nil {
+				return fleetResult{}, err
+			}
+			last, err := att.GetMsg(ctx, info.State.LastSeq)
+			if err != nil {
+				return fleetResult{}, err
+			}
+			var vcpu time.Duration
+			for _, c := range cmds {
+				vcpu += procCPU(c.Process.Pid)
+			}
+			res := fleetResult{
+				rate:     float64(claims-1) / last.Time.Sub(first.Time).Seconds(),
+				verifier: vcpu / time.Duration(claims),
+				server:   (procCPU(os.Getpid()) - selfStart) / time.Duration(claims),
+			}
+			return res, nil
+		}
+		if time.Now().After(deadline) {
+			return fleetResult{}, fmt.Errorf("%d of %d attestations in 10 minutes", info.State.Msgs, claims)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// queueClaims writes sessions (prompt, contract, a passing go test run)
+// and then claims into the ledger as ingest would, and queues them on
+// CLAIMS.
+func queueClaims(ctx context.Context, js jetstream.JetStream, claims, sessions int) error {
+	app := ledger.NewAppender(js, ledger.AppenderConfig{})
+	gen := id.NewGenerator(clock.Real{}, nil)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	entry := func(session, kind, hookEvent, tool, payload string) *schemas.Entry {
+		eid, _ := gen.New()
+		e := &schemas.Entry{V: 1, Kind: kind, Chain: session, SessionID: session, EventID: eid, HookEvent: hookEvent, ToolName: tool, IngestedAt: now, Bundle: "ccbench"}
+		if payload != "" {
+			e.Payload = &payload
+		}
+		return e
+	}
+	const prompt = "Fix the flaky store tests and run `go test ./...` until they pass"
+	perSession := make([][]*schemas.Entry, sessions)
+	for s := range sessions {
+		name := fmt.Sprintf("bench-%04d", s)
+		p := entry(name, schemas.EntryEvent, "UserPromptSubmit", "", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"UserPromptSubmit","prompt":%q}`, name, prompt))
+		c, ok := contract.Derive(contract.Prompt{SessionID: name, EventID: p.EventID, Text: prompt})
+		if !ok {
+			return errors.New("bench prompt is not actionable")
+		}
+		ce := entry(name, schemas.EntryContract, "UserPromptSubmit", "", "")
+		ce.Contract = &c
+		run := entry(name, schemas.EntryEvent, "PostToolUse", "Bash", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/store\t0.412s\n","stderr":"","interrupted":false}}`, name))
+		perSession[s] = []*schemas.Entry{p, ce, run}
+	}
+	var works []schemas.ClaimWork
+	for i := range claims {
+		s := i % sessions
+		name := fmt.Sprintf("bench-%04d", s)
+		reqID, _ := gen.New()
+		e := entry(name, schemas.EntryClaim, schemas.ClaimRequestEvent, "", "")
+		e.Claim = &schemas.Claim{RequestID: reqID, Claim: "done", Validator: "test_pass", Args: []byte(`{"command_substring":"go test ./..."}`), ReplyTo: "_INBOX.bench" + reqID}
+		perSession[s] = append(perSession[s], e)
+		works = append(works, schemas.ClaimWork{V: 1, SessionID: name, ClaimEventID: e.EventID, RequestID: reqID})
+	}
+	for s, entries := range perSession {
+		if _, err := app.Append(ctx, fmt.Sprintf("bench-%04d", s), entries); err != nil {
+			return err
+		}
+	}
+	return publishAll(js, len(works), func(i int) *nats.Msg {
+		b, _ := json.Marshal(works[i])
+		m := nats.NewMsg(subject.Claims(works[i].SessionID))
+		m.Data = b
+		m.Header.Set(jetstream.MsgIDHeader, works[i].ClaimEventID)
+		return m
+	})
+}
+
+type fleetResult struct {
+	rate             float64
+	verifier, server time.Duration // CPU per attestation
+}
+
+// procCPU returns a process's user+system CPU time from /proc.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which may contain spaces) in parens.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var utime, stime int64
+	_, _ = fmt.Sscan(f[11], &utime)
+	_, _ = fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
+}
