@@ -282,6 +282,7 @@ type Key struct {
 	Algorithm    string  `json:"algorithm"`
 	Fingerprint  string  `json:"fingerprint,omitempty"`
 	KeyID        string  `json:"keyid"`
+	KMSRef       string  `json:"kms_ref,omitempty"` // the private key lives in a KMS (sigstore key reference)
 	PublicKeyPEM string  `json:"public_key_pem"`
 	RevokedAt    *string `json:"revoked_at"`
 	Status       string  `json:"status"`

@@ -302,8 +302,13 @@ func PublicEntry(keyid, algorithm string, pub crypto.PublicKey, from time.Time) 
 	}, nil
 }
 
-// Load reads a private key and checks that it matches the registry entry.
+// Load returns the signer of a registered key, checked against the
+// registry's public key: the private key file in d, or the KMS key the
+// entry names.
 func (d Dir) Load(k schemas.Key) (signature.Signer, error) {
+	if k.KMSRef != "" {
+		return loadKMS(k)
+	}
 	path, err := d.file(k.KeyID)
 	if err != nil {
 		return nil, err

@@ -48,12 +48,18 @@ type Rotation struct {
 	Retired []schemas.Key // keys whose window now closes at New.ValidFrom + overlap
 }
 
+// NewKey says how Rotate makes the next key.
+type NewKey struct {
+	Algorithm string // of a file key in the key directory (default ECDSA)
+	KMSRef    string // a KMS key (sigstore key reference) instead of a file
+}
+
 // Rotate generates the next key version in dir, registers it (valid from
 // now) and closes the window of every older key at now+overlap at the
 // latest (an earlier rotation's longer overlap is cut short): they keep
 // signing beside the new key until then, and afterwards verify only what
 // they signed before. Nothing signed earlier stops verifying.
-func Rotate(ctx context.Context, r *Registry, dir Dir, algorithm string, overlap time.Duration, now time.Time) (Rotation, error) {
+func Rotate(ctx context.Context, r *Registry, dir Dir, nk NewKey, overlap time.Duration, now time.Time) (Rotation, error) {
 	if overlap < 0 {
 		return Rotation{}, fmt.Errorf("overlap %s: must not be negative", overlap)
 	}
@@ -62,13 +68,20 @@ func Rotate(ctx context.Context, r *Registry, dir Dir, algorithm string, overlap
 		return Rotation{}, err
 	}
 	keyid := NextKeyID(keys)
-	k, err := dir.Generate(keyid, algorithm, now)
+	var k schemas.Key
+	if nk.KMSRef != "" {
+		k, err = KMSEntry(ctx, keyid, nk.KMSRef, now)
+	} else {
+		k, err = dir.Generate(keyid, nk.Algorithm, now)
+	}
 	if err != nil {
 		return Rotation{}, err
 	}
 	if err := r.Add(ctx, k); err != nil {
-		path, _ := dir.file(keyid)
-		_ = os.Remove(path)
+		if nk.KMSRef == "" {
+			path, _ := dir.file(keyid)
+			_ = os.Remove(path)
+		}
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return Rotation{}, fmt.Errorf("key %s was registered by someone else meanwhile; run the rotation again", keyid)
 		}

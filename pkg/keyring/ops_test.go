@@ -67,7 +67,7 @@ func TestRotateAndRevokeThroughTheRegistry(t *testing.T) {
 	before, _ := signer.SignAt(ctx, t0.Add(time.Hour), pt, []byte(`{"n":1}`))
 
 	rot := t0.Add(10 * time.Hour)
-	res, err := Rotate(ctx, r, dir, Ed25519, 15*time.Minute, rot)
+	res, err := Rotate(ctx, r, dir, NewKey{Algorithm: Ed25519}, 15*time.Minute, rot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,16 +96,16 @@ func TestRotateAndRevokeThroughTheRegistry(t *testing.T) {
 	}
 
 	// Rotating again retires v2 only (v1 closed before then).
-	res, err = Rotate(ctx, r, dir, "", 0, rot.Add(2*time.Hour))
+	res, err = Rotate(ctx, r, dir, NewKey{}, 0, rot.Add(2*time.Hour))
 	if err != nil || res.New.KeyID != "v3" || len(res.Retired) != 1 || res.Retired[0].KeyID != "v2" {
 		t.Fatalf("second rotation: %+v %v", res, err)
 	}
 	// A rotation with a shorter overlap cuts a longer pending one short:
 	// v3 was given an hour below, v4 ends it after a minute.
-	if _, err := Rotate(ctx, r, dir, "", time.Hour, rot.Add(3*time.Hour)); err != nil {
+	if _, err := Rotate(ctx, r, dir, NewKey{}, time.Hour, rot.Add(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	res, err = Rotate(ctx, r, dir, "", time.Minute, rot.Add(3*time.Hour+time.Second))
+	res, err = Rotate(ctx, r, dir, NewKey{}, time.Minute, rot.Add(3*time.Hour+time.Second))
 	if err != nil || len(res.Retired) != 2 {
 		t.Fatalf("third rotation retired %+v (%v), want v3 and v4 cut to one minute", res.Retired, err)
 	}
@@ -114,10 +114,10 @@ func TestRotateAndRevokeThroughTheRegistry(t *testing.T) {
 			t.Fatalf("%s valid until %s", k.KeyID, *k.ValidUntil)
 		}
 	}
-	if _, err := Rotate(ctx, r, dir, "rsa", 0, rot); err == nil {
+	if _, err := Rotate(ctx, r, dir, NewKey{Algorithm: "rsa"}, 0, rot); err == nil {
 		t.Fatal("unknown algorithm accepted")
 	}
-	if _, err := Rotate(ctx, r, dir, "", -time.Second, rot); err == nil {
+	if _, err := Rotate(ctx, r, dir, NewKey{}, -time.Second, rot); err == nil {
 		t.Fatal("negative overlap accepted")
 	}
 

@@ -324,7 +324,7 @@ func TestRotationWhileRunningKeepsEarlierAttestationsValid(t *testing.T) {
 	if v := f.answer(sub); v.Verdict != schemas.Pass {
 		t.Fatalf("%+v", v)
 	}
-	if _, err := keyring.Rotate(t.Context(), f.registry, keyring.Dir{Path: f.keyDir}, keyring.Ed25519, time.Hour, time.Now()); err != nil {
+	if _, err := keyring.Rotate(t.Context(), f.registry, keyring.Dir{Path: f.keyDir}, keyring.NewKey{Algorithm: keyring.Ed25519}, time.Hour, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	// The verifier picks the new key up from the registry watch: during the

@@ -71,7 +71,7 @@ compromised from a time on. Neither invalidates what was signed before.`,
 	}
 	list.Flags().BoolVar(&listJSON, "json", false, "one JSON object per line")
 
-	var algorithm string
+	var algorithm, kmsRef string
 	var overlap time.Duration
 	rotate := &cobra.Command{
 		Use:   "rotate",
@@ -90,11 +90,15 @@ use (or copy the new <keyid>.pem to theirs).`,
 			}
 			defer done()
 			dir := keyDir()
-			res, err := keyring.Rotate(cmd.Context(), reg, keyring.Dir{Path: dir}, algorithm, overlap, time.Now())
+			res, err := keyring.Rotate(cmd.Context(), reg, keyring.Dir{Path: dir}, keyring.NewKey{Algorithm: algorithm, KMSRef: kmsRef}, overlap, time.Now())
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
-			fmt.Fprintf(a.env.Stdout, "created %s (%s), valid from %s; private key %s\n", res.New.KeyID, res.New.Algorithm, res.New.ValidFrom, filepath.Join(dir, res.New.KeyID+".pem"))
+			where := "private key " + filepath.Join(dir, res.New.KeyID+".pem")
+			if res.New.KMSRef != "" {
+				where = "private key in " + res.New.KMSRef
+			}
+			fmt.Fprintf(a.env.Stdout, "created %s (%s), valid from %s; %s\n", res.New.KeyID, res.New.Algorithm, res.New.ValidFrom, where)
 			for _, k := range res.Retired {
 				fmt.Fprintf(a.env.Stdout, "%s signs until %s, then verifies what it signed before\n", k.KeyID, orDash(k.ValidUntil))
 			}
@@ -103,6 +107,7 @@ use (or copy the new <keyid>.pem to theirs).`,
 	}
 	rotate.Flags().StringVar(&algorithm, "algorithm", keyring.ECDSA, "key algorithm: "+keyring.ECDSA+" or "+keyring.Ed25519)
 	rotate.Flags().DurationVar(&overlap, "overlap", 10*time.Minute, "how long the previous key keeps signing beside the new one")
+	rotate.Flags().StringVar(&kmsRef, "kms", "", "keep the new key in a KMS: a sigstore key reference; <name>://… runs the sigstore-kms-<name> plugin on PATH (ECDSA P-256)")
 	rotate.Flags().String("key-dir", "", "private key directory (config verifier.key_dir; default <data dir>/keys)")
 	_ = a.v.BindPFlag("verifier.key_dir", rotate.Flags().Lookup("key-dir"))
 
