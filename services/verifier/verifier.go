@@ -343,8 +343,11 @@ var inbox = regexp.MustCompile(`^_INBOX\.[A-Za-z0-9_-]{1,128}$`)
 
 func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 	var w schemas.ClaimWork
-	if err := json.Unmarshal(m.Data(), &w, json.RejectUnknownMembers(true)); err != nil || id.CheckSession(w.SessionID) != nil || !id.ValidULID(w.ClaimEventID) {
-		return fmt.Errorf("%w: malformed claim work item: %v", errPermanent, err)
+	if err := json.Unmarshal(m.Data(), &w, json.RejectUnknownMembers(true)); err != nil {
+		return fmt.Errorf("%w: malformed claim work item: %w", errPermanent, err)
+	}
+	if id.CheckSession(w.SessionID) != nil || !id.ValidULID(w.ClaimEventID) {
+		return fmt.Errorf("%w: claim work item with session %s and claim %s", errPermanent, id.Quote(w.SessionID), id.Quote(w.ClaimEventID))
 	}
 	return s.sessions.with(ctx, w.SessionID, w.ClaimEventID, func(view *sessionView) error {
 		claimAt := view.index[w.ClaimEventID]

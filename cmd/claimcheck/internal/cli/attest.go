@@ -200,10 +200,10 @@ func lookupStored(ctx context.Context, js jetstream.JetStream, env []byte) ([]by
 	}
 	var stmt schemas.Statement
 	if err := json.Unmarshal(env, &e, json.RejectUnknownMembers(false)); err != nil {
-		return nil, time.Time{}, fmt.Errorf("not a DSSE envelope: %v", err)
+		return nil, time.Time{}, fmt.Errorf("not a DSSE envelope: %w", err)
 	}
 	if err := json.Unmarshal(e.Payload, &stmt, json.RejectUnknownMembers(false)); err != nil {
-		return nil, time.Time{}, fmt.Errorf("statement: %v", err)
+		return nil, time.Time{}, fmt.Errorf("statement: %w", err)
 	}
 	p := stmt.Predicate
 	if checkChainArg(p.Verdict.SessionID) != nil || p.AttestationID == "" || strings.ContainsAny(p.AttestationID, ".*> ") {

@@ -72,7 +72,12 @@ prints), 3 REFUSED (wrong validator or arguments not bound to the prompt),
 verdict within --timeout.`,
 		Example: `  claimcheck claim --claim done --validator test_pass --args '{"command_substring":"go test ./..."}'
   claimcheck claim --claim done --validator file_diff_present --args '{"path":"src/app.ts"}' --json`,
-		Args: cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &exitError{ClaimBadInput, fmt.Errorf("unexpected argument %q (pass the arguments of the validator with --args)", args[0])}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bad := func(format string, v ...any) error {
 				return &exitError{ClaimBadInput, fmt.Errorf(format, v...)}
@@ -153,7 +158,7 @@ func claimArgs(s string) (jsontext.Value, error) {
 		return nil, fmt.Errorf("--args is %d bytes; the limit is %d", len(v), maxClaimArgs)
 	}
 	if err := v.Canonicalize(); err != nil {
-		return nil, fmt.Errorf("--args is not valid JSON: %v", err)
+		return nil, fmt.Errorf("--args is not valid JSON: %w", err)
 	}
 	if v.Kind() != '{' {
 		kind := map[jsontext.Kind]string{'[': "an array", '"': "a string", '0': "a number", 'n': "null", 't': "true", 'f': "false"}[v.Kind()]
@@ -218,8 +223,11 @@ func (a *app) requestVerdict(cmd *cobra.Command, nc *nats.Conn, js jetstream.Jet
 	if json.Unmarshal(reply.Data, &probe, json.RejectUnknownMembers(false)) == nil && probe.Error != "" {
 		return v, &exitError{ClaimBadInput, errors.New(probe.Error)}
 	}
-	if err := json.Unmarshal(reply.Data, &v, json.RejectUnknownMembers(false)); err != nil || v.RequestID != requestID {
-		return v, &exitError{ClaimTransport, fmt.Errorf("unreadable verdict for request %s: %v", requestID, err)}
+	if err := json.Unmarshal(reply.Data, &v, json.RejectUnknownMembers(false)); err != nil {
+		return v, &exitError{ClaimTransport, fmt.Errorf("unreadable verdict for request %s: %w", requestID, err)}
+	}
+	if v.RequestID != requestID {
+		return v, &exitError{ClaimTransport, fmt.Errorf("the answer to request %s is for request %s", requestID, id.Quote(v.RequestID))}
 	}
 	return v, nil
 }

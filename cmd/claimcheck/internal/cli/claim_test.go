@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+func TestClaimArgs(t *testing.T) {
+	tests := []struct {
+		in, want, err string
+	}{
+		{`{"min_runs":2, "command_substring":"go test ./..."}`, `{"command_substring":"go test ./...","min_runs":2}`, ""},
+		{``, `{}`, ""},
+		{`  {}  `, `{}`, ""},
+		{`{"command_substring":`, "", "not valid JSON"},
+		{`{"a":1,"a":2}`, "", "duplicate"},
+		{`["go test"]`, "", "not an array"},
+		{`"go test"`, "", "not a string"},
+		{`null`, "", "not null"},
+		{`{"x":"` + strings.Repeat("a", 9000) + `"}`, "", "limit is 8192"},
+		{strings.Repeat(" ", 40000) + `{}`, `{}`, ""},
+		{"{\"x\":\"\xff\"}", "", "not valid JSON"},
+	}
+	for _, tt := range tests {
+		got, err := claimArgs(tt.in)
+		switch {
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("claimArgs(%.40q): %v, want an error mentioning %q", tt.in, err, tt.err)
+		case tt.err == "" && (err != nil || string(got) != tt.want):
+			t.Errorf("claimArgs(%.40q) = %s, %v; want %s", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// FuzzClaimArgs: whatever --args holds, claimArgs either refuses it or
+// returns one canonical JSON object within the limit.
+func FuzzClaimArgs(f *testing.F) {
+	for _, s := range []string{`{"command_substring":"go test"}`, `{}`, `[]`, `{"a":{"b":[1,2.50,"\u00e9"]}}`, `{"a":1,"a":1}`, "{\"k\":1e400}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := claimArgs(in)
+		if err != nil {
+			return
+		}
+		if got.Kind() != '{' || len(got) > maxClaimArgs {
+			t.Fatalf("claimArgs(%q) = %s", in, got)
+		}
+		c := jsontext.Value(append([]byte(nil), got...))
+		if err := c.Canonicalize(); err != nil || string(c) != string(got) {
+			t.Fatalf("claimArgs(%q) = %s, not canonical (%v)", in, got, err)
+		}
+	})
+}
+
+func TestClaimUsageErrorsNeverLookLikeVerdicts(t *testing.T) {
+	// Exit codes 2 and 3 mean FAIL and REFUSED: a usage error must not use
+	// them, nor reach NATS.
+	for _, args := range [][]string{
+		{"claim", "--bogus"},
+		{"claim", "--claim", "done", "--validator", "test_pass"},                                   // no session
+		{"claim", "--session", "a.b", "--claim", "done", "--validator", "test_pass"},               // hostile session id
+		{"claim", "--session", "s1", "--validator", "test_pass"},                                   // no claim type
+		{"claim", "--session", "s1", "--claim", "done", "--validator", "test_pass", "--args", "{"}, // malformed args
+		{"claim", "--session", "s1", "--claim", "done", "--validator", "test_pass", "extra"},       // stray argument
+	} {
+		r := runCLI(t, map[string]string{"CLAIMCHECK_NATS_URL": "nats://127.0.0.1:1"}, args...)
+		if r.code != ClaimBadInput || r.stderr == "" {
+			t.Errorf("%v: exit %d stderr %q, want %d with a message", args, r.code, r.stderr, ClaimBadInput)
+		}
+	}
+	// Valid input but no NATS: transport, exit 4.
+	r := runCLI(t, map[string]string{"CLAIMCHECK_NATS_URL": "nats://127.0.0.1:1", "CLAUDE_CODE_SESSION_ID": "s1"}, "claim", "--claim", "done", "--validator", "test_pass", "--args", `{"command_substring":"go test"}`)
+	if r.code != ClaimTransport || !strings.Contains(r.stderr, "127.0.0.1:1") {
+		t.Errorf("no NATS: %+v", r)
+	}
+}
