@@ -9,9 +9,9 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/claimcheck/claimcheck/pkg/chain"
+	"github.com/claimcheck/claimcheck/pkg/evidence"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/schemas"
-	"github.com/claimcheck/claimcheck/services/verifier/internal/validate"
 )
 
 // sessionView is a session's ledger as the verifier reads it: evidence
@@ -21,7 +21,7 @@ type sessionView struct {
 	mu       sync.Mutex
 	name     string
 	chain    *chain.Verifier // every entry read is verified: attestations name these hashes
-	entries  []validate.Entry
+	entries  []evidence.Entry
 	index    map[string]int
 	claims   map[string]*schemas.Claim
 	verdicts map[string]*schemas.Verdict
@@ -52,7 +52,7 @@ func (v *sessionView) refresh(ctx context.Context, r *ledger.Reader) error {
 		if e.Verdict != nil {
 			v.verdicts[e.EventID] = e.Verdict
 		}
-		v.entries = append(v.entries, validate.Decode(e))
+		v.entries = append(v.entries, evidence.Decode(e))
 		return nil
 	})
 }

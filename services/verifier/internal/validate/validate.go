@@ -13,13 +13,14 @@ import (
 	"strings"
 
 	"github.com/claimcheck/claimcheck/pkg/command"
+	"github.com/claimcheck/claimcheck/pkg/evidence"
 	"github.com/claimcheck/claimcheck/pkg/policy"
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
 // Input is everything a decision needs.
 type Input struct {
-	Entries []Entry // the session's entries before the claim, in order
+	Entries []evidence.Entry // the session's entries before the claim, in order
 	Claim   schemas.Claim
 	Policy  *policy.Policy
 }
@@ -81,7 +82,7 @@ func Evaluate(in Input) Result {
 	if reason := bind(c.Validator, rule, args, ct); reason != "" {
 		r = refused("bind the arguments to the contract of the prompt at n="+fmt.Sprint(pos.N)+" and run "+retry("…"), reason)
 	} else {
-		r = evidence(c, rule, args, ct, after, retry)
+		r = judge(c, rule, args, ct, after, retry)
 	}
 	r.Contract = &pos
 	return r
@@ -154,7 +155,7 @@ func bind(validator string, rule policy.ValidatorRule, args policy.Args, ct *sch
 	case "file_diff_present":
 		path := args.String("path")
 		for _, v := range field("paths") {
-			if samePath(path, v) {
+			if evidence.SamePath(path, v) {
 				return ""
 			}
 		}
@@ -193,17 +194,10 @@ func bind(validator string, rule policy.ValidatorRule, args policy.Args, ct *sch
 }
 
 // samePath compares paths given absolute or relative to some directory.
-func samePath(a, b string) bool {
-	a, b = strings.TrimPrefix(a, "./"), strings.TrimPrefix(b, "./")
-	if a == "" || b == "" {
-		return false
-	}
-	return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
-}
 
 // evidence looks for what the validator requires among the entries after
 // the contract.
-func evidence(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, ct *schemas.Contract, after []Entry, retry func(string) string) Result {
+func judge(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, ct *schemas.Contract, after []evidence.Entry, retry func(string) string) Result {
 	switch c.Validator {
 	case "command_zero_exit":
 		return commandZeroExit(args.String("command_substring"), after, retry)
@@ -225,7 +219,7 @@ func fail(next string, reasons ...string) Result {
 	return Result{Verdict: schemas.Fail, Reasons: reasons, NextStep: next}
 }
 
-func pass(matched ...Entry) Result {
+func pass(matched ...evidence.Entry) Result {
 	r := Result{Verdict: schemas.Pass}
 	for _, m := range matched {
 		r.Matched = append(r.Matched, m.Position())
@@ -233,8 +227,8 @@ func pass(matched ...Entry) Result {
 	return r
 }
 
-func runsOf(cmd string, entries []Entry) []Entry {
-	var out []Entry
+func runsOf(cmd string, entries []evidence.Entry) []evidence.Entry {
+	var out []evidence.Entry
 	for _, e := range entries {
 		if e.Done && e.Tool == "Bash" && command.Runs(e.Command, cmd) {
 			out = append(out, e)
@@ -254,7 +248,7 @@ func firstLine(s string) string {
 	return s
 }
 
-func commandZeroExit(cmd string, after []Entry, retry func(string) string) Result {
+func commandZeroExit(cmd string, after []evidence.Entry, retry func(string) string) Result {
 	runs := runsOf(cmd, after)
 	if len(runs) == 0 {
 		return fail(fmt.Sprintf("run `%s`, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
@@ -268,7 +262,7 @@ func commandZeroExit(cmd string, after []Entry, retry func(string) string) Resul
 	return pass(last)
 }
 
-func testPass(cmd string, minRuns int, ct *schemas.Contract, after []Entry, retry func(string) string) Result {
+func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.Entry, retry func(string) string) Result {
 	if minRuns < 1 {
 		minRuns = 1
 	}
@@ -278,15 +272,15 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []Entry, retr
 			fmt.Sprintf("looked for a run of `%s` after the prompt: none found", cmd))
 	}
 	// The latest edit of a bound path (any edit when the contract names none).
-	var lastEdit *Entry
+	var lastEdit *evidence.Entry
 	for i := range after {
 		e := after[i]
-		if !e.Done || e.Failed || !isEdit(e.Tool) {
+		if !e.Done || e.Failed || !evidence.IsEdit(e.Tool) {
 			continue
 		}
 		bound := len(ct.TargetFields.Paths) == 0
 		for _, p := range ct.TargetFields.Paths {
-			if samePath(e.FilePath, p) {
+			if evidence.SamePath(e.FilePath, p) {
 				bound = true
 			}
 		}
@@ -295,7 +289,7 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []Entry, retr
 		}
 	}
 	last := runs[len(runs)-1]
-	lastSum := Summarize(last.Output)
+	lastSum := evidence.Summarize(last.Output)
 	switch {
 	case last.Failed:
 		return fail(fmt.Sprintf("fix the failures and run `%s` again", cmd),
@@ -304,11 +298,11 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []Entry, retr
 		return fail(fmt.Sprintf("fix the failing tests and run `%s` again", cmd),
 			fmt.Sprintf("the latest run of `%s` (n=%d) reports %d failed", cmd, last.N, lastSum.Failed))
 	}
-	var passing []Entry
+	var passing []evidence.Entry
 	stale := 0
 	unrecognized := 0
 	for _, r := range runs {
-		s := Summarize(r.Output)
+		s := evidence.Summarize(r.Output)
 		if r.Failed || !s.Recognized || s.Failed > 0 || s.Passed == 0 {
 			if !r.Failed && !s.Recognized {
 				unrecognized++
@@ -337,11 +331,11 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []Entry, retr
 	return fail(next, reasons...)
 }
 
-func fileDiff(path string, after []Entry, retry func(string) string) Result {
-	var failed []Entry
+func fileDiff(path string, after []evidence.Entry, retry func(string) string) Result {
+	var failed []evidence.Entry
 	for i := len(after) - 1; i >= 0; i-- {
 		e := after[i]
-		if !e.Done || !isEdit(e.Tool) || !samePath(e.FilePath, path) {
+		if !e.Done || !evidence.IsEdit(e.Tool) || !evidence.SamePath(e.FilePath, path) {
 			continue
 		}
 		if !e.Failed {
@@ -356,17 +350,17 @@ func fileDiff(path string, after []Entry, retry func(string) string) Result {
 	return fail(fmt.Sprintf("edit %s, then %s", path, retry(`{"path":"`+path+`"}`)), reason)
 }
 
-func urlMatches(e Entry, u string) bool {
+func urlMatches(e evidence.Entry, u string) bool {
 	if e.URL != "" {
 		return e.URL == u || strings.HasPrefix(e.URL, u)
 	}
 	return e.Command != "" && strings.Contains(e.Command, u)
 }
 
-func http2xx(u string, after []Entry, retry func(string) string) Result {
-	var fetches []Entry
+func http2xx(u string, after []evidence.Entry, retry func(string) string) Result {
+	var fetches []evidence.Entry
 	for _, e := range after {
-		if e.Done && (e.Tool == "WebFetch" || strings.HasPrefix(fetchTool(e), "Bash:") || strings.HasPrefix(e.Tool, "mcp__") && fetchTool(e) != "") && urlMatches(e, u) {
+		if e.Done && (e.Tool == "WebFetch" || strings.HasPrefix(evidence.FetchTool(e), "Bash:") || strings.HasPrefix(e.Tool, "mcp__") && evidence.FetchTool(e) != "") && urlMatches(e, u) {
 			fetches = append(fetches, e)
 		}
 	}
@@ -375,7 +369,7 @@ func http2xx(u string, after []Entry, retry func(string) string) Result {
 			fmt.Sprintf("looked for a fetch of %s after the prompt: none found", u))
 	}
 	last := fetches[len(fetches)-1]
-	code := httpStatus(last)
+	code := evidence.HTTPStatus(last)
 	switch {
 	case last.Failed:
 		return fail("make "+u+" answer and fetch it again", fmt.Sprintf("the latest fetch of %s (n=%d) failed: %s", u, last.N, firstLine(last.Output)))
@@ -388,11 +382,11 @@ func http2xx(u string, after []Entry, retry func(string) string) Result {
 	return fail("make "+u+" answer 2xx and fetch it again", fmt.Sprintf("the latest fetch of %s (n=%d) returned HTTP %d", u, last.N, code))
 }
 
-func fetchFailed(e Entry) bool {
+func fetchFailed(e evidence.Entry) bool {
 	if e.Failed {
 		return true
 	}
-	code := httpStatus(e)
+	code := evidence.HTTPStatus(e)
 	if code >= 400 {
 		return true
 	}
@@ -405,12 +399,12 @@ func fetchFailed(e Entry) bool {
 	return false
 }
 
-func fetchAttempts(keyword string, minTools int, after []Entry) Result {
+func fetchAttempts(keyword string, minTools int, after []evidence.Entry) Result {
 	kw := strings.ToLower(keyword)
-	failedTools := map[string]Entry{}
+	failedTools := map[string]evidence.Entry{}
 	var order []string
 	for _, e := range after {
-		tool := fetchTool(e)
+		tool := evidence.FetchTool(e)
 		if !e.Done || tool == "" || !strings.Contains(strings.ToLower(e.Input+" "+e.Command), kw) {
 			continue
 		}
@@ -424,7 +418,7 @@ func fetchAttempts(keyword string, minTools int, after []Entry) Result {
 		failedTools[tool] = e
 	}
 	if len(failedTools) >= minTools {
-		var m []Entry
+		var m []evidence.Entry
 		for _, t := range order {
 			m = append(m, failedTools[t])
 		}
@@ -434,7 +428,7 @@ func fetchAttempts(keyword string, minTools int, after []Entry) Result {
 		fmt.Sprintf("found %d distinct fetch tool(s) that tried %q and failed (%s); %d are needed", len(failedTools), keyword, strings.Join(order, ", "), minTools))
 }
 
-func hopAttempted(h schemas.Hop, e Entry) bool {
+func hopAttempted(h schemas.Hop, e evidence.Entry) bool {
 	if !e.Done {
 		return false
 	}
@@ -459,12 +453,12 @@ func hopAttempted(h schemas.Hop, e Entry) bool {
 	return false
 }
 
-func ladder(ct *schemas.Contract, after []Entry) Result {
+func ladder(ct *schemas.Contract, after []evidence.Entry) Result {
 	var missing []string
-	var matched []Entry
+	var matched []evidence.Entry
 	anyFailed := false
 	for _, h := range ct.Ladder {
-		var hit *Entry
+		var hit *evidence.Entry
 		for i := range after {
 			if hopAttempted(h, after[i]) {
 				hit = &after[i]

@@ -8,44 +8,15 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/claimcheck/claimcheck/pkg/contract"
+	"github.com/claimcheck/claimcheck/pkg/evidence"
 	"github.com/claimcheck/claimcheck/pkg/policy"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 )
 
-func TestSummarize(t *testing.T) {
-	tests := []struct {
-		name, out  string
-		pass, fail int
-		ok         bool
-	}{
-		{"pytest pass", "collected 3 items\n\ntests/test_x.py ...\n\n============ 3 passed in 0.12s ============\n", 3, 0, true},
-		{"pytest fail", "===== 1 failed, 2 passed, 1 warning in 0.30s =====", 2, 1, true},
-		{"pytest -q", "...\n3 passed in 0.01s\n", 3, 0, true},
-		{"go test", "ok  \tgithub.com/acme/app/store\t0.412s\nok  \tgithub.com/acme/app/cmd\t(cached)\n?   \tgithub.com/acme/app/doc\t[no test files]\n", 2, 0, true},
-		{"go test fail", "--- FAIL: TestX (0.00s)\n    x_test.go:9: boom\nFAIL\nFAIL\tgithub.com/acme/app\t0.01s\n", 0, 3, true},
-		{"cargo", "running 5 tests\ntest result: ok. 5 passed; 0 failed; 0 ignored\n\ntest result: ok. 2 passed; 0 failed;", 7, 0, true},
-		{"cargo fail", "test result: FAILED. 4 passed; 1 failed; 0 ignored", 4, 1, true},
-		{"jest", "PASS src/app.test.ts\nTests:       12 passed, 12 total\nSnapshots:   0 total\n", 12, 0, true},
-		{"jest fail", "Tests:       1 failed, 11 passed, 12 total", 11, 1, true},
-		{"vitest", " Test Files  2 passed (2)\n      Tests  14 passed (14)\n", 14, 0, true},
-		{"mocha", "  12 passing (40ms)\n  1 failing\n", 12, 1, true},
-		{"surefire", "[INFO] Tests run: 10, Failures: 0, Errors: 0, Skipped: 1\n[INFO] BUILD SUCCESS", 9, 0, true},
-		{"surefire fail", "[ERROR] Tests run: 10, Failures: 2, Errors: 1, Skipped: 0\n[INFO] BUILD FAILURE", 7, 3, true},
-		{"nothing", "all good!\n", 0, 0, false},
-		{"fake echo", "Tests passed", 0, 0, false},
-	}
-	for _, tt := range tests {
-		s := Summarize(tt.out)
-		if s.Recognized != tt.ok || s.Passed != tt.pass || s.Failed != tt.fail {
-			t.Errorf("%s: %+v, want passed=%d failed=%d recognized=%v", tt.name, s, tt.pass, tt.fail, tt.ok)
-		}
-	}
-}
-
 // ledger builds evidence entries from hook payloads.
 type ledger struct {
-	entries []Entry
+	entries []evidence.Entry
 }
 
 func (l *ledger) add(kind, hookEvent, tool, payload string) {
@@ -54,7 +25,7 @@ func (l *ledger) add(kind, hookEvent, tool, payload string) {
 	if payload != "" {
 		e.Payload = &payload
 	}
-	l.entries = append(l.entries, Decode(e))
+	l.entries = append(l.entries, evidence.Decode(e))
 }
 
 func (l *ledger) prompt(text string) {
@@ -62,7 +33,7 @@ func (l *ledger) prompt(text string) {
 	l.add(schemas.EntryEvent, "UserPromptSubmit", "", fmt.Sprintf(`{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":%q}`, text))
 	if ok {
 		n := uint64(len(l.entries) + 1)
-		l.entries = append(l.entries, Entry{N: n, Hash: fmt.Sprintf("sha256:%064d", n), Kind: schemas.EntryContract, Contract: &c})
+		l.entries = append(l.entries, evidence.Entry{N: n, Hash: fmt.Sprintf("sha256:%064d", n), Kind: schemas.EntryContract, Contract: &c})
 	}
 }
 

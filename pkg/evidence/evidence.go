@@ -1,4 +1,8 @@
-package validate
+// Package evidence reads ledger entries as evidence: which tool ran, on what
+// (command, file, URL), whether it failed, and what test runners and fetches
+// reported. The verifier judges claims with it; the gatekeeper uses it to
+// tell whether an attested pass is still fresh.
+package evidence
 
 import (
 	"regexp"
@@ -115,8 +119,8 @@ func Decode(s schemas.Entry) Entry {
 	return e
 }
 
-// isEdit reports a file-changing tool.
-func isEdit(tool string) bool {
+// IsEdit reports a file-changing tool.
+func IsEdit(tool string) bool {
 	switch tool {
 	case "Edit", "Write", "MultiEdit", "NotebookEdit":
 		return true
@@ -222,8 +226,8 @@ var (
 // fetchPrograms are shell programs that fetch URLs.
 var fetchPrograms = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "httpie": true, "xh": true, "lynx": true, "w3m": true, "aria2c": true}
 
-// fetchTool names the fetching tool an entry used ("" when it is not a fetch).
-func fetchTool(e Entry) string {
+// FetchTool names the fetching tool an entry used ("" when it is not a fetch).
+func FetchTool(e Entry) string {
 	switch {
 	case e.Tool == "WebFetch" || e.Tool == "WebSearch":
 		return e.Tool
@@ -242,8 +246,8 @@ func fetchTool(e Entry) string {
 	return ""
 }
 
-// httpStatus returns the HTTP status a fetch reported, or 0.
-func httpStatus(e Entry) int {
+// HTTPStatus returns the HTTP status a fetch reported, or 0.
+func HTTPStatus(e Entry) int {
 	if e.HTTPCode != 0 {
 		return e.HTTPCode
 	}
@@ -256,4 +260,15 @@ func httpStatus(e Entry) int {
 		return n
 	}
 	return 0
+}
+
+// SamePath reports whether two paths name the same file: equal, or one is a
+// suffix of the other at a path boundary (relative paths in a contract match
+// the absolute paths Claude Code reports).
+func SamePath(a, b string) bool {
+	a, b = strings.TrimPrefix(a, "./"), strings.TrimPrefix(b, "./")
+	if a == "" || b == "" {
+		return false
+	}
+	return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
 }
