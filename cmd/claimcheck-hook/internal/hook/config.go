@@ -27,7 +27,25 @@ type Config struct {
 	AgentType     string        // --agent-type, CLAIMCHECK_HOOK_AGENT_TYPE
 	AgentID       string        // --agent-id, CLAIMCHECK_HOOK_AGENT_ID
 	Host          string        // --host, CLAIMCHECK_HOOK_HOST
+	// Gate asks the gatekeeper for Stop and PreToolUse decisions (--gate, CLAIMCHECK_HOOK_GATE).
+	Gate bool
+	// GateDeadline bounds the whole gate answer from the hook's start
+	// (--gate-deadline, CLAIMCHECK_HOOK_GATE_DEADLINE); on expiry the hook
+	// fails closed.
+	GateDeadline time.Duration
+	// GateKeys is the key set the hook trusts for signed decisions
+	// (--gate-keys, CLAIMCHECK_HOOK_GATE_KEYS; default <state dir>/gate-keys.json).
+	GateKeys string
+	// FailOpen lists the gated events that are allowed, not blocked, when no
+	// valid decision arrives (--fail-open, CLAIMCHECK_HOOK_FAIL_OPEN: "Stop,PreToolUse").
+	FailOpen map[string]bool
 }
+
+// GatedEvents are the events the hook asks the gatekeeper about.
+var GatedEvents = map[string]bool{"Stop": true, "PreToolUse": true}
+
+// GateKeysFile is the default trusted key set's name in the state dir.
+const GateKeysFile = "gate-keys.json"
 
 // DefaultNATSURL is where `claimcheck up` listens by default.
 const DefaultNATSURL = "nats://127.0.0.1:4222"
@@ -43,6 +61,9 @@ func defaults(getenv func(string) string) Config {
 		Deadline:      2 * time.Second,
 		RetryAfter:    time.Second,
 		AgentType:     "claude-code",
+		Gate:          true,
+		GateDeadline:  4 * time.Second,
+		FailOpen:      map[string]bool{},
 	}
 	home := getenv("HOME")
 	if x := getenv("XDG_STATE_HOME"); x != "" {
@@ -77,6 +98,10 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	env("HOOK_AGENT_TYPE", str(&c.AgentType))
 	env("HOOK_AGENT_ID", str(&c.AgentID))
 	env("HOOK_HOST", str(&c.Host))
+	env("HOOK_GATE", func(v string) error { b, err := strconv.ParseBool(v); c.Gate = b; return err })
+	env("HOOK_GATE_DEADLINE", dur(&c.GateDeadline))
+	env("HOOK_GATE_KEYS", str(&c.GateKeys))
+	env("HOOK_FAIL_OPEN", func(v string) error { return c.setFailOpen(v) })
 
 	fs := flag.NewFlagSet("claimcheck-hook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -88,6 +113,10 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&c.AgentType, "agent-type", c.AgentType, "agent CLI type recorded with every event (env CLAIMCHECK_HOOK_AGENT_TYPE)")
 	fs.StringVar(&c.AgentID, "agent-id", c.AgentID, "identity of this agent installation (default $USER@host) (env CLAIMCHECK_HOOK_AGENT_ID)")
 	fs.StringVar(&c.Host, "host", c.Host, "host name recorded with every event (default: the system host name) (env CLAIMCHECK_HOOK_HOST)")
+	fs.BoolVar(&c.Gate, "gate", c.Gate, "ask the gatekeeper for Stop and PreToolUse decisions, failing closed (env CLAIMCHECK_HOOK_GATE)")
+	fs.DurationVar(&c.GateDeadline, "gate-deadline", c.GateDeadline, "time from start to a verified gate decision; then block/deny (env CLAIMCHECK_HOOK_GATE_DEADLINE)")
+	fs.StringVar(&c.GateKeys, "gate-keys", c.GateKeys, "key set trusted for signed gate decisions (default <state-dir>/gate-keys.json) (env CLAIMCHECK_HOOK_GATE_KEYS)")
+	fs.Func("fail-open", "comma-separated gated events (Stop, PreToolUse) to allow rather than block when no valid decision arrives (env CLAIMCHECK_HOOK_FAIL_OPEN)", c.setFailOpen)
 	version := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: claimcheck-hook [flags]          read one agent hook payload on stdin and record it\n       claimcheck-hook [flags] flush    deliver spooled events now\n\n")
@@ -105,6 +134,9 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 			h = "unknown-host"
 		}
 		c.Host = h
+	}
+	if c.GateKeys == "" && c.StateDir != "" {
+		c.GateKeys = filepath.Join(c.StateDir, GateKeysFile)
 	}
 	if c.AgentID == "" {
 		u := getenv("USER")
@@ -133,6 +165,9 @@ func (c Config) validate() error {
 	if c.Deadline < 10*time.Millisecond || c.Deadline > 5*time.Minute {
 		errs = append(errs, fmt.Errorf("deadline %s: must be between 10ms and 5m", c.Deadline))
 	}
+	if c.GateDeadline < 10*time.Millisecond || c.GateDeadline > 10*time.Minute {
+		errs = append(errs, fmt.Errorf("gate deadline %s: must be between 10ms and 10m", c.GateDeadline))
+	}
 	if c.RetryAfter < 0 {
 		errs = append(errs, fmt.Errorf("retry-after %s: must not be negative", c.RetryAfter))
 	}
@@ -159,4 +194,19 @@ func validAgentType(s string) bool {
 		}
 	}
 	return true
+}
+
+func (c *Config) setFailOpen(v string) error {
+	c.FailOpen = map[string]bool{}
+	for _, e := range strings.Split(v, ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		if !GatedEvents[e] {
+			return fmt.Errorf("fail-open event %q: must be one of Stop, PreToolUse", e)
+		}
+		c.FailOpen[e] = true
+	}
+	return nil
 }

@@ -8,9 +8,11 @@
 // events with their digest and reason, and reported on stderr.
 //
 // For the events it only records it prints nothing on stdout and exits 0
-// (Claude Code reads stdout as a hook decision). Gate decisions (Stop,
-// PreToolUse) are not implemented yet: those events are recorded like any
-// other and allowed by silence.
+// (Claude Code reads stdout as a hook decision). For Stop and PreToolUse it
+// then asks the gatekeeper (cc.gate.*) with a fresh nonce, verifies the
+// signed decision against a locally trusted key set and answers Claude
+// Code; on any failure it answers block or deny (fail closed) unless the
+// event is configured fail-open, and records the decision either way.
 package hook
 
 import (
@@ -47,10 +49,16 @@ const (
 // Main runs the hook and returns its exit code. A panic is reported on
 // stderr and turned into a non-zero exit, never into silent success.
 func Main(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	var h *hook
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "claimcheck-hook: internal error: %v\n", r)
 			code = ExitFailed
+			if h != nil && h.gated != "" {
+				// Fail closed: exit 2 blocks a Stop and denies a PreToolUse.
+				fmt.Fprintf(stderr, "claimcheck blocked this %s because its hook failed (fail closed); tell the human\n", h.gated)
+				code = ExitBlock
+			}
 		}
 	}()
 	cfg, rest, err := ParseConfig(args, getenv, stderr)
@@ -61,7 +69,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdin 
 		fmt.Fprintf(stderr, "claimcheck-hook: configuration: %v\n", err)
 		return ExitRejected
 	}
-	h := &hook{cfg: cfg, stderr: stderr, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}), sp: spool{dir: filepath.Join(cfg.StateDir, "spool")}}
+	h = &hook{cfg: cfg, stderr: stderr, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}), sp: spool{dir: filepath.Join(cfg.StateDir, "spool")}}
 	switch {
 	case len(rest) == 1 && rest[0] == "version":
 		fmt.Fprintln(stdout, "claimcheck-hook", Version)
@@ -72,7 +80,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdin 
 		fmt.Fprintf(stderr, "claimcheck-hook: unknown command %q (commands: flush)\n", rest[0])
 		return ExitRejected
 	}
-	return h.record(ctx, stdin)
+	return h.record(ctx, stdin, stdout)
 }
 
 type hook struct {
@@ -80,6 +88,23 @@ type hook struct {
 	stderr io.Writer
 	gen    *id.Generator
 	sp     spool
+
+	// keep makes deliver leave a working connection in conn (for the gate
+	// request that follows); delivered reports the last deliver published
+	// rather than spooled.
+	keep      bool
+	conn      *oneshot.Conn
+	delivered bool
+	gated     string // the gated event being answered (for the panic handler)
+}
+
+// release closes c, or keeps it for the gate request.
+func (h *hook) release(c *oneshot.Conn, ok bool) {
+	if ok && h.keep && h.conn == nil {
+		h.conn = c
+		return
+	}
+	_ = c.Close()
 }
 
 func (h *hook) source() envelope.Source {
@@ -87,7 +112,7 @@ func (h *hook) source() envelope.Source {
 }
 
 // record handles one hook invocation.
-func (h *hook) record(ctx context.Context, stdin io.Reader) int {
+func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) int {
 	received := time.Now()
 	raw, digest, size, inErr := h.read(stdin)
 	var info payload.Info
@@ -123,13 +148,32 @@ func (h *hook) record(ctx context.Context, stdin io.Reader) int {
 		fmt.Fprintf(h.stderr, "claimcheck-hook: %v\n", err)
 		return ExitFailed
 	}
+	gated := h.cfg.Gate && GatedEvents[info.HookEvent]
+	h.keep = gated && inErr == nil
+	if gated && !h.cfg.FailOpen[info.HookEvent] {
+		h.gated = info.HookEvent
+	}
+	defer func() {
+		if h.conn != nil {
+			_ = h.conn.Close()
+		}
+	}()
 	if err := h.deliver(ctx, eventID, chain, token, env); err != nil {
 		fmt.Fprintf(h.stderr, "claimcheck-hook: event %s was neither delivered nor spooled: %v\n", eventID, err)
+		if gated {
+			return h.fallback(ctx, stdout, info, eventID, seq, fmt.Errorf("the event could not be recorded: %w", err))
+		}
 		return ExitFailed
 	}
 	if inErr != nil {
 		fmt.Fprintf(h.stderr, "claimcheck-hook: input rejected (recorded as event %s): %v\n", eventID, inErr)
+		if gated {
+			return h.fallback(ctx, stdout, info, eventID, seq, fmt.Errorf("the hook input was rejected: %w", inErr))
+		}
 		return ExitRejected
+	}
+	if gated {
+		return h.gate(ctx, stdout, received, info, eventID, seq, raw)
 	}
 	return ExitOK
 }
@@ -174,9 +218,10 @@ func (h *hook) deliver(ctx context.Context, eventID, chain, token string, data [
 		c, err := h.dial(ctx)
 		if err == nil {
 			err = publish(ctx, c, subject, eventID, data)
-			_ = c.Close()
+			h.release(c, err == nil)
 		}
 		if err == nil {
+			h.delivered = true
 			return nil
 		}
 		if permanent(err) {
@@ -194,8 +239,9 @@ func (h *hook) deliver(ctx context.Context, eventID, chain, token string, data [
 			if ok {
 				err = publish(ctx, c, subject, eventID, data)
 				if err == nil {
-					_ = c.Close()
+					h.release(c, true)
 					h.sp.clearUnreachable()
+					h.delivered = true
 					return nil
 				}
 				if permanent(err) {

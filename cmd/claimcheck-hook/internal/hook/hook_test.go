@@ -51,6 +51,7 @@ func setup(t *testing.T, withServer bool) *fixture {
 		"CLAIMCHECK_HOOK_AGENT_ID":  "tester@testhost",
 		"CLAIMCHECK_NATS_URL":       fmt.Sprintf("nats://127.0.0.1:%d", natstest.FreePort(t)),
 		"CLAIMCHECK_HOOK_DEADLINE":  "2s",
+		"CLAIMCHECK_HOOK_GATE":      "false", // recording tests; gate_test.go covers the gate
 	}
 	if withServer {
 		s := natstest.RunServer(t)

@@ -1,0 +1,169 @@
+package hook
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/claimcheck/claimcheck/pkg/decision"
+	"github.com/claimcheck/claimcheck/pkg/envelope"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/oneshot"
+	"github.com/claimcheck/claimcheck/pkg/payload"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+// ExitBlock is Claude Code's blocking exit code: used when stdout cannot
+// carry the answer (the reason goes to stderr).
+const ExitBlock = 2
+
+// clockSkew tolerates a gatekeeper clock ahead of this host's.
+const clockSkew = 5 * time.Second
+
+// gate asks the gatekeeper, verifies the signed answer and gives it to the
+// agent CLI. Every failure ends in fallback: block or deny, unless the
+// operator chose fail-open for the event.
+func (h *hook) gate(ctx context.Context, stdout io.Writer, received time.Time, info payload.Info, eventID string, seq uint64, raw []byte) int {
+	ctx, cancel := context.WithDeadline(ctx, received.Add(h.cfg.GateDeadline))
+	defer cancel()
+	fail := func(format string, a ...any) int {
+		return h.fallback(ctx, stdout, info, eventID, seq, fmt.Errorf(format, a...))
+	}
+	if !h.delivered {
+		return fail("NATS is unreachable (the event was spooled)")
+	}
+	keys, err := decision.LoadKeys(h.cfg.GateKeys)
+	if err != nil {
+		return fail("no trusted key set: %v (run `claimcheck hooks install` to write it)", err)
+	}
+	var nb [16]byte
+	if _, err := rand.Read(nb[:]); err != nil {
+		return fail("nonce: %v", err)
+	}
+	nonce := hex.EncodeToString(nb[:])
+	req, err := json.Marshal(schemas.GateRequest{V: 1, Nonce: nonce, EventID: eventID, SessionID: info.SessionID, HookEvent: info.HookEvent,
+		Host: h.cfg.Host, AgentType: h.cfg.AgentType, AgentID: h.cfg.AgentID, Payload: jsontext.Value(raw)})
+	if err != nil {
+		return fail("request: %v", err)
+	}
+	c := h.conn
+	if c == nil {
+		if c, err = h.dial(ctx); err != nil {
+			return fail("NATS: %v", err)
+		}
+		h.conn = c
+	}
+	subj := subject.GateStop
+	if info.HookEvent == "PreToolUse" {
+		subj = subject.GatePreTool
+	}
+	reply, err := c.Request(ctx, subj, nil, req)
+	switch {
+	case errors.Is(err, oneshot.ErrNoResponders):
+		return fail("no gatekeeper is running")
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+		return fail("no answer from the gatekeeper within %s", h.cfg.GateDeadline)
+	case err != nil:
+		return fail("gate request: %v", err)
+	}
+	d, err := keys.Verify(reply.Data, decision.Expect{SessionID: info.SessionID, HookEvent: info.HookEvent, Nonce: nonce, Now: time.Now(), Skew: clockSkew})
+	if err != nil {
+		return fail("%v", err)
+	}
+	// Record what the hook acts on; the gatekeeper records the same
+	// decision under the same id, so the ledger keeps one.
+	h.recordDecision(ctx, d, reply.Data, "")
+	return h.answer(stdout, d)
+}
+
+// fallback decides without the gatekeeper: block (Stop) or deny
+// (PreToolUse), or allow for events configured fail-open. The decision is
+// recorded (spooled when NATS is down) and explained on stderr.
+func (h *hook) fallback(ctx context.Context, stdout io.Writer, info payload.Info, eventID string, seq uint64, cause error) int {
+	now := time.Now()
+	did, _ := h.gen.New()
+	d := schemas.GateDecision{V: 1, DecisionID: did, SessionID: info.SessionID, HookEvent: info.HookEvent, EventID: eventID,
+		Source: schemas.SourceHook, IssuedAt: now.UTC().Format(time.RFC3339Nano), ExpiresAt: now.UTC().Format(time.RFC3339Nano)}
+	switch {
+	case h.cfg.FailOpen[info.HookEvent]:
+		d.Decision, d.Rule = schemas.GateAllow, "hook.fail_open"
+		d.Reason = "claimcheck could not decide (" + cause.Error() + "); allowed because this event is configured fail-open"
+		d.SystemMessage = "claimcheck: " + d.Reason
+	case info.HookEvent == "PreToolUse":
+		d.Decision, d.Rule = schemas.GateDeny, "hook.fail_closed"
+		d.Reason = "claimcheck denied this tool call because it could not check it (fail closed): " + cause.Error() + ". Tell the human that claimcheck's gate is unavailable."
+	default:
+		d.Decision, d.Rule = schemas.GateBlock, "hook.fail_closed"
+		d.Reason = "claimcheck blocked this stop because it could not check it (fail closed): " + cause.Error() + ". Tell the human that claimcheck's gate is unavailable; do not claim the work is done."
+	}
+	fmt.Fprintf(h.stderr, "claimcheck-hook: gate: %v; %s (%s)\n", cause, d.Decision, d.Rule)
+	if id.CheckSession(info.SessionID) == nil {
+		h.recordDecision(ctx, d, nil, cause.Error())
+	}
+	return h.answer(stdout, d)
+}
+
+// recordDecision puts a GateDecision record into INTAKE (or the spool).
+func (h *hook) recordDecision(ctx context.Context, d schemas.GateDecision, env []byte, why string) {
+	raw, err := json.Marshal(schemas.GateRecord{SessionID: d.SessionID, HookEvent: schemas.GateDecisionEvent, Decision: d, Envelope: env, Error: why}, json.Deterministic(true))
+	if err != nil {
+		return
+	}
+	data, err := envelope.Event(d.DecisionID, d.SessionID, schemas.GateDecisionEvent, 0, time.Now(), h.source(), raw)
+	if err != nil {
+		return
+	}
+	h.keep = false
+	if err := h.deliver(context.WithoutCancel(ctx), d.DecisionID, d.SessionID, id.EventToken(schemas.GateDecisionEvent), data); err != nil {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: the gate decision %s was neither recorded nor spooled: %v\n", d.DecisionID, err)
+	}
+}
+
+// answer writes the decision the way Claude Code reads it: Stop block as
+// {"decision":"block","reason":…}; PreToolUse deny or ask in
+// hookSpecificOutput; allow by silence (an explicit allow would skip the
+// user's permission prompt). When stdout cannot be written, a block or deny
+// becomes exit 2 with the reason on stderr.
+func (h *hook) answer(stdout io.Writer, d schemas.GateDecision) int {
+	var out []byte
+	q := func(s string) []byte { b, _ := jsontext.AppendQuote(nil, s); return b }
+	switch {
+	case d.HookEvent == "PreToolUse" && (d.Decision == schemas.GateDeny || d.Decision == schemas.GateAsk):
+		out = append(out, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":`...)
+		out = append(out, q(d.Decision)...)
+		out = append(out, `,"permissionDecisionReason":`...)
+		out = append(out, q(d.Reason)...)
+		out = append(out, "}}\n"...)
+	case d.Decision == schemas.GateBlock:
+		out = append(out, `{"decision":"block","reason":`...)
+		out = append(out, q(d.Reason)...)
+		if d.SystemMessage != "" {
+			out = append(out, `,"systemMessage":`...)
+			out = append(out, q(d.SystemMessage)...)
+		}
+		out = append(out, "}\n"...)
+	case d.SystemMessage != "":
+		out = append(out, `{"systemMessage":`...)
+		out = append(out, q(d.SystemMessage)...)
+		out = append(out, "}\n"...)
+	}
+	if len(out) == 0 {
+		return ExitOK
+	}
+	if _, err := stdout.Write(out); err != nil {
+		if d.Decision == schemas.GateAllow {
+			return ExitOK
+		}
+		fmt.Fprintln(h.stderr, d.Reason)
+		return ExitBlock
+	}
+	return ExitOK
+}

@@ -1,0 +1,335 @@
+package hook
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/nats-io/nats.go"
+
+	"github.com/claimcheck/claimcheck/pkg/clock"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/natstest"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+// gatekeeperStub answers gate requests the way a test tells it to, signing
+// with a real key (keyring, i.e. sigstore) unless told otherwise.
+type gatekeeperStub struct {
+	t      *testing.T
+	signer *keyring.Signer
+	rogue  *keyring.Signer // a key the hook does not trust
+	nc     *nats.Conn
+	ids    *id.Generator
+
+	mu       sync.Mutex
+	requests []schemas.GateRequest
+	answer   func(req schemas.GateRequest, d *schemas.GateDecision) []byte // nil result: sign d with signer
+	last     []byte
+}
+
+func newKeys(t *testing.T, dir string) (*keyring.Signer, []schemas.Key) {
+	t.Helper()
+	d := keyring.Dir{Path: dir}
+	k, err := d.Generate("v1", keyring.ECDSA, time.Now().Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := keyring.NewSigner([]schemas.Key{k}, d, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, []schemas.Key{k}
+}
+
+// gateSetup starts NATS, a stub gatekeeper and writes the trusted key set.
+func gateSetup(t *testing.T) (*fixture, *gatekeeperStub) {
+	t.Helper()
+	f := setup(t, true)
+	delete(f.env, "CLAIMCHECK_HOOK_GATE")
+	f.env["CLAIMCHECK_HOOK_GATE_DEADLINE"] = "1500ms"
+	g := &gatekeeperStub{t: t, ids: id.NewGenerator(clock.Real{}, id.FastEntropy{})}
+	var keys []schemas.Key
+	g.signer, keys = newKeys(t, filepath.Join(f.dir, "keys"))
+	g.rogue, _ = newKeys(t, filepath.Join(f.dir, "rogue"))
+	raw, _ := json.Marshal(keys)
+	if err := os.MkdirAll(filepath.Join(f.dir, "state"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, "state", GateKeysFile), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g.nc, _ = natstest.Connect(t, f.env["CLAIMCHECK_NATS_URL"])
+	for _, subj := range []string{subject.GateStop, subject.GatePreTool} {
+		if _, err := g.nc.Subscribe(subj, g.serve); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = g.nc.Flush()
+	return f, g
+}
+
+func (g *gatekeeperStub) serve(m *nats.Msg) {
+	var req schemas.GateRequest
+	if err := json.Unmarshal(m.Data, &req); err != nil {
+		g.t.Errorf("gate request: %v", err)
+		return
+	}
+	now := time.Now()
+	did, _ := g.ids.New()
+	d := schemas.GateDecision{V: 1, DecisionID: did, SessionID: req.SessionID, HookEvent: req.HookEvent,
+		EventID: req.EventID, Nonce: req.Nonce, Decision: schemas.GateAllow, Source: schemas.SourceGatekeeper,
+		IssuedAt: now.UTC().Format(time.RFC3339Nano), ExpiresAt: now.Add(30 * time.Second).UTC().Format(time.RFC3339Nano)}
+	g.mu.Lock()
+	g.requests = append(g.requests, req)
+	answer := g.answer
+	g.mu.Unlock()
+	var out []byte
+	if answer != nil {
+		out = answer(req, &d)
+	}
+	if out == nil {
+		out = g.sign(g.signer, d)
+	}
+	g.mu.Lock()
+	g.last = out
+	g.mu.Unlock()
+	_ = m.Respond(out)
+}
+
+func (g *gatekeeperStub) sign(s *keyring.Signer, d schemas.GateDecision) []byte {
+	p, _ := json.Marshal(d)
+	env, err := s.Sign(g.t.Context(), schemas.GateDecisionType, p)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return env
+}
+
+func (g *gatekeeperStub) set(fn func(req schemas.GateRequest, d *schemas.GateDecision) []byte) {
+	g.mu.Lock()
+	g.answer = fn
+	g.mu.Unlock()
+}
+
+// decisions returns the GateDecision records in INTAKE.
+func (f *fixture) decisions(t *testing.T) []schemas.GateRecord {
+	t.Helper()
+	var out []schemas.GateRecord
+	for _, e := range f.intake(t) {
+		if e.HookEvent != schemas.GateDecisionEvent {
+			continue
+		}
+		var r schemas.GateRecord
+		if err := json.Unmarshal(e.Payload, &r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+const stopPayload = `,"stop_hook_active":false,"last_assistant_message":"Done: all tests pass."`
+const preToolPayload = `,"tool_name":"Bash","tool_input":{"command":"rm -rf /"},"tool_use_id":"toolu_1"`
+
+func TestGateAnswersAsClaudeCodeReadsThem(t *testing.T) {
+	f, g := gateSetup(t)
+	tests := []struct {
+		name, event, extra, decision, reason string
+		wantStdout                           string
+	}{
+		{"stop allowed by silence", "Stop", stopPayload, schemas.GateAllow, "", ""},
+		{"stop blocked", "Stop", stopPayload, schemas.GateBlock, "run `go test ./...`", `{"decision":"block","reason":"run ` + "`go test ./...`" + `"}` + "\n"},
+		{"tool allowed by silence", "PreToolUse", preToolPayload, schemas.GateAllow, "", ""},
+		{"tool denied", "PreToolUse", preToolPayload, schemas.GateDeny, "recursive rm of /", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"recursive rm of /"}}` + "\n"},
+		{"tool asks the human", "PreToolUse", preToolPayload, schemas.GateAsk, "reads .env", `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"reads .env"}}` + "\n"},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g.set(func(_ schemas.GateRequest, d *schemas.GateDecision) []byte {
+				d.Decision, d.Reason = tc.decision, tc.reason
+				return nil
+			})
+			r := runHook(t, f.env, hookJSON("sess-g", tc.event, tc.extra))
+			if r.code != 0 || r.stdout != tc.wantStdout {
+				t.Fatalf("code=%d stdout=%q stderr=%q, want stdout %q", r.code, r.stdout, r.stderr, tc.wantStdout)
+			}
+			g.mu.Lock()
+			req := g.requests[len(g.requests)-1]
+			g.mu.Unlock()
+			if len(req.Nonce) != 32 || req.EventID == "" || req.SessionID != "sess-g" || req.HookEvent != tc.event || !strings.Contains(string(req.Payload), tc.event) {
+				t.Fatalf("request %+v", req)
+			}
+			// The hook recorded the decision it acted on.
+			recs := f.decisions(t)
+			if len(recs) != i+1 || recs[i].Decision.Decision != tc.decision || recs[i].Decision.Source != schemas.SourceGatekeeper || len(recs[i].Envelope) == 0 {
+				t.Fatalf("decision records: %+v", recs)
+			}
+		})
+	}
+	// Nonces are fresh.
+	seen := map[string]bool{}
+	for _, r := range g.requests {
+		if seen[r.Nonce] {
+			t.Fatalf("nonce %s reused", r.Nonce)
+		}
+		seen[r.Nonce] = true
+	}
+}
+
+func TestSpoofedRepliesAreBlocked(t *testing.T) {
+	f, g := gateSetup(t)
+	// Capture a genuine signed allow to replay later.
+	g.set(nil)
+	if r := runHook(t, f.env, hookJSON("sess-s", "Stop", stopPayload)); r.code != 0 || r.stdout != "" {
+		t.Fatalf("genuine allow: %+v", r)
+	}
+	g.mu.Lock()
+	replay := g.last
+	g.mu.Unlock()
+	tests := []struct {
+		name   string
+		answer func(req schemas.GateRequest, d *schemas.GateDecision) []byte
+		want   string
+	}{
+		{"unsigned", func(_ schemas.GateRequest, d *schemas.GateDecision) []byte {
+			p, _ := json.Marshal(d)
+			return p
+		}, "payload type"},
+		{"signed by an unknown key", func(_ schemas.GateRequest, d *schemas.GateDecision) []byte {
+			return g.sign(g.rogue, *d)
+		}, "does not verify"},
+		{"replayed old signed allow", func(schemas.GateRequest, *schemas.GateDecision) []byte { return replay }, "nonce mismatch"},
+		{"expired", func(_ schemas.GateRequest, d *schemas.GateDecision) []byte {
+			d.ExpiresAt = time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
+			return nil
+		}, "expired"},
+		{"for another session", func(_ schemas.GateRequest, d *schemas.GateDecision) []byte {
+			d.SessionID = "other"
+			return nil
+		}, "session"},
+		{"malformed", func(schemas.GateRequest, *schemas.GateDecision) []byte { return []byte("allow") }, "not a signed decision"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g.set(tc.answer)
+			before := len(f.decisions(t))
+			r := runHook(t, f.env, hookJSON("sess-s", "Stop", stopPayload))
+			if r.code != 0 || !strings.HasPrefix(r.stdout, `{"decision":"block"`) || !strings.Contains(r.stdout, "fail closed") || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("code=%d stdout=%q stderr=%q, want a block naming %q", r.code, r.stdout, r.stderr, tc.want)
+			}
+			recs := f.decisions(t)
+			if len(recs) != before+1 || recs[len(recs)-1].Decision.Source != schemas.SourceHook || !strings.Contains(recs[len(recs)-1].Error, tc.want) {
+				t.Fatalf("fallback not recorded: %+v", recs[before:])
+			}
+		})
+	}
+}
+
+func TestGateOutagesFailClosedWithinTheDeadline(t *testing.T) {
+	f, g := gateSetup(t)
+	deadline := 1500 * time.Millisecond
+	check := func(t *testing.T, event, extra, want string) {
+		t.Helper()
+		start := time.Now()
+		r := runHook(t, f.env, hookJSON("sess-o", event, extra))
+		took := time.Since(start)
+		if took > deadline+time.Second {
+			t.Fatalf("answered after %s (deadline %s)", took, deadline)
+		}
+		wantOut := `{"decision":"block"`
+		if event == "PreToolUse" {
+			wantOut = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny"`
+		}
+		if r.code != 0 || !strings.HasPrefix(r.stdout, wantOut) || !strings.Contains(r.stderr, want) {
+			t.Fatalf("code=%d stdout=%q stderr=%q, want %s naming %q", r.code, r.stdout, r.stderr, wantOut, want)
+		}
+	}
+	t.Run("gatekeeper slower than the deadline", func(t *testing.T) {
+		g.set(func(_ schemas.GateRequest, d *schemas.GateDecision) []byte {
+			time.Sleep(deadline + 500*time.Millisecond)
+			return nil
+		})
+		check(t, "Stop", stopPayload, "no answer from the gatekeeper")
+		check(t, "PreToolUse", preToolPayload, "no answer from the gatekeeper")
+	})
+	t.Run("no gatekeeper", func(t *testing.T) {
+		g.nc.Close()
+		check(t, "Stop", stopPayload, "no gatekeeper is running")
+		check(t, "PreToolUse", preToolPayload, "no gatekeeper is running")
+	})
+	t.Run("missing trusted key set", func(t *testing.T) {
+		env := maps(f.env, "CLAIMCHECK_HOOK_GATE_KEYS", filepath.Join(f.dir, "nope.json"))
+		r := runHook(t, env, hookJSON("sess-o", "Stop", stopPayload))
+		if !strings.HasPrefix(r.stdout, `{"decision":"block"`) || !strings.Contains(r.stderr, "no trusted key set") {
+			t.Fatalf("%+v", r)
+		}
+	})
+	recs := f.decisions(t)
+	if len(recs) < 5 {
+		t.Fatalf("%d fallback decisions recorded, want 5", len(recs))
+	}
+	for _, r := range recs {
+		if r.Decision.Source != schemas.SourceHook || r.Decision.Decision == schemas.GateAllow {
+			t.Fatalf("record %+v", r.Decision)
+		}
+	}
+}
+
+func TestNATSDownBlocksAndSpoolsTheDecision(t *testing.T) {
+	f := setup(t, false)
+	delete(f.env, "CLAIMCHECK_HOOK_GATE")
+	r := runHook(t, f.env, hookJSON("sess-d", "Stop", stopPayload))
+	if r.code != 0 || !strings.HasPrefix(r.stdout, `{"decision":"block"`) || !strings.Contains(r.stderr, "NATS is unreachable") {
+		t.Fatalf("%+v", r)
+	}
+	entries, _ := (&spool{dir: filepath.Join(f.dir, "state", "spool")}).list()
+	if len(entries) != 2 { // the Stop event and the hook's decision
+		t.Fatalf("%d spooled, want 2", len(entries))
+	}
+	// Fail-open for Stop: allowed, the user is told, and it is recorded too.
+	env := maps(f.env, "CLAIMCHECK_HOOK_FAIL_OPEN", "Stop")
+	r = runHook(t, env, hookJSON("sess-d", "Stop", stopPayload))
+	if r.code != 0 || !strings.HasPrefix(r.stdout, `{"systemMessage":`) || !strings.Contains(r.stdout, "fail-open") {
+		t.Fatalf("fail-open: %+v", r)
+	}
+	if entries, _ := (&spool{dir: filepath.Join(f.dir, "state", "spool")}).list(); len(entries) != 4 {
+		t.Fatalf("%d spooled, want 4", len(entries))
+	}
+	// PreToolUse is still denied.
+	r = runHook(t, env, hookJSON("sess-d", "PreToolUse", preToolPayload))
+	if !strings.Contains(r.stdout, `"permissionDecision":"deny"`) {
+		t.Fatalf("pretool: %+v", r)
+	}
+}
+
+func TestBadGateInputFailsClosed(t *testing.T) {
+	f := setup(t, true)
+	delete(f.env, "CLAIMCHECK_HOOK_GATE")
+	// A Stop payload with invalid UTF-8 is recorded as rejected and blocked.
+	r := runHook(t, f.env, `{"session_id":"sess-b","hook_event_name":"Stop","last_assistant_message":"`+"\xff"+`"}`)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, `{"decision":"block"`) || !strings.Contains(r.stdout, "rejected") {
+		t.Fatalf("%+v", r)
+	}
+	var c Config
+	if err := c.setFailOpen("Stop,Notification"); err == nil || !strings.Contains(err.Error(), "Notification") {
+		t.Fatalf("fail-open for a non-gated event accepted: %v", err)
+	}
+}
+
+func maps(m map[string]string, kv ...string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}

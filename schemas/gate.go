@@ -1,0 +1,83 @@
+package schemas
+
+import "github.com/go-json-experiment/json/jsontext"
+
+// Gate decisions: what the gatekeeper answers to the Stop and PreToolUse
+// hooks, signed, and recorded in the session's chain.
+const (
+	// GateDecisionType is the DSSE payload type of a signed gate decision.
+	GateDecisionType = "application/vnd.claimcheck.gate-decision+json"
+
+	GateAllow = "allow" // Stop and PreToolUse: let it happen (answered by silence)
+	GateBlock = "block" // Stop: keep working
+	GateDeny  = "deny"  // PreToolUse: refuse the tool call
+	GateAsk   = "ask"   // PreToolUse: ask the human
+
+	// Synthetic hook_event_name values of records claimcheck itself puts
+	// into a session's chain (through INTAKE, like hook events).
+	GateDecisionEvent = "GateDecision" // a decision, signed by the gatekeeper or made by the hook
+	GateOverrideEvent = "GateOverride" // claimcheck gate override: the next Stop passes
+	HookCrashEvent    = "HookCrash"    // claimcheck-hook failed (panic, deadline, bad input)
+
+	// Decision sources.
+	SourceGatekeeper = "gatekeeper" // decided and signed by a gatekeeper
+	SourceHook       = "hook"       // decided by claimcheck-hook because no valid answer came (fail closed or open)
+)
+
+// GateRequest is what claimcheck-hook sends on cc.gate.<event> and what
+// POST /v1/hooks/claude builds from its body.
+type GateRequest struct {
+	V         int            `json:"v"`
+	Nonce     string         `json:"nonce"`    // fresh per request; the signed decision must carry it
+	EventID   string         `json:"event_id"` // the event's id in INTAKE ("" when it was not recorded)
+	SessionID string         `json:"session_id"`
+	HookEvent string         `json:"hook_event_name"`
+	Host      string         `json:"host,omitempty"`
+	AgentType string         `json:"agent_type,omitempty"`
+	AgentID   string         `json:"agent_id,omitempty"`
+	Payload   jsontext.Value `json:"payload"` // the hook payload as the agent sent it
+}
+
+// GateDecision is the signed answer (the DSSE payload).
+type GateDecision struct {
+	V          int    `json:"v"`
+	DecisionID string `json:"decision_id"`
+	SessionID  string `json:"session_id"`
+	HookEvent  string `json:"hook_event_name"`
+	EventID    string `json:"event_id,omitempty"`
+	Nonce      string `json:"nonce"`
+	Decision   string `json:"decision"`
+	// Reason goes to the agent for block and deny, to the human for ask.
+	Reason   string   `json:"reason,omitempty"`
+	Reasons  []string `json:"reasons,omitempty"`
+	Rule     string   `json:"rule,omitempty"`
+	NextStep string   `json:"next_step,omitempty"`
+	// SystemMessage is shown to the user (e.g. when the block cap let a stop through).
+	SystemMessage     string     `json:"system_message,omitempty"`
+	ConsecutiveBlocks int        `json:"consecutive_blocks,omitempty"`
+	Capped            bool       `json:"capped,omitempty"`
+	Override          string     `json:"override,omitempty"` // the override event that let this stop through
+	LedgerHead        Position   `json:"ledger_head"`
+	Policy            *PolicyRef `json:"policy,omitzero"`
+	Source            string     `json:"source"`
+	Gatekeeper        string     `json:"gatekeeper,omitempty"`
+	IssuedAt          string     `json:"issued_at"`
+	ExpiresAt         string     `json:"expires_at"`
+}
+
+// GateRecord is the payload of a GateDecisionEvent record.
+type GateRecord struct {
+	SessionID string         `json:"session_id"`
+	HookEvent string         `json:"hook_event_name"` // GateDecisionEvent
+	Decision  GateDecision   `json:"decision"`
+	Envelope  jsontext.Value `json:"envelope,omitempty"` // the signed envelope, when there is one
+	Error     string         `json:"error,omitempty"`    // why the hook decided itself
+}
+
+// GateOverride is the payload of a GateOverrideEvent record.
+type GateOverride struct {
+	SessionID string `json:"session_id"`
+	HookEvent string `json:"hook_event_name"` // GateOverrideEvent
+	Reason    string `json:"reason"`
+	Operator  string `json:"operator"`
+}
