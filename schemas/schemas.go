@@ -24,6 +24,10 @@ var Policies embed.FS
 // DefaultPolicy is the built-in policy's path in Policies.
 const DefaultPolicy = "policy/default.json"
 
+// DefaultPretoolPolicy is the built-in PreToolUse policy's path in Policies
+// (a pretool.v1 document).
+const DefaultPretoolPolicy = "policy/pretool.default.json"
+
 // Schema file names; each is also the last segment of the schema's $id.
 const (
 	EventV1     = "event.v1.schema.json"
@@ -34,6 +38,7 @@ const (
 	VerdictV1   = "verdict.v1.schema.json"
 	StatementV1 = "statement.v1.schema.json"
 	KeysV1      = "keys.v1.schema.json"
+	PretoolV1   = "pretool.v1.schema.json"
 )
 
 // BaseURL prefixes every schema's $id.

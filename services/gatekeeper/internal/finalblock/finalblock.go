@@ -1,0 +1,152 @@
+// Package finalblock reads an agent's final message for the Stop gate: the
+// fenced ```claimcheck JSON block that states what the turn achieved and
+// cites the attestations backing it, the prose around that block, and the
+// completion, blockage and delegation claims the prose makes in words.
+//
+// Parse is pure and total: it never panics, never fails, and runs in time
+// linear in the message. A missing block is not an error (Message.Block is
+// nil); a block that is present but malformed is reported in
+// Message.BlockErr with a message that names the offending field, written
+// for the agent to act on.
+//
+// What counts as prose. The phrase tripwire (seed 001: "runs only on the
+// prose remainder after the fenced region is stripped") reads only the text a
+// human would read as the agent's own words. The final block, every other
+// fenced code block (```go, ~~~, …), every inline code span and every
+// blockquote line (">") are left out, because quoting a tool's output ("PASS",
+// "--- FAIL") or naming a test (TestDone, done_test.go) is not a claim. Inline
+// code spans are replaced by the placeholder CodePlaceholder so that phrases
+// such as "`go test ./...` passes" are still recognised as claims; a code span
+// on its own never matches a phrase.
+//
+// Markdown is read the way CommonMark reads fenced code blocks (a fence is a
+// run of at least three backticks or tildes; the closing fence uses the same
+// character, is at least as long and carries no info string; a backtick fence
+// whose info string holds a backtick is not a fence; an unclosed fence runs to
+// the end of the message, so an unclosed final block is an error), with
+// these deliberate simplifications, since the package does not build the
+// container structure (lists, quotes) around a fence:
+//   - fences, the final block's included, are recognised at any indentation,
+//     because agents nest them in list items; indented (four-space) code
+//     blocks are not recognised and read as prose;
+//   - a closing fence may be indented up to three columns more than its
+//     opening fence;
+//   - a line whose first non-blank character is ">" is a quote; quotes end
+//     at the first line without ">" (no lazy continuation), and fences inside
+//     quotes are part of the quote, so a final block must not be quoted;
+//   - code spans do not cross line ends.
+//
+// Claim phrases. The prose is split into words (letters, digits and the
+// identifier characters of paths, flags and file names, so done_test.go,
+// --fixed-strings and TestDone are single words that match nothing), and
+// matched, case-insensitively and with ’ read as ', against the reviewed
+// phrase table in rules.go. A match does not count when it is negated ("not
+// done", "isn't fixed yet", "no tests pass", "almost done"), quoted as a
+// mention (the "done" state), glued to code (done(), `x`_done), or excluded
+// by its row (the fixed size, validation is done by the middleware); done and
+// blocked phrases also do not count in questions ("Is it done?") or
+// hypotheticals ("once it's done", "this will be fixed", "make sure all tests
+// pass"). Requests stay requests when asked as questions or conditionally
+// ("Could you send me the key?"). Negation and hypotheticals are looked for
+// in the words before the phrase within its clause; a line end ends a
+// sentence. Hedged claims ("this should be fixed now") count.
+package finalblock
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Block is the parsed final block.
+type Block struct {
+	Name                string // InfoString or LegacyInfoString: the info string used
+	Type                string // one of TypeDone, TypePartial, TypeBlocked, TypeDelegation
+	Summary             string
+	Claims              []Claim
+	WhatSucceeded       string
+	WhatRemains         string
+	NextRouteOrQuestion string
+}
+
+// Claim is one entry of the block's claims: a claim type and the id of the
+// attestation that backs it. Other members of the JSON object are allowed and
+// ignored.
+type Claim struct {
+	ClaimType     string
+	AttestationID string
+}
+
+// Phrase is a claim the prose makes in words.
+type Phrase struct {
+	Kind   string // KindDone, KindBlocked or KindDelegation
+	Text   string // the words as written: Message.Prose[Offset:Offset+len(Text)]
+	Offset int    // byte offset in Message.Prose
+}
+
+// Message is what Parse found.
+type Message struct {
+	Block    *Block // nil when there is no final block (or it failed to parse)
+	BlockErr error  // non-nil when a final block is present but malformed (or several)
+	Prose    string // the prose outside the final block and outside code/quotes
+	Phrases  []Phrase
+}
+
+// Info strings that open a final block. The match is case-insensitive and
+// looks at the first word of the info string only (```claimcheck json is a
+// final block).
+const (
+	InfoString       = "claimcheck"
+	LegacyInfoString = "brian_final" // the seed's name; still accepted
+)
+
+// Values of Block.Type.
+const (
+	TypeDone       = "done"
+	TypePartial    = "partial"
+	TypeBlocked    = "blocked"
+	TypeDelegation = "delegation"
+)
+
+// Claim types a Claim may carry (the claim types of the policy).
+const (
+	ClaimDone       = "done"
+	ClaimPartial    = "partial"
+	ClaimBlocked    = "blocked"
+	ClaimDelegation = "delegation"
+)
+
+// Kinds of Phrase.
+const (
+	KindDone       = "done"       // the work is finished, fixed, passing, working
+	KindBlocked    = "blocked"    // the agent cannot go on by itself
+	KindDelegation = "delegation" // the agent asks the human to do or provide something
+)
+
+// Limits on the final block.
+const (
+	MaxBlockBytes = 64 << 10 // bytes of JSON between the fences
+	MaxClaims     = 32
+)
+
+// CodePlaceholder stands in Message.Prose for each inline code span.
+const CodePlaceholder = "`…`"
+
+// Parse reads a final message. It never panics; see the package comment for
+// what counts as prose.
+func Parse(msg string) Message {
+	s := scan(msg)
+	m := Message{Prose: s.prose}
+	switch {
+	case len(s.blocks) > 1:
+		m.BlockErr = fmt.Errorf("%d %s blocks; give exactly one", len(s.blocks), s.blocks[0].name)
+	case len(s.blocks) == 1:
+		b := s.blocks[0]
+		if !b.closed {
+			m.BlockErr = fmt.Errorf("the %s block is not closed; end it with a line holding only %s", b.name, strings.Repeat(string(b.fence.char), b.fence.n))
+			break
+		}
+		m.Block, m.BlockErr = parseBlock(b.name, b.content, b.size)
+	}
+	m.Phrases = findPhrases(m.Prose)
+	return m
+}

@@ -1,0 +1,310 @@
+package pretool
+
+import (
+	"errors"
+	"path"
+	"strings"
+)
+
+// Markers the shell evaluator puts into words. Commands containing these
+// bytes are refused before analysis, and file paths from tool_input have
+// them replaced, so they cannot be forged.
+const (
+	unknownMaybeEmpty = "\x00" // an expansion whose value is unknown and may be empty
+	unknownNonEmpty   = "\x01" // an expansion whose value is unknown but not empty
+	homeMarker        = "\x02" // ~ or $HOME at the start of a word, home unknown
+	symbolicHome      = "/" + homeMarker
+	markers           = unknownMaybeEmpty + unknownNonEmpty + homeMarker
+)
+
+// display turns markers back into readable text.
+func display(s string) string {
+	return strings.NewReplacer(symbolicHome, "~", homeMarker, "~", unknownMaybeEmpty, "$…", unknownNonEmpty, "$…").Replace(s)
+}
+
+// sanitize replaces marker bytes in text that did not come from the
+// evaluator.
+func sanitize(s string) string {
+	if strings.ContainsAny(s, "\x00\x01\x02") {
+		return strings.NewReplacer("\x00", "\uFFFD", "\x01", "\uFFFD", "\x02", "\uFFFD").Replace(s)
+	}
+	return s
+}
+
+// pattern is a compiled path pattern. A pattern starting with / is
+// anchored at the root, one starting with ~ at the home directory; any
+// other matches the trailing segments of a path at any depth. Each segment
+// is a path.Match glob.
+type pattern struct {
+	raw     string
+	home    bool
+	abs     bool
+	segs    []string
+	dir     bool // written with a trailing /: covers everything beneath
+	runtime bool // supplied at run time (Runtime.ProtectedPaths)
+}
+
+func compilePattern(s string) (pattern, error) {
+	p := pattern{raw: s}
+	if s == "" {
+		return p, errors.New("empty pattern")
+	}
+	if strings.ContainsAny(s, "\x00\x01\x02") {
+		return p, errors.New("control characters")
+	}
+	rest := s
+	switch {
+	case s == "~" || strings.HasPrefix(s, "~/"):
+		p.home, rest = true, strings.TrimPrefix(s[1:], "/")
+	case strings.HasPrefix(s, "/"):
+		p.abs, rest = true, s[1:]
+	}
+	p.dir = strings.HasSuffix(rest, "/")
+	if rest != "" {
+		c := path.Clean(rest)
+		if c == ".." || strings.HasPrefix(c, "../") {
+			return p, errors.New("pattern climbs above its anchor (..)")
+		}
+		if c != "." {
+			p.segs = strings.Split(c, "/")
+		}
+	}
+	if !p.home && !p.abs && len(p.segs) == 0 {
+		return p, errors.New("pattern matches nothing")
+	}
+	for _, seg := range p.segs {
+		if _, err := path.Match(seg, ""); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// fpath is a path as the decision resolved it: absolute (segments from the
+// root) or relative to something unknown (an unknown cwd or a dynamic
+// prefix).
+type fpath struct {
+	abs  bool
+	segs []string
+	glob bool   // some segment holds unquoted glob characters
+	text string // as written, for messages
+}
+
+func (f fpath) key() string {
+	if f.abs {
+		return "/" + strings.Join(f.segs, "/")
+	}
+	return strings.Join(f.segs, "/")
+}
+
+func (f fpath) String() string { return display(f.key()) }
+
+func splitClean(s string) []string {
+	c := path.Clean("/" + s)
+	if c == "/" {
+		return nil
+	}
+	return strings.Split(c[1:], "/")
+}
+
+// resolve interprets s (a word after evaluation, possibly with markers)
+// against cwd ("" when unknown) and the home directory.
+func (c *context) resolve(s, cwd string) fpath {
+	f := fpath{text: s}
+	if s == "" {
+		return f
+	}
+	switch s[0] {
+	case homeMarker[0]:
+		f.abs = true
+		f.segs = splitClean(c.home + "/" + strings.ReplaceAll(s[1:], homeMarker, unknownNonEmpty))
+		return f
+	case unknownMaybeEmpty[0], unknownNonEmpty[0]:
+		f.segs = relSegs(strings.ReplaceAll(s, homeMarker, unknownNonEmpty))
+		return f
+	}
+	s = strings.ReplaceAll(s, homeMarker, unknownNonEmpty)
+	switch {
+	case s[0] == '/':
+		f.abs, f.segs = true, splitClean(s)
+	case cwd != "":
+		f.abs, f.segs = true, splitClean(cwd+"/"+s)
+	default:
+		f.segs = relSegs(s)
+	}
+	return f
+}
+
+// relSegs cleans a relative path; leading .. segments stay.
+func relSegs(s string) []string {
+	c := path.Clean(s)
+	if c == "." {
+		return nil
+	}
+	return strings.Split(c, "/")
+}
+
+// full returns the segments an anchored pattern covers, and whether it is
+// anchored at all.
+func (c *context) full(p pattern) ([]string, bool) {
+	switch {
+	case p.home:
+		return append(splitClean(c.home), p.segs...), true
+	case p.abs:
+		return p.segs, true
+	}
+	return p.segs, false
+}
+
+func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+// segMatch matches one path segment against one pattern segment; a segment
+// that is itself a glob (rm -rf ~/.lo*) matches the literal pattern
+// segments it could expand to. A bare wildcard (*) matches a literal only
+// when wild is set: inside a multi-segment pattern (cat ~/.aws/*), not
+// against a file name alone (rm -rf build/* is not about _netrc).
+func segMatch(pat, seg string, glob, wild bool) bool {
+	if ok, _ := path.Match(pat, seg); ok {
+		return true
+	}
+	if !wild && strings.Trim(seg, "*?") == "" {
+		return false
+	}
+	if glob && hasMeta(seg) && !hasMeta(pat) {
+		// A shell glob matches a dot file only with a leading dot.
+		if strings.HasPrefix(pat, ".") && !strings.HasPrefix(seg, ".") {
+			return false
+		}
+		if ok, _ := path.Match(seg, pat); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// match reports whether f is what p names or, when beneath (or p.dir), is
+// inside it.
+func (c *context) match(p pattern, f fpath, beneath bool) bool {
+	segs, anchored := c.full(p)
+	beneath = beneath || p.dir
+	if anchored {
+		if !f.abs || len(f.segs) < len(segs) || (len(f.segs) > len(segs) && !beneath) {
+			return false
+		}
+		for i, s := range segs {
+			if !segMatch(s, f.segs[i], f.glob, len(segs) > 1) {
+				return false
+			}
+		}
+		return true
+	}
+	n := len(segs)
+	for start := 0; start+n <= len(f.segs); start++ {
+		if start+n < len(f.segs) && !beneath {
+			continue
+		}
+		ok := true
+		for i, s := range segs {
+			if !segMatch(s, f.segs[start+i], f.glob, len(segs) > 1) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// contains reports whether f is a directory strictly above what the
+// anchored pattern p names (rm -rf ~/.local removes ~/.local/share/claimcheck).
+func (c *context) contains(p pattern, f fpath) bool {
+	segs, anchored := c.full(p)
+	if !anchored || !f.abs || len(f.segs) >= len(segs) {
+		return false
+	}
+	for i, s := range f.segs {
+		if !segMatch(segs[i], s, f.glob, true) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchAny returns the first pattern matching f.
+func (c *context) matchAny(pats []pattern, f fpath, beneath, above bool) (pattern, bool) {
+	for _, p := range pats {
+		if c.match(p, f, beneath) || above && c.contains(p, f) {
+			return p, true
+		}
+	}
+	return pattern{}, false
+}
+
+// isRoot reports whether f is a system root (or the home directory), or a
+// glob over the entries of one (/*, ~/.*).
+func (c *context) isRoot(roots []pattern, f fpath) bool {
+	if !f.abs {
+		return false
+	}
+	for _, p := range roots {
+		if c.match(p, f, false) {
+			return true
+		}
+	}
+	if f.glob {
+		for i, s := range f.segs {
+			if hasMeta(s) {
+				prefix := fpath{abs: true, segs: f.segs[:i]}
+				for _, p := range roots {
+					if c.match(p, prefix, false) {
+						return true
+					}
+				}
+				break
+			}
+		}
+	}
+	return false
+}
+
+// sensitive reports the sensitive pattern f matches, unless an exception
+// matches it too.
+func (c *context) sensitive(p *Policy, f fpath) (pattern, bool) {
+	pat, ok := c.matchAny(p.c.sensitive, f, false, false)
+	if !ok {
+		return pat, false
+	}
+	// A glob (cat .e*) may match secrets beside the exceptions.
+	if _, exc := c.matchAny(p.c.exceptions, f, false, false); exc && !f.glob {
+		return pat, false
+	}
+	return pat, true
+}
+
+// Benign device files: writing to them destroys nothing.
+var benignDevices = map[string]bool{
+	"/dev/null": true, "/dev/zero": true, "/dev/full": true, "/dev/random": true, "/dev/urandom": true,
+	"/dev/tty": true, "/dev/stdin": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/ptmx": true,
+	"/dev/console": true,
+}
+
+// isDevice reports whether f is a device file whose overwriting destroys
+// data (disks, partitions, memory), as opposed to /dev/null and friends.
+func isDevice(f fpath) bool {
+	if !f.abs || len(f.segs) < 2 || f.segs[0] != "dev" {
+		return false
+	}
+	if benignDevices[f.key()] {
+		return false
+	}
+	switch f.segs[1] {
+	case "fd", "pts", "shm", "mqueue", "tcp", "udp":
+		return false
+	}
+	if strings.HasPrefix(f.segs[1], "tty") || strings.HasPrefix(f.segs[1], "pts") {
+		return false
+	}
+	return true
+}
