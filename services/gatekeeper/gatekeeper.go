@@ -1,39 +1,128 @@
 // Package gatekeeper answers the agent's synchronous Stop and PreToolUse
-// hooks. This foundation version only runs the lifecycle (connect, ensure
-// streams, report ready, stop); gate decisions arrive in a later release
-// (issue 4).
+// hooks. Any number of gatekeepers share the gate subjects through a NATS
+// queue group. Each answers from its own projection of LEDGER and ATTEST
+// (rebuilt by replay at start, then followed), signs every decision with a
+// key from the registry over {session, event, nonce, decision, ledger head,
+// expiry}, replies, and records the decision in the session's chain.
 package gatekeeper
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/claimcheck/claimcheck/pkg/envelope"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/schemas/validation"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/pretool"
 )
 
-// Config tunes the gatekeeper. It has no settings yet.
+// Config tunes the gatekeeper. Keys live under "gatekeeper." in files and
+// CLAIMCHECK_GATEKEEPER_* in the environment.
 type Config struct {
+	// KeyDir holds the private signing keys (<keyid>.pem), as for the verifier.
+	KeyDir string `mapstructure:"key_dir"`
+	// ID names this gatekeeper in decisions (default host-pid).
+	ID string `mapstructure:"id"`
+	// PretoolPolicyFile is a pretool.v1 file; empty uses the built-in policy.
+	PretoolPolicyFile string `mapstructure:"pretool_policy_file"`
+	// ProtectedPaths are added to the policy's protected paths (the data
+	// dir, hook state, the ledger's store).
+	ProtectedPaths []string `mapstructure:"protected_paths"`
+	// Home is the agent user's home directory, for ~ and $HOME in commands
+	// (default: this process's home; set it when the gatekeeper runs as
+	// another user or on another host).
+	Home string `mapstructure:"home"`
+	// DecisionTTL is how long a signed decision stays valid.
+	DecisionTTL time.Duration `mapstructure:"decision_ttl"`
+	// StopWait bounds how long a Stop waits for its own event to reach the
+	// projection (so that everything the agent did before is in it).
+	StopWait time.Duration `mapstructure:"stop_wait"`
+	// StopBlockCap lets a stop through after this many consecutive blocks
+	// (Claude Code ends the turn at its own cap, 8, anyway); 0 never.
+	StopBlockCap int `mapstructure:"stop_block_cap"`
+	// MaxInFlight bounds requests decided concurrently.
+	MaxInFlight int `mapstructure:"max_in_flight"`
+	// MaxTrail bounds the edits and runs kept per session for freshness.
+	MaxTrail int `mapstructure:"max_trail"`
+
 	// Streams is the process-wide stream layout (set by the composer).
 	Streams stream.Options `mapstructure:"-"`
 }
 
 // DefaultConfig returns the defaults.
-func DefaultConfig() Config { return Config{Streams: stream.DefaultOptions()} }
+func DefaultConfig() Config {
+	return Config{DecisionTTL: 30 * time.Second, StopWait: 2 * time.Second, StopBlockCap: 8, MaxInFlight: 256, MaxTrail: 4096, Streams: stream.DefaultOptions()}
+}
 
 // Validate reports every problem.
-func (c Config) Validate() error { return c.Streams.Validate() }
+func (c Config) Validate() error {
+	var errs []error
+	if c.KeyDir == "" {
+		errs = append(errs, errors.New("gatekeeper.key_dir: required (where the private signing keys are)"))
+	}
+	if c.DecisionTTL < time.Second || c.DecisionTTL > time.Hour {
+		errs = append(errs, fmt.Errorf("gatekeeper.decision_ttl %s: must be 1s..1h", c.DecisionTTL))
+	}
+	if c.StopWait < 0 || c.StopWait > time.Minute {
+		errs = append(errs, fmt.Errorf("gatekeeper.stop_wait %s: must be 0..1m", c.StopWait))
+	}
+	if c.StopBlockCap < 0 {
+		errs = append(errs, fmt.Errorf("gatekeeper.stop_block_cap %d: must be ≥ 0", c.StopBlockCap))
+	}
+	if c.MaxInFlight < 1 {
+		errs = append(errs, fmt.Errorf("gatekeeper.max_in_flight %d: must be positive", c.MaxInFlight))
+	}
+	if c.MaxTrail < 16 {
+		errs = append(errs, fmt.Errorf("gatekeeper.max_trail %d: must be at least 16", c.MaxTrail))
+	}
+	if err := c.Streams.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// QueueGroup is the NATS queue group every gatekeeper joins.
+const QueueGroup = "gatekeeper"
 
 // Service is a running gatekeeper.
 type Service struct {
-	cfg   Config
-	set   service.Settings
-	ready service.Readiness
+	cfg      Config
+	set      service.Settings
+	js       jetstream.JetStream
+	pretool  *pretool.Policy
+	runtime  pretool.Runtime
+	proj     *projection
+	signer   *keyring.Signer
+	registry *keyring.Registry
+	verify   atomic.Pointer[keyring.Set]
+	keys     keyring.Dir
+	policies *policyCache
+	gen      *id.Generator
+	m        *metrics
+	ready    service.Readiness
+	inflight chan struct{}
+	records  sync.WaitGroup
 }
 
-// New checks the configuration and settings.
+// New checks the configuration, loads the pre-tool policy and prepares the
+// service.
 func New(cfg Config, set service.Settings) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -42,27 +131,320 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, set: set}
+	if cfg.ID == "" {
+		h, _ := os.Hostname()
+		cfg.ID = h + "-" + strconv.Itoa(os.Getpid())
+	}
+	if cfg.Home == "" {
+		cfg.Home, _ = os.UserHomeDir()
+	}
+	v, err := validation.New()
+	if err != nil {
+		return nil, err
+	}
+	var p *pretool.Policy
+	if cfg.PretoolPolicyFile != "" {
+		p, err = pretool.LoadFile(cfg.PretoolPolicyFile, v)
+	} else {
+		p, err = pretool.Default(v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(set.Conn)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(set.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{
+		cfg: cfg, set: set, js: js, pretool: p, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home},
+		proj: newProjection(cfg.MaxTrail), keys: keyring.Dir{Path: cfg.KeyDir}, m: m,
+		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
+	}
 	s.ready.NotReady("starting")
 	return s, nil
 }
 
-// Ready returns nil once the service runs.
+// Ready returns nil once the gate subjects are served.
 func (s *Service) Ready() error { return s.ready.Err() }
 
-// Run makes sure the streams exist, reports ready and waits for ctx to end.
+// Run serves the gate until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	js, err := jetstream.New(s.set.Conn)
+	log := s.set.Logger
+	if err := stream.Ensure(ctx, s.js, s.cfg.Streams); err != nil {
+		return fmt.Errorf("gatekeeper: %w", err)
+	}
+	reg, err := keyring.OpenRegistry(ctx, s.js)
 	if err != nil {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
-	if err := stream.Ensure(ctx, js, s.cfg.Streams); err != nil {
+	s.registry = reg
+	keys, err := reg.List(ctx)
+	if err != nil {
+		return fmt.Errorf("gatekeeper: %w", err)
+	}
+	if s.signer, err = keyring.NewSigner(keys, s.keys, s.set.Clock.Now()); err != nil {
+		return fmt.Errorf("gatekeeper: %w (register a key with `claimcheck keys rotate`)", err)
+	}
+	vs, err := keyring.NewSet(keys)
+	if err != nil {
+		return fmt.Errorf("gatekeeper: %w", err)
+	}
+	s.verify.Store(vs)
+	if err := reg.Watch(ctx, s.reloadKeys); err != nil {
+		return fmt.Errorf("gatekeeper: watch key registry: %w", err)
+	}
+	pkv, err := s.js.KeyValue(ctx, stream.BucketPolicies)
+	if err != nil {
+		return fmt.Errorf("gatekeeper: %w", err)
+	}
+	s.policies = newPolicyCache(pkv)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := s.proj.start(runCtx, s.js); err != nil {
+		return fmt.Errorf("gatekeeper: %w", err)
+	}
+	start := time.Now()
+	if err := s.proj.caughtUp(ctx); err != nil {
+		return fmt.Errorf("gatekeeper: %w", err)
+	}
+	log.Info("gatekeeper: projection replayed", "took", time.Since(start).Round(time.Millisecond))
+	go func() {
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+				s.reloadKeys()
+			}
+		}
+	}()
+	var subs []*nats.Subscription
+	for _, subj := range []string{subject.GateStop, subject.GatePreTool} {
+		sub, err := s.set.Conn.QueueSubscribe(subj, QueueGroup, s.serve)
+		if err != nil {
+			return fmt.Errorf("gatekeeper: subscribe %s: %w", subj, err)
+		}
+		subs = append(subs, sub)
+	}
+	if err := s.set.Conn.Flush(); err != nil {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	s.ready.SetReady()
-	s.set.Logger.Info("gatekeeper running (lifecycle only in this release)")
+	log.Info("gatekeeper running", "id", s.cfg.ID, "pretool_policy", s.pretool.Version, "pretool_digest", s.pretool.Digest, "keys", s.signer.KeyIDs())
 	<-ctx.Done()
 	s.ready.NotReady("stopped")
-	s.set.Logger.Info("gatekeeper stopped")
+	for _, sub := range subs {
+		_ = sub.Drain()
+	}
+	// Let in-flight requests finish and their records go out.
+	for range cap(s.inflight) {
+		s.inflight <- struct{}{}
+	}
+	s.records.Wait()
+	log.Info("gatekeeper stopped")
 	return nil
+}
+
+func (s *Service) reloadKeys() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	keys, err := s.registry.List(ctx)
+	if err == nil {
+		err = s.signer.Reload(keys, s.keys, s.set.Clock.Now())
+	}
+	var vs *keyring.Set
+	if err == nil {
+		vs, err = keyring.NewSet(keys)
+	}
+	if err != nil {
+		s.set.Logger.Error("gatekeeper: the keys could not be reloaded; using the previous ones", "err", err)
+		return
+	}
+	s.verify.Store(vs)
+}
+
+// serve is the NATS handler: bounded concurrency, one goroutine per request
+// (a Stop may wait for its event to reach the projection).
+func (s *Service) serve(m *nats.Msg) {
+	s.inflight <- struct{}{}
+	go func() {
+		defer func() { <-s.inflight }()
+		env, _ := s.Handle(context.Background(), m.Subject, m.Data)
+		if env != nil {
+			_ = m.Respond(env)
+		}
+	}()
+}
+
+// ErrBadRequest is wrapped by errors about the request itself; the reply is
+// then a signed refusal (block or deny) naming the problem.
+var ErrBadRequest = errors.New("bad gate request")
+
+// Handle decides one request received on subj and returns the signed
+// decision envelope. It is also what the HTTP hook endpoint calls.
+func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte, error) {
+	started := time.Now()
+	req, err := decodeRequest(subj, data)
+	var d schemas.GateDecision
+	if err != nil {
+		d = s.refusal(req, err)
+	} else {
+		switch req.HookEvent {
+		case "PreToolUse":
+			d = s.decidePreTool(req)
+		default:
+			d = s.decideStop(ctx, req)
+		}
+	}
+	env, err := s.sign(ctx, &d)
+	if err != nil {
+		s.m.failures.WithLabelValues("sign").Inc()
+		s.set.Logger.Error("gatekeeper: cannot sign a decision; the hook will fail closed", "err", err)
+		return nil, err
+	}
+	s.m.latency.WithLabelValues(d.HookEvent).Observe(time.Since(started).Seconds())
+	s.m.decisions.WithLabelValues(d.HookEvent, d.Decision, d.Rule).Inc()
+	if id.CheckSession(d.SessionID) == nil {
+		if d.HookEvent == "Stop" {
+			s.proj.decided(d.SessionID, d)
+		}
+		s.record(d, env)
+	}
+	return env, nil
+}
+
+func decodeRequest(subj string, data []byte) (schemas.GateRequest, error) {
+	var req schemas.GateRequest
+	if err := json.Unmarshal(data, &req, json.RejectUnknownMembers(true)); err != nil {
+		return req, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	want := map[string]string{subject.GateStop: "Stop", subject.GatePreTool: "PreToolUse"}[subj]
+	switch {
+	case req.V != 1:
+		return req, fmt.Errorf("%w: v %d, want 1", ErrBadRequest, req.V)
+	case len(req.Nonce) < 16 || len(req.Nonce) > 128:
+		return req, fmt.Errorf("%w: nonce of %d characters, want 16..128", ErrBadRequest, len(req.Nonce))
+	case id.CheckSession(req.SessionID) != nil:
+		return req, fmt.Errorf("%w: session_id: %w", ErrBadRequest, id.CheckSession(req.SessionID))
+	case want != "" && req.HookEvent != want && (want != "Stop" || req.HookEvent != "SubagentStop"):
+		return req, fmt.Errorf("%w: hook_event_name %q on %s", ErrBadRequest, req.HookEvent, subj)
+	case len(req.Payload) == 0:
+		return req, fmt.Errorf("%w: no payload", ErrBadRequest)
+	}
+	return req, nil
+}
+
+// refusal answers a request that could not be understood: fail closed.
+func (s *Service) refusal(req schemas.GateRequest, err error) schemas.GateDecision {
+	d := s.base(req)
+	d.Decision, d.Rule = schemas.GateBlock, "request.invalid"
+	if req.HookEvent == "PreToolUse" {
+		d.Decision = schemas.GateDeny
+	}
+	d.Reason = "claimcheck could not check this request: " + err.Error()
+	return d
+}
+
+func (s *Service) base(req schemas.GateRequest) schemas.GateDecision {
+	now := s.set.Clock.Now()
+	did, _ := s.gen.New()
+	return schemas.GateDecision{
+		V: 1, DecisionID: did, SessionID: req.SessionID, HookEvent: req.HookEvent, EventID: req.EventID, Nonce: req.Nonce,
+		Source: schemas.SourceGatekeeper, Gatekeeper: s.cfg.ID,
+		IssuedAt: now.UTC().Format(time.RFC3339Nano), ExpiresAt: now.Add(s.cfg.DecisionTTL).UTC().Format(time.RFC3339Nano),
+	}
+}
+
+func (s *Service) decidePreTool(req schemas.GateRequest) schemas.GateDecision {
+	d := s.base(req)
+	var p struct {
+		AgentType string         `json:"agent_type"`
+		ToolName  string         `json:"tool_name"`
+		ToolInput jsontext.Value `json:"tool_input"`
+		Cwd       string         `json:"cwd"`
+	}
+	if err := json.Unmarshal(req.Payload, &p, json.RejectUnknownMembers(false)); err != nil {
+		d.Decision, d.Rule, d.Reason = schemas.GateDeny, "request.invalid", "claimcheck could not read the PreToolUse payload: "+err.Error()
+		return d
+	}
+	r := s.pretool.Decide(pretool.Input{AgentType: p.AgentType, ToolName: p.ToolName, ToolInput: p.ToolInput, Cwd: p.Cwd}, s.runtime)
+	d.Decision, d.Rule, d.Reason = r.Decision, r.Rule, r.Reason
+	d.Policy = &schemas.PolicyRef{Version: s.pretool.Version, Digest: s.pretool.Digest}
+	d.LedgerHead = s.proj.head(req.SessionID)
+	return d
+}
+
+func (s *Service) sign(ctx context.Context, d *schemas.GateDecision) ([]byte, error) {
+	payload, err := json.Marshal(d, json.Deterministic(true))
+	if err != nil {
+		return nil, err
+	}
+	return s.signer.Sign(ctx, schemas.GateDecisionType, payload)
+}
+
+// record puts the decision into the session's chain through INTAKE. It does
+// not delay the reply: the hook records the decision it acted on too (with
+// the same event id, so the ledger holds it once).
+func (s *Service) record(d schemas.GateDecision, env []byte) {
+	raw, err := RecordPayload(d, env, "")
+	if err != nil {
+		return
+	}
+	data, err := envelope.Event(d.DecisionID, d.SessionID, schemas.GateDecisionEvent, 0, s.set.Clock.Now(),
+		envelope.Source{Host: hostname(), AgentType: "claimcheck-gatekeeper", AgentID: s.cfg.ID}, raw)
+	if err != nil {
+		return
+	}
+	msg := nats.NewMsg(subject.Intake(d.SessionID, id.EventToken(schemas.GateDecisionEvent)))
+	msg.Header.Set(jetstream.MsgIDHeader, d.DecisionID)
+	msg.Data = data
+	fut, err := s.js.PublishMsgAsync(msg)
+	if err != nil {
+		s.m.failures.WithLabelValues("record").Inc()
+		return
+	}
+	s.records.Go(func() {
+		select {
+		case <-fut.Ok():
+		case err := <-fut.Err():
+			s.m.failures.WithLabelValues("record").Inc()
+			s.set.Logger.Warn("gatekeeper: a decision was not recorded (the hook records it too)", "decision", d.DecisionID, "session", d.SessionID, "err", err)
+		}
+	})
+}
+
+// RecordPayload is the payload of a GateDecisionEvent record.
+func RecordPayload(d schemas.GateDecision, env []byte, why string) ([]byte, error) {
+	return json.Marshal(schemas.GateRecord{SessionID: d.SessionID, HookEvent: schemas.GateDecisionEvent, Decision: d, Envelope: env, Error: why}, json.Deterministic(true))
+}
+
+var hostname = sync.OnceValue(func() string { h, _ := os.Hostname(); return h })
+
+// ---- metrics -------------------------------------------------------------------
+
+type metrics struct {
+	decisions *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	failures  *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_gatekeeper_decisions_total", Help: "Gate decisions by event, decision and rule."}, []string{"event", "decision", "rule"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "claimcheck_gatekeeper_decision_seconds", Help: "Time from request to signed decision.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .05, .25, 1, 2.5}}, []string{"event"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_gatekeeper_failures_total", Help: "Signing and recording failures."}, []string{"what"}),
+	}
+	for _, c := range []prometheus.Collector{m.decisions, m.latency, m.failures} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }

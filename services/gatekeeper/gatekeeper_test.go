@@ -1,13 +1,35 @@
 package gatekeeper_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
+	"github.com/claimcheck/claimcheck/pkg/attest"
+	"github.com/claimcheck/claimcheck/pkg/clock"
+	"github.com/claimcheck/claimcheck/pkg/contract"
+	"github.com/claimcheck/claimcheck/pkg/decision"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/pkg/natstest"
+	"github.com/claimcheck/claimcheck/pkg/policy"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/service/servicetest"
+	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/gatekeeper"
 )
 
@@ -19,19 +41,338 @@ func TestMain(m *testing.M) {
 	)
 }
 
+func firstKey(t *testing.T, js jetstream.JetStream, dir string) *keyring.Registry {
+	t.Helper()
+	reg, err := keyring.OpenRegistry(t.Context(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := keyring.EnsureFirst(t.Context(), reg, keyring.Dir{Path: dir}, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
 func TestLifecycle(t *testing.T) {
+	keyDir := t.TempDir()
 	servicetest.Lifecycle(t, func(set service.Settings) (servicetest.Service, error) {
-		return gatekeeper.New(gatekeeper.DefaultConfig(), set)
+		js, err := jetstream.New(set.Conn)
+		if err != nil {
+			return nil, err
+		}
+		if err := stream.Ensure(t.Context(), js, stream.DefaultOptions()); err != nil {
+			return nil, err
+		}
+		firstKey(t, js, keyDir)
+		cfg := gatekeeper.DefaultConfig()
+		cfg.KeyDir = keyDir
+		return gatekeeper.New(cfg, set)
 	})
 }
 
 func TestRejectsBadSettings(t *testing.T) {
-	if _, err := gatekeeper.New(gatekeeper.DefaultConfig(), service.Settings{}); !errors.Is(err, service.ErrNoConn) {
+	good := gatekeeper.DefaultConfig()
+	good.KeyDir = t.TempDir()
+	if _, err := gatekeeper.New(good, service.Settings{}); !errors.Is(err, service.ErrNoConn) {
 		t.Fatalf("no connection: %v", err)
 	}
-	c := gatekeeper.DefaultConfig()
-	c.Streams.Replicas = 0
-	if _, err := gatekeeper.New(c, service.Settings{}); err == nil {
-		t.Fatal("bad stream options accepted")
+	for name, mutate := range map[string]func(*gatekeeper.Config){
+		"no key dir":     func(c *gatekeeper.Config) { c.KeyDir = "" },
+		"ttl":            func(c *gatekeeper.Config) { c.DecisionTTL = 0 },
+		"negative cap":   func(c *gatekeeper.Config) { c.StopBlockCap = -1 },
+		"stop wait":      func(c *gatekeeper.Config) { c.StopWait = time.Hour },
+		"no concurrency": func(c *gatekeeper.Config) { c.MaxInFlight = 0 },
+		"replicas":       func(c *gatekeeper.Config) { c.Streams.Replicas = 0 },
+		"missing policy": func(c *gatekeeper.Config) { c.PretoolPolicyFile = filepath.Join(t.TempDir(), "none.json") },
+	} {
+		c := good
+		mutate(&c)
+		nc, _ := natstest.Connect(t, natstest.RunServer(t).ClientURL())
+		if _, err := gatekeeper.New(c, service.Settings{Conn: nc}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// flow: JetStream, the streams, a key, a gatekeeper, and sessions written as
+// ingest and the verifier write them.
+type flow struct {
+	t      *testing.T
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	keyDir string
+	app    *ledger.Appender
+	gen    *id.Generator
+	keys   *decision.Keys
+	signer *keyring.Signer
+	pol    *policy.Policy
+	svc    *gatekeeper.Service
+}
+
+func newFlow(t *testing.T, mutate func(*gatekeeper.Config)) *flow {
+	t.Helper()
+	srv := natstest.RunServer(t)
+	nc, js := natstest.Connect(t, srv.ClientURL())
+	natstest.Bootstrap(t, js, nil)
+	f := &flow{t: t, nc: nc, js: js, keyDir: filepath.Join(t.TempDir(), "keys"), gen: id.NewGenerator(clock.Real{}, nil), app: ledger.NewAppender(js, ledger.AppenderConfig{})}
+	reg := firstKey(t, js, f.keyDir)
+	ks, err := reg.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(ks)
+	if f.keys, err = decision.ParseKeys(raw); err != nil {
+		t.Fatal(err)
+	}
+	if f.signer, err = keyring.NewSigner(ks, keyring.Dir{Path: f.keyDir}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := validation.New()
+	if f.pol, err = policy.Default(v); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(t.Context(), stream.BucketPolicies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Create(t.Context(), "digest."+strings.TrimPrefix(f.pol.Digest, "sha256:"), f.pol.Canonical); err != nil {
+		t.Fatal(err)
+	}
+	cfg := gatekeeper.DefaultConfig()
+	cfg.KeyDir = f.keyDir
+	cfg.StopWait = 500 * time.Millisecond
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	gc, _ := natstest.Connect(t, srv.ClientURL())
+	if f.svc, err = gatekeeper.New(cfg, service.Settings{Conn: gc}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.svc.Run(ctx) }()
+	natstest.Eventually(t, 10*time.Second, f.svc.Ready)
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("gatekeeper Run: %v", err)
+		}
+	})
+	return f
+}
+
+func (f *flow) entry(session, kind, hookEvent, tool, payload string) *schemas.Entry {
+	eid, _ := f.gen.New()
+	e := &schemas.Entry{V: 1, Kind: kind, Chain: session, SessionID: session, EventID: eid, HookEvent: hookEvent, ToolName: tool,
+		IngestedAt: time.Now().UTC().Format(time.RFC3339Nano), Bundle: "test"}
+	if payload != "" {
+		e.Payload = &payload
+	}
+	return e
+}
+
+func (f *flow) append(session string, entries ...*schemas.Entry) ledger.Appended {
+	f.t.Helper()
+	a, err := f.app.Append(f.t.Context(), session, entries)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return a
+}
+
+func (f *flow) prompt(session, text string) uint64 {
+	f.t.Helper()
+	p := f.entry(session, schemas.EntryEvent, "UserPromptSubmit", "", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"UserPromptSubmit","prompt":%q}`, session, text))
+	c, ok := contract.Derive(contract.Prompt{SessionID: session, EventID: p.EventID, Text: text})
+	if !ok {
+		f.t.Fatalf("prompt %q is not actionable", text)
+	}
+	ce := f.entry(session, schemas.EntryContract, "UserPromptSubmit", "", "")
+	ce.Contract = &c
+	f.append(session, p, ce)
+	return f.head(session)
+}
+
+func (f *flow) head(session string) uint64 {
+	last, err := ledger.NewReader(f.js, stream.Ledger).Last(f.t.Context(), session)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var e schemas.Entry
+	_ = json.Unmarshal(last.Raw, &e)
+	return e.N
+}
+
+func (f *flow) tool(session, event, name, input, response string) {
+	f.append(session, f.entry(session, schemas.EntryEvent, event, name,
+		fmt.Sprintf(`{"session_id":%q,"hook_event_name":%q,"tool_name":%q,"tool_input":%s,"tool_response":%s}`, session, event, name, input, response)))
+}
+
+func (f *flow) edit(session, path string) {
+	f.tool(session, "PostToolUse", "Edit", fmt.Sprintf(`{"file_path":%q}`, path), `{"success":true}`)
+}
+
+func (f *flow) bash(session, cmd, stdout string, failed bool) {
+	if failed {
+		f.append(session, f.entry(session, schemas.EntryEvent, "PostToolUseFailure", "Bash",
+			fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":%q},"error":%q}`, session, cmd, "Exit code 1\n"+stdout)))
+		return
+	}
+	f.tool(session, "PostToolUse", "Bash", fmt.Sprintf(`{"command":%q}`, cmd), fmt.Sprintf(`{"stdout":%q,"stderr":""}`, stdout))
+}
+
+// attest records a PASS verdict for the session's current head and stores
+// its attestation, as the verifier does; it returns the attestation id.
+func (f *flow) attest(session string, contractN uint64, claimType, validator, args string) string {
+	f.t.Helper()
+	reqID, _ := f.gen.New()
+	attID, err := attest.ID(reqID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	last, _ := ledger.NewReader(f.js, stream.Ledger).Last(f.t.Context(), session)
+	var head schemas.Entry
+	_ = json.Unmarshal(last.Raw, &head)
+	v := schemas.Verdict{V: 1, SessionID: session, RequestID: reqID, Claim: claimType, Validator: validator, Args: jsontext.Value(args),
+		Verdict: schemas.Pass, Reasons: []string{}, AttestationID: attID, Verifier: "test",
+		Policy:   schemas.PolicyRef{Version: f.pol.Version, Digest: f.pol.Digest},
+		Contract: &schemas.Position{N: contractN, Hash: head.Hash},
+		Range:    schemas.Range{From: 1, To: head.N, HeadHash: head.Hash}}
+	ve := f.entry(session, schemas.EntryVerdict, "", "", "")
+	ve.Verdict = &v
+	f.append(session, ve)
+	st := attest.Statement(v, &schemas.Position{N: head.N + 1}, time.Now())
+	env, _, err := attest.Sign(f.t.Context(), f.signer, st)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := f.js.Publish(f.t.Context(), subject.Attestation(session, attID), env); err != nil {
+		f.t.Fatal(err)
+	}
+	return attID
+}
+
+// stop records a Stop event and asks the gatekeeper, as claimcheck-hook does.
+func (f *flow) stop(session, message string) schemas.GateDecision {
+	f.t.Helper()
+	payload := fmt.Sprintf(`{"session_id":%q,"hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":%q}`, session, message)
+	e := f.entry(session, schemas.EntryEvent, "Stop", "", payload)
+	f.append(session, e)
+	return f.ask(subject.GateStop, schemas.GateRequest{V: 1, Nonce: "nonce-" + e.EventID, EventID: e.EventID, SessionID: session, HookEvent: "Stop", Payload: jsontext.Value(payload)})
+}
+
+func (f *flow) ask(subj string, req schemas.GateRequest) schemas.GateDecision {
+	f.t.Helper()
+	raw, _ := json.Marshal(req)
+	m, err := f.nc.Request(subj, raw, 5*time.Second)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	d, err := f.keys.Verify(m.Data, decision.Expect{SessionID: req.SessionID, HookEvent: req.HookEvent, Nonce: req.Nonce, Now: time.Now(), Skew: time.Second})
+	if err != nil {
+		f.t.Fatalf("the gatekeeper's answer does not verify: %v", err)
+	}
+	return d
+}
+
+func block(name, typ, attID string) string {
+	return fmt.Sprintf("Summary.\n```%s\n{\"type\":%q,\"summary\":\"s\",\"claims\":[{\"claim_type\":\"done\",\"attestation_id\":%q}]}\n```", name, typ, attID)
+}
+
+func TestStopDecisionsFollowTheLedger(t *testing.T) {
+	f := newFlow(t, nil)
+	s := "sess-flow"
+	cn := f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	f.edit(s, "/repo/src/app.py")
+	d := f.stop(s, "Fixed it; all tests pass.")
+	if d.Decision != schemas.GateBlock || d.Rule != "stop.final_block_missing" || !strings.Contains(d.Reason, "Next step:") || d.LedgerHead.N == 0 {
+		t.Fatalf("no evidence: %+v", d)
+	}
+	f.bash(s, "pytest", "===== 3 passed in 0.10s =====", false)
+	att := f.attest(s, cn, "done", "test_pass", `{"command_substring":"pytest"}`)
+	if d := f.stop(s, block("claimcheck", "done", att)); d.Decision != schemas.GateAllow {
+		t.Fatalf("fresh pass: %+v", d)
+	}
+	f.edit(s, "/repo/src/app.py")
+	if d := f.stop(s, block("claimcheck", "done", att)); d.Decision != schemas.GateBlock || d.Rule != "stop.attestation_stale" || !strings.Contains(d.Reason, "re-run `pytest`") {
+		t.Fatalf("stale after edit: %+v", d)
+	}
+	f.bash(s, "pytest", "===== 3 passed in 0.10s =====", false)
+	att2 := f.attest(s, cn, "done", "test_pass", `{"command_substring":"pytest"}`)
+	f.bash(s, "pytest", "===== 1 failed, 2 passed in 0.10s =====", true)
+	if d := f.stop(s, block("claimcheck", "done", att2)); d.Decision != schemas.GateBlock || !strings.Contains(d.Reason, "later run of `pytest` failed") {
+		t.Fatalf("stale after a failing run: %+v", d)
+	}
+	// An attestation of another session.
+	o := "sess-other"
+	ocn := f.prompt(o, "Fix the failing test in `src/app.py` and run `pytest`")
+	f.bash(o, "pytest", "===== 3 passed in 0.10s =====", false)
+	foreign := f.attest(o, ocn, "done", "test_pass", `{"command_substring":"pytest"}`)
+	if d := f.stop(s, block("claimcheck", "done", foreign)); d.Decision != schemas.GateBlock || !strings.Contains(d.Reason, "another session") {
+		t.Fatalf("foreign: %+v", d)
+	}
+}
+
+func TestStopWaitsForItsEventAndFailsClosed(t *testing.T) {
+	f := newFlow(t, func(c *gatekeeper.Config) { c.StopWait = 300 * time.Millisecond })
+	s := "sess-wait"
+	f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	// A Stop whose event never reached the ledger: blocked, not guessed.
+	req := schemas.GateRequest{V: 1, Nonce: "nonce-never-recorded-1", EventID: "01KAB0N0000000000000000001", SessionID: s, HookEvent: "Stop",
+		Payload: jsontext.Value(`{"session_id":"sess-wait","hook_event_name":"Stop","last_assistant_message":"hello"}`)}
+	start := time.Now()
+	d := f.ask(subject.GateStop, req)
+	if d.Decision != schemas.GateBlock || d.Rule != "stop.evidence_not_recorded" || time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("%+v after %s", d, time.Since(start))
+	}
+	// A bad request is refused, signed, naming the problem.
+	bad := req
+	bad.Nonce = "short"
+	if d := f.ask(subject.GateStop, bad); d.Decision != schemas.GateBlock || !strings.Contains(d.Reason, "nonce") {
+		t.Fatalf("bad request: %+v", d)
+	}
+}
+
+func TestConsecutiveBlocksAreCappedAndOverridesApplyOnce(t *testing.T) {
+	f := newFlow(t, func(c *gatekeeper.Config) { c.StopBlockCap = 3 })
+	s := "sess-cap"
+	f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	for i := range 2 {
+		if d := f.stop(s, "All tests pass."); d.Decision != schemas.GateBlock || d.ConsecutiveBlocks != i+1 {
+			t.Fatalf("stop %d: %+v", i, d)
+		}
+	}
+	d := f.stop(s, "All tests pass.")
+	if d.Decision != schemas.GateAllow || !d.Capped || !strings.Contains(d.SystemMessage, "NOT verified") {
+		t.Fatalf("at the cap: %+v", d)
+	}
+	// The count starts again.
+	if d := f.stop(s, "All tests pass."); d.Decision != schemas.GateBlock || d.ConsecutiveBlocks != 1 {
+		t.Fatalf("after the cap: %+v", d)
+	}
+	// An override (a GateOverride event in the chain) lets exactly one stop through.
+	ov := f.entry(s, schemas.EntryEvent, schemas.GateOverrideEvent, "", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"GateOverride","reason":"hotfix","operator":"jo@host"}`, s))
+	f.append(s, ov)
+	if d := f.stop(s, "All tests pass."); d.Decision != schemas.GateAllow || d.Override != ov.EventID {
+		t.Fatalf("override: %+v", d)
+	}
+	if d := f.stop(s, "All tests pass."); d.Decision != schemas.GateBlock {
+		t.Fatalf("override used twice: %+v", d)
+	}
+}
+
+func TestPreToolDecisionsAreSignedWithThePolicy(t *testing.T) {
+	f := newFlow(t, nil)
+	for _, tc := range []struct {
+		input, want string
+	}{
+		{`{"command":"rm -rf /"}`, schemas.GateDeny},
+		{`{"command":"go test ./..."}`, schemas.GateAllow},
+	} {
+		payload := fmt.Sprintf(`{"session_id":"sess-p","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":%s}`, tc.input)
+		d := f.ask(subject.GatePreTool, schemas.GateRequest{V: 1, Nonce: "nonce-pretool-000001", SessionID: "sess-p", HookEvent: "PreToolUse", Payload: jsontext.Value(payload)})
+		if d.Decision != tc.want || d.Policy == nil || d.Policy.Digest == "" {
+			t.Fatalf("%s: %+v", tc.input, d)
+		}
 	}
 }

@@ -1,0 +1,426 @@
+package gatekeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/chain"
+	"github.com/claimcheck/claimcheck/pkg/command"
+	"github.com/claimcheck/claimcheck/pkg/evidence"
+	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+// The projection is the gatekeeper's own view of LEDGER and ATTEST, built by
+// replaying both streams from the start and then following them. Requests
+// read it; they never scan the ledger.
+type projection struct {
+	mu       sync.RWMutex
+	sessions map[string]*sessionState
+	atts     map[string]*storedAttestation
+	// changed is closed (and replaced) whenever entries were applied, so
+	// waiters can re-check.
+	changed chan struct{}
+	// caught is closed once the replay reached the streams' ends at start.
+	ledgerCaught, attestCaught chan struct{}
+	maxTrail                   int
+}
+
+type storedAttestation struct {
+	session  string
+	envelope []byte
+	storedAt time.Time
+}
+
+type pathAt struct {
+	n    uint64
+	path string
+}
+
+type runAt struct {
+	n       uint64
+	command string
+	failed  bool
+	summary string
+}
+
+type sessionState struct {
+	verifier  *chain.Verifier
+	broken    error
+	head      schemas.Position
+	promptN   uint64
+	promptID  string
+	contract  *schemas.Contract
+	contractN uint64
+	contracts map[uint64]*schemas.Contract
+	edits     []pathAt
+	runs      []runAt
+	// stops maps the event ids of recent Stop events to their position.
+	stops     map[string]uint64
+	stopOrder []string
+	// Consecutive blocked stops since the last allowed stop or prompt.
+	blocks    int
+	decisions map[string]bool // decision ids already applied
+	override  string          // pending override event id
+	overrideR string
+}
+
+func newProjection(maxTrail int) *projection {
+	return &projection{
+		sessions: map[string]*sessionState{}, atts: map[string]*storedAttestation{},
+		changed: make(chan struct{}), ledgerCaught: make(chan struct{}), attestCaught: make(chan struct{}),
+		maxTrail: maxTrail,
+	}
+}
+
+func (p *projection) session(name string) *sessionState {
+	s := p.sessions[name]
+	if s == nil {
+		s = &sessionState{verifier: chain.NewVerifier(name), contracts: map[uint64]*schemas.Contract{}, stops: map[string]uint64{}, decisions: map[string]bool{}}
+		p.sessions[name] = s
+	}
+	return s
+}
+
+// notify wakes waiters; call with p.mu held.
+func (p *projection) notify() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// applyLedger applies one ledger message (a block of entries of one chain).
+func (p *projection) applyLedger(chainName string, data []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.session(chainName)
+	for _, raw := range ledger.SplitBlock(data) {
+		if s.broken != nil {
+			break
+		}
+		if err := s.verifier.Next(raw); err != nil {
+			s.broken = err
+			break
+		}
+		var e schemas.Entry
+		if err := json.Unmarshal(raw, &e, json.RejectUnknownMembers(false)); err != nil {
+			s.broken = fmt.Errorf("entry after n=%d: %w", s.head.N, err)
+			break
+		}
+		s.head = schemas.Position{N: e.N, Hash: e.Hash, EventID: e.EventID}
+		p.applyEntry(s, e)
+	}
+	p.notify()
+}
+
+func (p *projection) applyEntry(s *sessionState, e schemas.Entry) {
+	switch e.Kind {
+	case schemas.EntryContract:
+		if e.Contract == nil {
+			return
+		}
+		s.contracts[e.N] = e.Contract
+		if e.Contract.PromptEventID == s.promptID {
+			s.contract, s.contractN = e.Contract, e.N
+		}
+		return
+	case schemas.EntryEvent:
+	default:
+		return
+	}
+	switch e.HookEvent {
+	case "UserPromptSubmit":
+		s.promptN, s.promptID = e.N, e.EventID
+		s.contract, s.contractN = nil, 0
+		s.blocks = 0
+	case "Stop", "SubagentStop":
+		s.stops[e.EventID] = e.N
+		s.stopOrder = append(s.stopOrder, e.EventID)
+		if len(s.stopOrder) > 64 {
+			delete(s.stops, s.stopOrder[0])
+			s.stopOrder = s.stopOrder[1:]
+		}
+	case "PostToolUse", "PostToolUseFailure":
+		ev := evidence.Decode(e)
+		switch {
+		case evidence.IsEdit(ev.Tool) && !ev.Failed && ev.FilePath != "":
+			s.edits = appendBounded(s.edits, pathAt{n: e.N, path: ev.FilePath}, p.maxTrail)
+		case ev.Tool == "Bash" && ev.Command != "":
+			sum := evidence.Summarize(ev.Output)
+			failed := ev.Failed || (sum.Recognized && sum.Failed > 0)
+			s.runs = appendBounded(s.runs, runAt{n: e.N, command: ev.Command, failed: failed, summary: firstLine(ev.Output)}, p.maxTrail)
+		}
+	case schemas.GateDecisionEvent:
+		if e.Payload == nil {
+			return
+		}
+		var r schemas.GateRecord
+		if json.Unmarshal([]byte(*e.Payload), &r, json.RejectUnknownMembers(false)) != nil {
+			return
+		}
+		p.applyDecision(s, r.Decision)
+	case schemas.GateOverrideEvent:
+		if e.Payload == nil {
+			return
+		}
+		var o schemas.GateOverride
+		if json.Unmarshal([]byte(*e.Payload), &o, json.RejectUnknownMembers(false)) != nil {
+			return
+		}
+		s.override, s.overrideR = e.EventID, o.Reason
+	}
+}
+
+// applyDecision counts consecutive blocks. A decision is applied once, when
+// it is made (by this gatekeeper) or when its record is read (made by
+// another), whichever comes first.
+func (p *projection) applyDecision(s *sessionState, d schemas.GateDecision) {
+	if d.HookEvent != "Stop" || d.DecisionID == "" || s.decisions[d.DecisionID] {
+		return
+	}
+	s.decisions[d.DecisionID] = true
+	if len(s.decisions) > 256 {
+		clear(s.decisions) // old ids never come back in practice; bound memory
+		s.decisions[d.DecisionID] = true
+	}
+	switch d.Decision {
+	case schemas.GateBlock:
+		s.blocks++
+	case schemas.GateAllow:
+		s.blocks = 0
+	}
+	if d.Override != "" && d.Override == s.override {
+		s.override, s.overrideR = "", ""
+	}
+}
+
+func appendBounded[T any](list []T, v T, n int) []T {
+	list = append(list, v)
+	if len(list) > n {
+		list = append(list[:0:0], list[len(list)-n:]...)
+	}
+	return list
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
+
+func (p *projection) applyAttestation(subj string, data []byte, stored time.Time) {
+	rest, ok := strings.CutPrefix(subj, subject.AttestPrefix+".")
+	if !ok {
+		return
+	}
+	session, attID, ok := strings.Cut(rest, ".")
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	p.atts[attID] = &storedAttestation{session: session, envelope: data, storedAt: stored}
+	p.notify()
+	p.mu.Unlock()
+}
+
+// snapshot is what a Stop decision reads of one session.
+type snapshot struct {
+	known     bool
+	broken    error
+	head      schemas.Position
+	contract  *schemas.Contract
+	contractN uint64
+	contracts map[uint64]*schemas.Contract
+	edits     []pathAt
+	runs      []runAt
+	blocks    int
+	override  string
+	overrideR string
+	stopSeen  bool
+}
+
+// waitStop waits until the Stop event eventID of session is in the
+// projection (everything the agent did before it is then too), or until
+// ctx ends; then it returns the session's snapshot.
+func (p *projection) waitStop(ctx context.Context, session, eventID string) snapshot {
+	for {
+		p.mu.RLock()
+		s := p.sessions[session]
+		seen := eventID == "" || (s != nil && s.stops[eventID] != 0)
+		ch := p.changed
+		if seen || ctx.Err() != nil {
+			snap := p.snapshotLocked(s)
+			snap.stopSeen = seen
+			p.mu.RUnlock()
+			return snap
+		}
+		p.mu.RUnlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+}
+
+func (p *projection) snapshotLocked(s *sessionState) snapshot {
+	if s == nil {
+		return snapshot{}
+	}
+	return snapshot{
+		known: true, broken: s.broken, head: s.head, contract: s.contract, contractN: s.contractN,
+		contracts: s.contracts, edits: s.edits, runs: s.runs, blocks: s.blocks,
+		override: s.override, overrideR: s.overrideR,
+	}
+}
+
+func (p *projection) head(session string) schemas.Position {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if s := p.sessions[session]; s != nil {
+		return s.head
+	}
+	return schemas.Position{}
+}
+
+func (p *projection) attestation(id string) (*storedAttestation, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	a, ok := p.atts[id]
+	return a, ok
+}
+
+// decided applies a decision this gatekeeper made.
+func (p *projection) decided(session string, d schemas.GateDecision) {
+	p.mu.Lock()
+	p.applyDecision(p.session(session), d)
+	p.mu.Unlock()
+}
+
+// staleness says why an attested pass no longer counts, from the entries
+// after its evidence range: a later successful edit of a bound path (the
+// contract's paths; any path when it names none) or a later failing run of
+// the same command. It returns the reason and the next step, or "".
+func (sn snapshot) staleness(v schemas.Verdict, args map[string]any) (string, string) {
+	switch v.Validator {
+	case "test_pass", "command_zero_exit":
+	default:
+		return "", ""
+	}
+	cmd, _ := args["command_substring"].(string)
+	var paths []string
+	if v.Contract != nil {
+		if c := sn.contracts[v.Contract.N]; c != nil {
+			paths = c.TargetFields.Paths
+		}
+	}
+	for _, e := range sn.edits {
+		if e.n <= v.Range.To {
+			continue
+		}
+		bound := len(paths) == 0
+		for _, p := range paths {
+			if evidence.SamePath(e.path, p) {
+				bound = true
+			}
+		}
+		if bound {
+			return fmt.Sprintf("%s was edited at n=%d, after the evidence (n≤%d)", e.path, e.n, v.Range.To),
+				fmt.Sprintf("re-run `%s` after your last edit, then `claimcheck claim --claim %s --validator %s --args '%s'` and cite the new attestation", cmd, v.Claim, v.Validator, v.Args)
+		}
+	}
+	if cmd != "" {
+		for _, r := range sn.runs {
+			if r.n > v.Range.To && r.failed && command.Runs(r.command, cmd) {
+				return fmt.Sprintf("a later run of `%s` failed at n=%d: %s", cmd, r.n, r.summary),
+					fmt.Sprintf("fix the failure, re-run `%s`, then `claimcheck claim` again", cmd)
+			}
+		}
+	}
+	return "", ""
+}
+
+// follow replays a stream from its first message and keeps applying new
+// ones until ctx ends. caught is closed once the messages present at start
+// were applied.
+func follow(ctx context.Context, js jetstream.JetStream, streamName string, caught chan struct{}, apply func(jetstream.Msg)) error {
+	s, err := js.Stream(ctx, streamName)
+	if err != nil {
+		return fmt.Errorf("projection: %w", err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("projection: %w", err)
+	}
+	last := info.State.LastSeq
+	if info.State.Msgs == 0 {
+		close(caught)
+		last = 0
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
+	if err != nil {
+		return fmt.Errorf("projection: %w", err)
+	}
+	once := sync.OnceFunc(func() {
+		if last != 0 {
+			close(caught)
+		}
+	})
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		apply(m)
+		if meta, err := m.Metadata(); err == nil && last != 0 && meta.Sequence.Stream >= last {
+			once()
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("projection: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		cc.Stop()
+	}()
+	return nil
+}
+
+// start follows LEDGER and ATTEST.
+func (p *projection) start(ctx context.Context, js jetstream.JetStream) error {
+	err := follow(ctx, js, stream.Ledger, p.ledgerCaught, func(m jetstream.Msg) {
+		if c, ok := subject.ChainOf(m.Subject()); ok {
+			p.applyLedger(c, m.Data())
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return follow(ctx, js, stream.Attest, p.attestCaught, func(m jetstream.Msg) {
+		var at time.Time
+		if meta, err := m.Metadata(); err == nil {
+			at = meta.Timestamp
+		}
+		p.applyAttestation(m.Subject(), m.Data(), at)
+	})
+}
+
+// caughtUp waits for the initial replay.
+func (p *projection) caughtUp(ctx context.Context) error {
+	for _, ch := range []chan struct{}{p.ledgerCaught, p.attestCaught} {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return errors.New("projection: replay did not finish")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package gatekeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/attest"
+	"github.com/claimcheck/claimcheck/pkg/digest"
+	"github.com/claimcheck/claimcheck/pkg/policy"
+	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/schemas/validation"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/finalblock"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/stopgate"
+)
+
+// decideStop answers a Stop (or SubagentStop).
+func (s *Service) decideStop(ctx context.Context, req schemas.GateRequest) schemas.GateDecision {
+	d := s.base(req)
+	var p struct {
+		LastAssistantMessage string `json:"last_assistant_message"`
+		StopHookActive       bool   `json:"stop_hook_active"`
+	}
+	if err := json.Unmarshal(req.Payload, &p, json.RejectUnknownMembers(false)); err != nil {
+		d.Decision, d.Rule, d.Reason = schemas.GateBlock, "request.invalid", "claimcheck could not read the Stop payload: "+err.Error()
+		return d
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.StopWait)
+	snap := s.proj.waitStop(wctx, req.SessionID, req.EventID)
+	cancel()
+	return s.judgeStop(d, req, snap, p.LastAssistantMessage, p.StopHookActive)
+}
+
+// judgeStop decides a Stop against a snapshot of its session.
+func (s *Service) judgeStop(d schemas.GateDecision, req schemas.GateRequest, snap snapshot, message string, stopHookActive bool) schemas.GateDecision {
+	d.LedgerHead = snap.head
+	switch {
+	case !snap.stopSeen:
+		d.Decision, d.Rule = schemas.GateBlock, "stop.evidence_not_recorded"
+		d.Reason = fmt.Sprintf("claimcheck blocked this stop: the stop event %s did not reach the ledger within %s, so the evidence cannot be checked (fail closed)\nNext step: stop again in a moment; if this repeats, check that claimcheck ingest is running", req.EventID, s.cfg.StopWait)
+		return d
+	case snap.broken != nil:
+		d.Decision, d.Rule = schemas.GateBlock, "stop.ledger_broken"
+		d.Reason = "claimcheck blocked this stop: this session's ledger chain does not verify (" + snap.broken.Error() + "); no evidence in it can be trusted\nNext step: tell the human; an operator must investigate (`claimcheck ledger verify`) and may override (`claimcheck gate override`)"
+		return d
+	}
+	in := stopgate.Input{
+		Message:  finalblock.Parse(message),
+		Contract: snap.contract, ContractN: snap.contractN,
+		Evidence:       &sessionEvidence{s: s, session: req.SessionID, snap: snap},
+		StopHookActive: stopHookActive, ConsecutiveBlocks: snap.blocks, Cap: s.cfg.StopBlockCap,
+		Override: snap.override, OverrideReason: snap.overrideR,
+	}
+	r := stopgate.Decide(in)
+	d.Decision, d.Rule, d.Reasons, d.NextStep = r.Decision, r.Rule, r.Reasons, r.NextStep
+	d.Reason, d.SystemMessage, d.Capped, d.Override = r.Reason(), r.SystemMessage, r.Capped, r.Override
+	d.ConsecutiveBlocks = snap.blocks
+	if r.Decision == schemas.GateBlock {
+		d.ConsecutiveBlocks++
+	}
+	return d
+}
+
+// sessionEvidence looks up cited attestations for one Stop.
+type sessionEvidence struct {
+	s       *Service
+	session string
+	snap    snapshot
+}
+
+func (e *sessionEvidence) Attestation(attID string) (stopgate.Attestation, error) {
+	var a stopgate.Attestation
+	stored, ok := e.s.proj.attestation(attID)
+	if !ok {
+		return a, errors.New("no such attestation in ATTEST (use the id `claimcheck claim` printed with PASS)")
+	}
+	if stored.session != e.session {
+		return a, errors.New("it belongs to another session")
+	}
+	c, err := attest.Verify(e.s.verify.Load(), stored.envelope, stored.storedAt)
+	if err != nil {
+		return a, fmt.Errorf("it does not verify: %w", err)
+	}
+	v := c.Statement.Predicate.Verdict
+	if v.SessionID != e.session || v.Verdict != schemas.Pass || c.Statement.Predicate.AttestationID != attID {
+		return a, errors.New("its statement does not attest a PASS of this session under this id")
+	}
+	pol, err := e.s.policies.get(context.Background(), v.Policy.Digest)
+	if err != nil {
+		return a, fmt.Errorf("its policy %s (%s): %w", v.Policy.Version, v.Policy.Digest, err)
+	}
+	if ok, allowed := pol.Allowed(v.Claim, v.Validator); !ok {
+		return a, fmt.Errorf("policy %s does not let %s back a %s claim (allowed: %s)", pol.Version, v.Validator, v.Claim, strings.Join(allowed, ", "))
+	}
+	a = stopgate.Attestation{ID: attID, Claim: v.Claim, Validator: v.Validator, Args: string(v.Args)}
+	if v.Contract != nil {
+		a.Contract = v.Contract.N
+	}
+	var args map[string]any
+	_ = json.Unmarshal(v.Args, &args)
+	a.Stale, a.NextStep = e.snap.staleness(v, args)
+	return a, nil
+}
+
+// policyCache holds registered claim policies by digest (write-once in the
+// policies bucket, so a cached entry never changes).
+type policyCache struct {
+	kv jetstream.KeyValue
+	mu sync.Mutex
+	m  map[string]*policy.Policy
+	v  *validation.Validator
+}
+
+func newPolicyCache(kv jetstream.KeyValue) *policyCache {
+	v, _ := validation.New()
+	return &policyCache{kv: kv, m: map[string]*policy.Policy{}, v: v}
+}
+
+func (c *policyCache) get(ctx context.Context, dig string) (*policy.Policy, error) {
+	c.mu.Lock()
+	p := c.m[dig]
+	c.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	e, err := c.kv.Get(ctx, "digest."+digest.Hex(dig))
+	if err != nil {
+		return nil, fmt.Errorf("not registered: %w", err)
+	}
+	p, err = policy.Load("registered policy "+dig, e.Value(), c.v)
+	if err != nil {
+		return nil, err
+	}
+	if p.Digest != dig {
+		return nil, fmt.Errorf("registered bytes have digest %s", p.Digest)
+	}
+	c.mu.Lock()
+	c.m[dig] = p
+	c.mu.Unlock()
+	return p, nil
+}
