@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
+
+	"github.com/claimcheck/claimcheck/pkg/keyring"
 )
 
 // hookEvents are the Claude Code events claimcheck records, with the timeout
@@ -80,6 +83,9 @@ idempotent), and backs the file up before changing it.`,
 				}
 			}
 			fmt.Fprintf(w, "hook command: %s\n", hookCmd)
+			if !dryRun {
+				a.installHookKeys(cmd.Context())
+			}
 			fmt.Fprintln(w, "Claude Code reads hooks at session start: restart running sessions to pick this up.")
 			return nil
 		},
@@ -360,4 +366,26 @@ func (o *object) encode() jsontext.Value {
 	}
 	b.WriteByte('}')
 	return b.Bytes()
+}
+
+// installHookKeys writes the key set claimcheck-hook trusts for signed gate
+// decisions, when NATS is reachable now.
+func (a *app) installHookKeys(ctx context.Context) {
+	w := a.env.Stdout
+	path := hookKeysPath(a.env.Getenv)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	nc, js, err := a.connect(ctx)
+	if err == nil {
+		defer nc.Close()
+		var reg *keyring.Registry
+		if reg, err = keyring.OpenRegistry(ctx, js); err == nil {
+			var n int
+			if n, err = writeHookKeys(ctx, reg, path); err == nil {
+				fmt.Fprintf(w, "wrote %s: claimcheck-hook trusts gate decisions signed by these %d keys\n", path, n)
+				return
+			}
+		}
+	}
+	fmt.Fprintf(w, "note: the gate's key set was not written to %s (%v); `claimcheck up` writes it when it starts. Until then Stop and PreToolUse fail closed.\n", path, err)
 }

@@ -102,6 +102,7 @@ use (or copy the new <keyid>.pem to theirs).`,
 			for _, k := range res.Retired {
 				fmt.Fprintf(a.env.Stdout, "%s signs until %s, then verifies what it signed before\n", k.KeyID, orDash(k.ValidUntil))
 			}
+			a.refreshHookKeys(cmd.Context(), reg)
 			return nil
 		},
 	}
@@ -135,6 +136,7 @@ use (or copy the new <keyid>.pem to theirs).`,
 				return &exitError{ExitError, err}
 			}
 			fmt.Fprintf(a.env.Stdout, "%s revoked at %s: attestations it signed before still verify, later ones do not\n", k.KeyID, orDash(k.RevokedAt))
+			a.refreshHookKeys(cmd.Context(), reg)
 			return nil
 		},
 	}

@@ -108,7 +108,7 @@ func (a *app) rootCommand() *cobra.Command {
 	_ = a.v.BindPFlag("nats.url", pf.Lookup("nats-url"))
 	_ = a.v.BindPFlag("log.level", pf.Lookup("log-level"))
 	_ = a.v.BindPFlag("log.format", pf.Lookup("log-format"))
-	root.AddCommand(a.upCommand(), a.hooksCommand(), a.ledgerCommand(), a.claimCommand(), a.keysCommand(), a.attestCommand())
+	root.AddCommand(a.upCommand(), a.hooksCommand(), a.ledgerCommand(), a.claimCommand(), a.keysCommand(), a.attestCommand(), a.gateCommand())
 	return root
 }
 

@@ -102,6 +102,14 @@ func (a *app) loadUp() (upConfig, error) {
 	if cfg.Verifier.KeyDir == "" {
 		cfg.Verifier.KeyDir = filepath.Join(cfg.DataDir, "keys")
 	}
+	if cfg.Gatekeeper.KeyDir == "" {
+		cfg.Gatekeeper.KeyDir = cfg.Verifier.KeyDir
+	}
+	// The agent must not write claimcheck's own data.
+	cfg.Gatekeeper.ProtectedPaths = append(cfg.Gatekeeper.ProtectedPaths, cfg.DataDir)
+	if hd := hookStateDir(a.env.Getenv); hd != "" {
+		cfg.Gatekeeper.ProtectedPaths = append(cfg.Gatekeeper.ProtectedPaths, hd)
+	}
 	cfg.Ingest.Streams, cfg.Verifier.Streams, cfg.Gatekeeper.Streams, cfg.Rotator.Streams = cfg.Streams, cfg.Streams, cfg.Streams, cfg.Streams
 	var errs []error
 	seen := map[string]bool{}
@@ -173,6 +181,14 @@ func (a *app) runUp(cmd *cobra.Command, _ []string) error {
 		return &exitError{ExitError, err}
 	} else if created {
 		log.Info("created the first signing key", "keyid", k.KeyID, "algorithm", k.Algorithm, "dir", cfg.Verifier.KeyDir, "fingerprint", k.Fingerprint)
+	}
+	// claimcheck-hook on this machine trusts decisions signed by these keys.
+	if path := hookKeysPath(a.env.Getenv); path != "" {
+		if n, err := writeHookKeys(ctx, keys, path); err != nil {
+			log.Warn("could not write the key set claimcheck-hook trusts; gated hooks will fail closed", "path", path, "err", err)
+		} else {
+			log.Info("wrote the key set claimcheck-hook trusts", "path", path, "keys", n)
+		}
 	}
 
 	reg := telemetry.NewRegistry()
