@@ -103,7 +103,7 @@ const (
 func TestValidatorMatrixEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	_, url := up(t, filepath.Join(dir, "data"), "127.0.0.1:0")
-	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook")}
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook"), "CLAIMCHECK_HOOK_GATE=false"}
 	cases := []struct {
 		name, claim, validator, args string
 		build                        func(a *agent)
@@ -245,7 +245,7 @@ func TestValidatorMatrixEndToEnd(t *testing.T) {
 func TestSeedBypassesRefusedEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	_, url := up(t, filepath.Join(dir, "data"), "127.0.0.1:0")
-	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook")}
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook"), "CLAIMCHECK_HOOK_GATE=false"}
 	a := newAgent(t, env, "bypass")
 	a.prompt("Refactor utils/parsing.py to use dataclasses and run pytest tests/test_parsing.py -q")
 	a.bash("echo parsing dataclasses", "parsing dataclasses")
@@ -269,7 +269,7 @@ func TestSeedBypassesRefusedEndToEnd(t *testing.T) {
 func TestClaimBadInputEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	_, url := up(t, filepath.Join(dir, "data"), "127.0.0.1:0")
-	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook")}
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook"), "CLAIMCHECK_HOOK_GATE=false"}
 	a := newAgent(t, env, "bad-claims")
 	a.prompt(matrixPrompt)
 	a.bash("go test ./...", goTestPass)
@@ -346,7 +346,7 @@ func TestPolicyFileWithUnknownFieldStopsUp(t *testing.T) {
 func TestKeysRotateRevokeAndVerifyEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	_, url := up(t, filepath.Join(dir, "data"), "127.0.0.1:0")
-	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook"), "CLAIMCHECK_DATA_DIR=" + filepath.Join(dir, "data")}
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook"), "CLAIMCHECK_HOOK_GATE=false", "CLAIMCHECK_DATA_DIR=" + filepath.Join(dir, "data")}
 	a := newAgent(t, env, "keys")
 	a.prompt(matrixPrompt)
 	pass := func() string {

@@ -157,7 +157,7 @@ func TestHookSpoolsThroughNATSOutage(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	hookDir := filepath.Join(dir, "hook")
 	p, url := up(t, data, listen, "--config", cfg)
-	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + hookDir, "CLAIMCHECK_HOOK_RETRY_AFTER=0s"}
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + hookDir, "CLAIMCHECK_HOOK_GATE=false", "CLAIMCHECK_HOOK_RETRY_AFTER=0s"}
 	const session = "outage-session"
 	ev := func(i int) []byte {
 		return []byte(fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"step %d"}}`, session, i))
@@ -230,7 +230,7 @@ func TestOfflineEditOfTheStoreIsDetected(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	listen := fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t))
 	p, url := up(t, data, listen)
-	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook")}
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook"), "CLAIMCHECK_HOOK_GATE=false"}
 	for i := range 5 {
 		in := fmt.Sprintf(`{"session_id":"edited","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"deploy v%d"}}`, i)
 		if r := runBin(t, env, []byte(in), "claimcheck-hook"); r.code != 0 {

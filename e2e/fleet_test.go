@@ -105,7 +105,7 @@ func TestVerifierFleetSurvivesKill9(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	_, url := up(t, data, "127.0.0.1:0", "--services", "ingest")
-	hookEnv := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook")}
+	hookEnv := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook"), "CLAIMCHECK_HOOK_GATE=false"}
 
 	const sessions, perSession = 25, 40
 	for s := range sessions {

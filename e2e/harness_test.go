@@ -48,6 +48,19 @@ func runMain(m *testing.M) int {
 			return 1
 		}
 	}
+	// Binaries must not write into the real home (claimcheck up writes the
+	// hook's trusted key set under $HOME/.local/state). Set after the build,
+	// which needs the real Go caches.
+	home, err := os.MkdirTemp("", "claimcheck-e2e-home")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(home) }()
+	_ = os.Setenv("HOME", home)
+	for _, k := range []string{"XDG_STATE_HOME", "XDG_DATA_HOME", "CLAIMCHECK_HOOK_STATE_DIR", "CLAIMCHECK_HOOK_GATE_KEYS"} {
+		_ = os.Unsetenv(k)
+	}
 	return m.Run()
 }
 
@@ -200,8 +213,15 @@ func (p *proc) kill() {
 // up starts `claimcheck up` and returns its NATS URL once it is ready.
 func up(t *testing.T, dataDir, listen string, extra ...string) (*proc, string) {
 	t.Helper()
+	return upEnv(t, nil, dataDir, listen, extra...)
+}
+
+// upEnv is up with extra environment (e.g. the hook state dir, so that up
+// writes the key set the hook trusts where the hook looks).
+func upEnv(t *testing.T, env []string, dataDir, listen string, extra ...string) (*proc, string) {
+	t.Helper()
 	args := append([]string{"up", "--data-dir", dataDir, "--listen", listen, "--http-listen", ""}, extra...)
-	p := start(t, nil, "claimcheck", args...)
+	p := start(t, env, "claimcheck", args...)
 	url := p.waitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "nats://") })
 	p.waitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "claimcheck is up") })
 	return p, url

@@ -32,7 +32,7 @@ func sum(b []byte) string {
 func TestClaudeCodeSessionEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	upProc, url := up(t, filepath.Join(dir, "data"), "127.0.0.1:0")
-	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook")}
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook"), "CLAIMCHECK_HOOK_GATE=false"}
 	names, bodies := readFixtures(t)
 	const session = "00893aaf-19fa-41d2-8238-13269b9b3ca0"
 
@@ -128,7 +128,7 @@ func TestClaudeCodeSessionEndToEnd(t *testing.T) {
 func TestBadInputEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	_, url := up(t, filepath.Join(dir, "data"), "127.0.0.1:0")
-	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook"), "CLAIMCHECK_HOOK_MAX_INPUT_BYTES=4096"}
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook"), "CLAIMCHECK_HOOK_GATE=false", "CLAIMCHECK_HOOK_MAX_INPUT_BYTES=4096"}
 	good := func(i int) []byte {
 		return []byte(`{"session_id":"good-session","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"echo ` + strings.Repeat("x", i) + `"}}`)
 	}
