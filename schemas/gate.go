@@ -15,9 +15,11 @@ const (
 
 	// Synthetic hook_event_name values of records claimcheck itself puts
 	// into a session's chain (through INTAKE, like hook events).
-	GateDecisionEvent = "GateDecision" // a decision, signed by the gatekeeper or made by the hook
-	GateOverrideEvent = "GateOverride" // claimcheck gate override: the next Stop passes
-	HookCrashEvent    = "HookCrash"    // claimcheck-hook failed (panic, deadline, bad input)
+	GateDecisionEvent = "GateDecision"    // a decision, signed by the gatekeeper or made by the hook
+	GateOverrideEvent = "GateOverride"    // claimcheck gate override: the next Stop passes
+	HookCrashEvent    = "HookCrash"       // claimcheck-hook failed (panic, no valid gate answer)
+	OverrideEvent     = "OverrideRequest" // a prompt asked to bypass the gate (override audit)
+	GateAlertEvent    = "GateAlert"       // a threshold was crossed (override prompts, hook crashes)
 
 	// Decision sources.
 	SourceGatekeeper = "gatekeeper" // decided and signed by a gatekeeper
@@ -53,7 +55,9 @@ type GateDecision struct {
 	Rule     string   `json:"rule,omitempty"`
 	NextStep string   `json:"next_step,omitempty"`
 	// SystemMessage is shown to the user (e.g. when the block cap let a stop through).
-	SystemMessage     string     `json:"system_message,omitempty"`
+	SystemMessage string `json:"system_message,omitempty"`
+	// AdditionalContext is added to the agent's context (UserPromptSubmit alerts).
+	AdditionalContext string     `json:"additional_context,omitempty"`
 	ConsecutiveBlocks int        `json:"consecutive_blocks,omitempty"`
 	Capped            bool       `json:"capped,omitempty"`
 	Override          string     `json:"override,omitempty"` // the override event that let this stop through
@@ -80,4 +84,44 @@ type GateOverride struct {
 	HookEvent string `json:"hook_event_name"` // GateOverrideEvent
 	Reason    string `json:"reason"`
 	Operator  string `json:"operator"`
+}
+
+// HookCrash is the payload of a HookCrashEvent record: claimcheck-hook
+// could not do its job for a hook event.
+type HookCrash struct {
+	SessionID string `json:"session_id"`
+	HookEvent string `json:"hook_event_name"` // HookCrashEvent
+	Event     string `json:"event"`           // the hook event that failed
+	EventID   string `json:"event_id,omitempty"`
+	Kind      string `json:"kind"` // panic | gate (no valid gatekeeper answer) | record (neither delivered nor spooled)
+	Error     string `json:"error"`
+	Version   string `json:"version,omitempty"`
+}
+
+// Hook crash kinds.
+const (
+	CrashPanic  = "panic"
+	CrashGate   = "gate"
+	CrashRecord = "record"
+)
+
+// OverrideRequest is the payload of an OverrideEvent record.
+type OverrideRequest struct {
+	SessionID   string `json:"session_id"`
+	HookEvent   string `json:"hook_event_name"` // OverrideEvent
+	PromptEvent string `json:"prompt_event_id"`
+	Phrase      string `json:"phrase"`
+	Host        string `json:"host,omitempty"`
+}
+
+// GateAlert is the payload of a GateAlertEvent record.
+type GateAlert struct {
+	SessionID string `json:"session_id"`
+	HookEvent string `json:"hook_event_name"` // GateAlertEvent
+	Kind      string `json:"kind"`            // override_pattern | hook_crashes
+	Host      string `json:"host"`
+	Event     string `json:"event,omitempty"` // the failing hook event (hook_crashes)
+	Day       string `json:"day"`             // UTC date; one alert per kind, host (and event) per day
+	Count     int    `json:"count"`
+	Message   string `json:"message"`
 }

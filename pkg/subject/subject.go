@@ -22,6 +22,8 @@ const (
 	GateStop    = "cc.gate.stop"
 	GatePreTool = "cc.gate.pretool"
 	GatePrompt  = "cc.gate.prompt"
+	// GatePing answers "ok" when a gatekeeper is serving (the hook self-test).
+	GatePing = "cc.gate.ping"
 )
 
 // IntakeGroup is the pinned-client priority group of the ingest consumers.

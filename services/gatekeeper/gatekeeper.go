@@ -31,6 +31,7 @@ import (
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/pretool"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/watch"
 )
 
 // Config tunes the gatekeeper. Keys live under "gatekeeper." in files and
@@ -61,6 +62,14 @@ type Config struct {
 	MaxInFlight int `mapstructure:"max_in_flight"`
 	// MaxTrail bounds the edits and runs kept per session for freshness.
 	MaxTrail int `mapstructure:"max_trail"`
+	// OverrideThreshold prompts asking to bypass the gate from one host
+	// within OverrideWindow raise an alert (once per day).
+	OverrideThreshold int           `mapstructure:"override_threshold"`
+	OverrideWindow    time.Duration `mapstructure:"override_window"`
+	// CrashThreshold failures of claimcheck-hook for one hook event on one
+	// host within CrashWindow raise an alert (once per day).
+	CrashThreshold int           `mapstructure:"crash_threshold"`
+	CrashWindow    time.Duration `mapstructure:"crash_window"`
 
 	// Streams is the process-wide stream layout (set by the composer).
 	Streams stream.Options `mapstructure:"-"`
@@ -68,7 +77,10 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{DecisionTTL: 30 * time.Second, StopWait: 2 * time.Second, StopBlockCap: 8, MaxInFlight: 256, MaxTrail: 4096, Streams: stream.DefaultOptions()}
+	w := watch.DefaultConfig()
+	return Config{DecisionTTL: 30 * time.Second, StopWait: 2 * time.Second, StopBlockCap: 8, MaxInFlight: 256, MaxTrail: 4096,
+		OverrideThreshold: w.OverrideThreshold, OverrideWindow: w.OverrideWindow, CrashThreshold: w.CrashThreshold, CrashWindow: w.CrashWindow,
+		Streams: stream.DefaultOptions()}
 }
 
 // Validate reports every problem.
@@ -91,6 +103,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxTrail < 16 {
 		errs = append(errs, fmt.Errorf("gatekeeper.max_trail %d: must be at least 16", c.MaxTrail))
+	}
+	if c.OverrideThreshold < 1 || c.CrashThreshold < 1 {
+		errs = append(errs, fmt.Errorf("gatekeeper.override_threshold %d, gatekeeper.crash_threshold %d: must be positive", c.OverrideThreshold, c.CrashThreshold))
+	}
+	if c.OverrideWindow < time.Minute || c.CrashWindow < time.Minute {
+		errs = append(errs, fmt.Errorf("gatekeeper.override_window %s, gatekeeper.crash_window %s: must be at least 1m", c.OverrideWindow, c.CrashWindow))
 	}
 	if err := c.Streams.Validate(); err != nil {
 		errs = append(errs, err)
@@ -161,7 +179,8 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	}
 	s := &Service{
 		cfg: cfg, set: set, js: js, pretool: p, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home},
-		proj: newProjection(cfg.MaxTrail), keys: keyring.Dir{Path: cfg.KeyDir}, m: m,
+		proj: newProjection(cfg.MaxTrail, watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
+			CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow})), keys: keyring.Dir{Path: cfg.KeyDir}, m: m,
 		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
 	}
 	s.ready.NotReady("starting")
@@ -225,8 +244,12 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}()
 	var subs []*nats.Subscription
-	for _, subj := range []string{subject.GateStop, subject.GatePreTool} {
-		sub, err := s.set.Conn.QueueSubscribe(subj, QueueGroup, s.serve)
+	for _, subj := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt, subject.GatePing} {
+		handler := s.serve
+		if subj == subject.GatePing {
+			handler = func(m *nats.Msg) { _ = m.Respond([]byte("ok " + s.cfg.ID)) }
+		}
+		sub, err := s.set.Conn.QueueSubscribe(subj, QueueGroup, handler)
 		if err != nil {
 			return fmt.Errorf("gatekeeper: subscribe %s: %w", subj, err)
 		}
@@ -298,6 +321,8 @@ func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte,
 		switch req.HookEvent {
 		case "PreToolUse":
 			d = s.decidePreTool(req)
+		case "UserPromptSubmit":
+			d = s.decidePrompt(req)
 		default:
 			d = s.decideStop(ctx, req)
 		}
@@ -310,7 +335,9 @@ func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte,
 	}
 	s.m.latency.WithLabelValues(d.HookEvent).Observe(time.Since(started).Seconds())
 	s.m.decisions.WithLabelValues(d.HookEvent, d.Decision, d.Rule).Inc()
-	if id.CheckSession(d.SessionID) == nil {
+	// Prompt answers are recorded only when they carry an alert (the
+	// override requests and alerts behind them are recorded anyway).
+	if id.CheckSession(d.SessionID) == nil && (d.HookEvent != "UserPromptSubmit" || d.SystemMessage != "") {
 		if d.HookEvent == "Stop" {
 			s.proj.decided(d.SessionID, d)
 		}
@@ -324,7 +351,7 @@ func decodeRequest(subj string, data []byte) (schemas.GateRequest, error) {
 	if err := json.Unmarshal(data, &req, json.RejectUnknownMembers(true)); err != nil {
 		return req, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	want := map[string]string{subject.GateStop: "Stop", subject.GatePreTool: "PreToolUse"}[subj]
+	want := map[string]string{subject.GateStop: "Stop", subject.GatePreTool: "PreToolUse", subject.GatePrompt: "UserPromptSubmit"}[subj]
 	switch {
 	case req.V != 1:
 		return req, fmt.Errorf("%w: v %d, want 1", ErrBadRequest, req.V)
@@ -396,13 +423,20 @@ func (s *Service) record(d schemas.GateDecision, env []byte) {
 	if err != nil {
 		return
 	}
-	data, err := envelope.Event(d.DecisionID, d.SessionID, schemas.GateDecisionEvent, 0, s.set.Clock.Now(),
+	s.recordEvent(d.SessionID, schemas.GateDecisionEvent, d.DecisionID, d.DecisionID, raw)
+}
+
+// recordEvent publishes a record of the gatekeeper's own into a session's
+// chain through INTAKE, asynchronously. msgID is the JetStream dedupe id.
+func (s *Service) recordEvent(session, hookEvent, eventID, msgID string, raw []byte) {
+	data, err := envelope.Event(eventID, session, hookEvent, 0, s.set.Clock.Now(),
 		envelope.Source{Host: hostname(), AgentType: "claimcheck-gatekeeper", AgentID: s.cfg.ID}, raw)
 	if err != nil {
+		s.set.Logger.Warn("gatekeeper: cannot build a record", "event", hookEvent, "session", session, "err", err)
 		return
 	}
-	msg := nats.NewMsg(subject.Intake(d.SessionID, id.EventToken(schemas.GateDecisionEvent)))
-	msg.Header.Set(jetstream.MsgIDHeader, d.DecisionID)
+	msg := nats.NewMsg(subject.Intake(session, id.EventToken(hookEvent)))
+	msg.Header.Set(jetstream.MsgIDHeader, msgID)
 	msg.Data = data
 	fut, err := s.js.PublishMsgAsync(msg)
 	if err != nil {
@@ -414,7 +448,7 @@ func (s *Service) record(d schemas.GateDecision, env []byte) {
 		case <-fut.Ok():
 		case err := <-fut.Err():
 			s.m.failures.WithLabelValues("record").Inc()
-			s.set.Logger.Warn("gatekeeper: a decision was not recorded (the hook records it too)", "decision", d.DecisionID, "session", d.SessionID, "err", err)
+			s.set.Logger.Warn("gatekeeper: a record was not written", "event", hookEvent, "id", eventID, "session", session, "err", err)
 		}
 	})
 }

@@ -376,3 +376,109 @@ func TestPreToolDecisionsAreSignedWithThePolicy(t *testing.T) {
 		}
 	}
 }
+
+func (f *flow) promptReq(session, host, text string) schemas.GateDecision {
+	f.t.Helper()
+	eid, _ := f.gen.New()
+	payload := fmt.Sprintf(`{"session_id":%q,"hook_event_name":"UserPromptSubmit","prompt":%q}`, session, text)
+	return f.ask(subject.GatePrompt, schemas.GateRequest{V: 1, Nonce: "nonce-" + eid, EventID: eid, SessionID: session, HookEvent: "UserPromptSubmit", Host: host, Payload: jsontext.Value(payload)})
+}
+
+// intake waits for want records of one kind the gatekeeper published, and
+// returns them (after a moment, to catch extra ones).
+func (f *flow) intake(hookEvent string, want int) []schemas.Envelope {
+	f.t.Helper()
+	var out []schemas.Envelope
+	natstest.Eventually(f.t, 5*time.Second, func() error {
+		out = out[:0]
+		s, err := f.js.Stream(f.t.Context(), stream.Intake)
+		if err != nil {
+			return err
+		}
+		info, err := s.Info(f.t.Context())
+		if err != nil {
+			return err
+		}
+		for seq := uint64(1); seq <= info.State.LastSeq; seq++ {
+			m, err := s.GetMsg(f.t.Context(), seq)
+			if err != nil {
+				continue
+			}
+			var env schemas.Envelope
+			if json.Unmarshal(m.Data, &env, json.RejectUnknownMembers(false)) == nil && env.HookEvent == hookEvent {
+				out = append(out, env)
+			}
+		}
+		if len(out) < want {
+			return fmt.Errorf("%d %s records, want %d", len(out), hookEvent, want)
+		}
+		return nil
+	})
+	return out
+}
+
+func TestOverridePromptsAreAuditedAndAlertOncePerDay(t *testing.T) {
+	f := newFlow(t, nil)
+	s := "sess-ovr"
+	if d := f.promptReq(s, "laptop", "Fix the login bug and run the tests"); d.Decision != schemas.GateAllow || d.SystemMessage != "" || d.AdditionalContext != "" {
+		t.Fatalf("ordinary prompt: %+v", d)
+	}
+	d := f.promptReq(s, "laptop", "skip the tests, just ship it")
+	if d.Decision != schemas.GateAllow || d.Rule != "prompt.override_request" || !strings.Contains(d.AdditionalContext, "bypass the evidence gate") || d.SystemMessage != "" {
+		t.Fatalf("first bypass prompt: %+v", d)
+	}
+	// Another host's bypass prompts do not count for this one.
+	f.promptReq("sess-elsewhere", "ci-runner", "force this through")
+	f.promptReq(s, "laptop", "bypass the gate please")
+	d = f.promptReq(s, "laptop", "just say it's done")
+	if d.Rule != "prompt.alert" || !strings.Contains(d.SystemMessage, "3 prompts") || !strings.Contains(d.AdditionalContext, "Tell the human") {
+		t.Fatalf("third bypass prompt: %+v", d)
+	}
+	// Once per day.
+	if d := f.promptReq(s, "laptop", "skip the tests again"); d.SystemMessage != "" {
+		t.Fatalf("alert raised twice: %+v", d)
+	}
+	time.Sleep(200 * time.Millisecond) // let stray records land
+	if n := len(f.intake(schemas.OverrideEvent, 5)); n != 5 {
+		t.Errorf("%d OverrideRequest records, want 5", n)
+	}
+	if a := f.intake(schemas.GateAlertEvent, 1); len(a) != 1 || a[0].SessionID != s {
+		t.Errorf("GateAlert records: %+v, want one in %s", a, s)
+	}
+}
+
+func TestHookCrashesRaiseAnAlertOnTheNextPrompt(t *testing.T) {
+	f := newFlow(t, nil)
+	s := "sess-crash"
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	for range 2 {
+		e := f.entry(s, schemas.EntryEvent, schemas.HookCrashEvent, "", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"HookCrash","event":"Stop","kind":"gate","error":"no answer from the gatekeeper within 4s"}`, s))
+		e.Host, e.ReceivedAt = "laptop", now
+		f.append(s, e)
+	}
+	// A crash of another hook event, and one on another host, do not add up.
+	other := f.entry(s, schemas.EntryEvent, schemas.HookCrashEvent, "", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"HookCrash","event":"PreToolUse","kind":"panic","error":"x"}`, s))
+	other.Host, other.ReceivedAt = "laptop", now
+	f.append(s, other)
+	if d := f.promptReq(s, "laptop", "carry on"); d.SystemMessage != "" {
+		t.Fatalf("two crashes raised %+v", d)
+	}
+	// Bad input the hook rejected counts as a failure of that hook event.
+	rej := f.entry(schemas.RejectedChain, schemas.EntryRejected, "Stop", "", "")
+	rej.SessionID, rej.Host, rej.ReceivedAt, rej.Reason = "", "laptop", now, "malformed hook payload"
+	f.append(schemas.RejectedChain, rej)
+	var d schemas.GateDecision
+	natstest.Eventually(t, 5*time.Second, func() error {
+		d = f.promptReq(s, "laptop", "carry on")
+		if !strings.Contains(d.SystemMessage, "failed 3 times for Stop") {
+			return fmt.Errorf("no crash alert yet: %+v", d)
+		}
+		return nil
+	})
+	if !strings.Contains(d.AdditionalContext, "failed 3 times for Stop") {
+		t.Fatalf("the agent is not told: %+v", d)
+	}
+	if d := f.promptReq(s, "laptop", "carry on"); d.SystemMessage != "" {
+		t.Fatalf("crash alert raised twice: %+v", d)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/watch"
 )
 
 // The projection is the gatekeeper's own view of LEDGER and ATTEST, built by
@@ -33,6 +34,8 @@ type projection struct {
 	// caught is closed once the replay reached the streams' ends at start.
 	ledgerCaught, attestCaught chan struct{}
 	maxTrail                   int
+	// watch counts override prompts and hook failures across sessions.
+	watch *watch.Watch
 }
 
 type storedAttestation struct {
@@ -74,11 +77,11 @@ type sessionState struct {
 	overrideR string
 }
 
-func newProjection(maxTrail int) *projection {
+func newProjection(maxTrail int, w *watch.Watch) *projection {
 	return &projection{
 		sessions: map[string]*sessionState{}, atts: map[string]*storedAttestation{},
 		changed: make(chan struct{}), ledgerCaught: make(chan struct{}), attestCaught: make(chan struct{}),
-		maxTrail: maxTrail,
+		maxTrail: maxTrail, watch: w,
 	}
 }
 
@@ -122,6 +125,7 @@ func (p *projection) applyLedger(chainName string, data []byte) {
 }
 
 func (p *projection) applyEntry(s *sessionState, e schemas.Entry) {
+	p.observe(e)
 	switch e.Kind {
 	case schemas.EntryContract:
 		if e.Contract == nil {
@@ -176,6 +180,38 @@ func (p *projection) applyEntry(s *sessionState, e schemas.Entry) {
 			return
 		}
 		s.override, s.overrideR = e.EventID, o.Reason
+	}
+}
+
+// observe feeds the watchdogs: inputs claimcheck-hook rejected and its
+// recorded failures count as hook crashes; override requests and raised
+// alerts are counted for the once-per-day rule.
+func (p *projection) observe(e schemas.Entry) {
+	at, err := time.Parse(time.RFC3339Nano, e.ReceivedAt)
+	if err != nil {
+		if at, err = time.Parse(time.RFC3339Nano, e.IngestedAt); err != nil {
+			return
+		}
+	}
+	switch {
+	case e.Kind == schemas.EntryRejected || e.Kind == schemas.EntryInvalid:
+		p.watch.Crash(e.Host, e.HookEvent, e.EventID, at)
+	case e.Kind != schemas.EntryEvent || e.Payload == nil:
+	case e.HookEvent == schemas.HookCrashEvent:
+		var c schemas.HookCrash
+		if json.Unmarshal([]byte(*e.Payload), &c, json.RejectUnknownMembers(false)) == nil {
+			p.watch.Crash(e.Host, c.Event, e.EventID, at)
+		}
+	case e.HookEvent == schemas.OverrideEvent:
+		var o schemas.OverrideRequest
+		if json.Unmarshal([]byte(*e.Payload), &o, json.RejectUnknownMembers(false)) == nil && o.PromptEvent != "" {
+			p.watch.Override(o.Host, o.PromptEvent, at)
+		}
+	case e.HookEvent == schemas.GateAlertEvent:
+		var a schemas.GateAlert
+		if json.Unmarshal([]byte(*e.Payload), &a, json.RejectUnknownMembers(false)) == nil {
+			p.watch.Raised(watch.Alert{Kind: a.Kind, Host: a.Host, Event: a.Event, Day: a.Day})
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/pretool"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/watch"
 )
 
 // ReplayStep is one gated event of a session, decided again from the
@@ -71,7 +72,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, cfg Config, session str
 	if cfg.MaxTrail < 16 {
 		cfg.MaxTrail = DefaultConfig().MaxTrail
 	}
-	s := &Service{cfg: cfg, set: service.Settings{Clock: clock.Real{}}, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}), pretool: pol, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home}, proj: newProjection(cfg.MaxTrail), policies: newPolicyCache(pkv)}
+	s := &Service{cfg: cfg, set: service.Settings{Clock: clock.Real{}}, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}), pretool: pol, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home}, proj: newProjection(cfg.MaxTrail, watch.New(watch.DefaultConfig())), policies: newPolicyCache(pkv)}
 	s.verify.Store(vs)
 	// The session's attestations (others' are reported as foreign: absent here).
 	as, err := js.Stream(ctx, stream.Attest)
