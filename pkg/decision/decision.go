@@ -144,6 +144,17 @@ func parseKey(k schemas.Key) (trusted, error) {
 	return t, nil
 }
 
+// ValidAt counts the keys whose signatures made at t would count.
+func (ks *Keys) ValidAt(t time.Time) int {
+	n := 0
+	for _, k := range ks.keys {
+		if k.validAt(t) == nil {
+			n++
+		}
+	}
+	return n
+}
+
 // validAt reports whether a signature by k made at t counts.
 func (k trusted) validAt(t time.Time) error {
 	switch {

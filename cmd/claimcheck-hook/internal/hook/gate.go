@@ -34,54 +34,130 @@ const clockSkew = 5 * time.Second
 func (h *hook) gate(ctx context.Context, stdout io.Writer, received time.Time, info payload.Info, eventID string, seq uint64, raw []byte) int {
 	ctx, cancel := context.WithDeadline(ctx, received.Add(h.cfg.GateDeadline))
 	defer cancel()
-	fail := func(format string, a ...any) int {
-		return h.fallback(ctx, stdout, info, eventID, seq, fmt.Errorf(format, a...))
+	d, reply, err := h.ask(ctx, info, eventID, raw)
+	if err != nil {
+		return h.fallback(ctx, stdout, info, eventID, seq, err)
 	}
+	// Record what the hook acts on; the gatekeeper records the same
+	// decision under the same id, so the ledger keeps one.
+	h.recordDecision(ctx, d, reply, "")
+	return h.answer(stdout, d)
+}
+
+// ask sends one gate request with a fresh nonce and returns the verified
+// decision and the signed envelope it came in.
+func (h *hook) ask(ctx context.Context, info payload.Info, eventID string, raw []byte) (schemas.GateDecision, []byte, error) {
+	var none schemas.GateDecision
 	if !h.delivered {
-		return fail("NATS is unreachable (the event was spooled)")
+		return none, nil, errors.New("NATS is unreachable (the event was spooled)")
 	}
 	keys, err := decision.LoadKeys(h.cfg.GateKeys)
 	if err != nil {
-		return fail("no trusted key set: %v (run `claimcheck hooks install` to write it)", err)
+		return none, nil, fmt.Errorf("no trusted key set: %w (run `claimcheck hooks install` to write it)", err)
 	}
 	var nb [16]byte
 	if _, err := rand.Read(nb[:]); err != nil {
-		return fail("nonce: %v", err)
+		return none, nil, fmt.Errorf("nonce: %w", err)
 	}
 	nonce := hex.EncodeToString(nb[:])
 	req, err := json.Marshal(schemas.GateRequest{V: 1, Nonce: nonce, EventID: eventID, SessionID: info.SessionID, HookEvent: info.HookEvent,
 		Host: h.cfg.Host, AgentType: h.cfg.AgentType, AgentID: h.cfg.AgentID, Payload: jsontext.Value(raw)})
 	if err != nil {
-		return fail("request: %v", err)
+		return none, nil, fmt.Errorf("request: %w", err)
 	}
 	c := h.conn
 	if c == nil {
 		if c, err = h.dial(ctx); err != nil {
-			return fail("NATS: %v", err)
+			return none, nil, fmt.Errorf("NATS: %w", err)
 		}
 		h.conn = c
 	}
 	subj := subject.GateStop
-	if info.HookEvent == "PreToolUse" {
+	switch info.HookEvent {
+	case "PreToolUse":
 		subj = subject.GatePreTool
+	case "UserPromptSubmit":
+		subj = subject.GatePrompt
 	}
 	reply, err := c.Request(ctx, subj, nil, req)
 	switch {
 	case errors.Is(err, oneshot.ErrNoResponders):
-		return fail("no gatekeeper is running")
+		return none, nil, errors.New("no gatekeeper is running")
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
-		return fail("no answer from the gatekeeper within %s", h.cfg.GateDeadline)
+		return none, nil, fmt.Errorf("no answer from the gatekeeper within %s", h.cfg.GateDeadline)
 	case err != nil:
-		return fail("gate request: %v", err)
+		return none, nil, fmt.Errorf("gate request: %w", err)
 	}
 	d, err := keys.Verify(reply.Data, decision.Expect{SessionID: info.SessionID, HookEvent: info.HookEvent, Nonce: nonce, Now: time.Now(), Skew: clockSkew})
 	if err != nil {
-		return fail("%v", err)
+		return none, nil, err
 	}
-	// Record what the hook acts on; the gatekeeper records the same
-	// decision under the same id, so the ledger keeps one.
-	h.recordDecision(ctx, d, reply.Data, "")
-	return h.answer(stdout, d)
+	return d, reply.Data, nil
+}
+
+// advise asks the gatekeeper about a prompt: the override audit and the
+// alerts due for this host. The answer is advisory: on any failure the
+// prompt goes on and nothing is printed.
+func (h *hook) advise(ctx context.Context, stdout io.Writer, received time.Time, info payload.Info, eventID string, raw []byte) int {
+	ctx, cancel := context.WithDeadline(ctx, received.Add(min(h.cfg.GateDeadline, promptDeadline)))
+	defer cancel()
+	d, _, err := h.ask(ctx, info, eventID, raw)
+	if err != nil {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: prompt audit skipped: %v\n", err)
+		return ExitOK
+	}
+	return h.context(stdout, "UserPromptSubmit", d.SystemMessage, d.AdditionalContext)
+}
+
+// promptDeadline bounds the advisory prompt request.
+const promptDeadline = 2 * time.Second
+
+// context prints systemMessage and additionalContext for events that
+// accept them (UserPromptSubmit, SessionStart); nothing when both are empty.
+func (h *hook) context(stdout io.Writer, hookEvent, system, additional string) int {
+	if system == "" && additional == "" {
+		return ExitOK
+	}
+	q := func(s string) []byte { b, _ := jsontext.AppendQuote(nil, s); return b }
+	out := []byte("{")
+	if system != "" {
+		out = append(out, `"systemMessage":`...)
+		out = append(out, q(system)...)
+		out = append(out, ',')
+	}
+	out = append(out, `"hookSpecificOutput":{"hookEventName":`...)
+	out = append(out, q(hookEvent)...)
+	if additional != "" {
+		out = append(out, `,"additionalContext":`...)
+		out = append(out, q(additional)...)
+	}
+	out = append(out, "}}\n"...)
+	_, _ = stdout.Write(out)
+	return ExitOK
+}
+
+// recordCrash puts a HookCrash record into the session's chain (or the
+// spool), for the gatekeeper's crash watchdog.
+func (h *hook) recordCrash(ctx context.Context, sessionID, event, eventID, kind string, cause error) {
+	if id.CheckSession(sessionID) != nil {
+		return // bad input is already recorded in the rejected chain
+	}
+	raw, err := json.Marshal(schemas.HookCrash{SessionID: sessionID, HookEvent: schemas.HookCrashEvent, Event: event, EventID: eventID, Kind: kind, Error: cause.Error(), Version: Version}, json.Deterministic(true))
+	if err != nil {
+		return
+	}
+	cid, err := h.gen.New()
+	if err != nil {
+		return
+	}
+	data, err := envelope.Event(cid, sessionID, schemas.HookCrashEvent, 0, time.Now(), h.source(), raw)
+	if err != nil {
+		return
+	}
+	h.keep = false
+	if err := h.deliver(context.WithoutCancel(ctx), cid, sessionID, id.EventToken(schemas.HookCrashEvent), data); err != nil {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: the crash record was neither recorded nor spooled: %v\n", err)
+	}
 }
 
 // fallback decides without the gatekeeper: block (Stop) or deny
@@ -107,6 +183,9 @@ func (h *hook) fallback(ctx context.Context, stdout io.Writer, info payload.Info
 	fmt.Fprintf(h.stderr, "claimcheck-hook: gate: %v; %s (%s)\n", cause, d.Decision, d.Rule)
 	if id.CheckSession(info.SessionID) == nil {
 		h.recordDecision(ctx, d, nil, cause.Error())
+		if !h.rejected { // rejected input is recorded as such already
+			h.recordCrash(ctx, info.SessionID, info.HookEvent, eventID, schemas.CrashGate, cause)
+		}
 	}
 	return h.answer(stdout, d)
 }

@@ -66,10 +66,13 @@ func gateSetup(t *testing.T) (*fixture, *gatekeeperStub) {
 		t.Fatal(err)
 	}
 	g.nc, _ = natstest.Connect(t, f.env["CLAIMCHECK_NATS_URL"])
-	for _, subj := range []string{subject.GateStop, subject.GatePreTool} {
+	for _, subj := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt} {
 		if _, err := g.nc.Subscribe(subj, g.serve); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := g.nc.Subscribe(subject.GatePing, func(m *nats.Msg) { _ = m.Respond([]byte("ok stub")) }); err != nil {
+		t.Fatal(err)
 	}
 	_ = g.nc.Flush()
 	return f, g
@@ -290,8 +293,8 @@ func TestNATSDownBlocksAndSpoolsTheDecision(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	entries, _ := (&spool{dir: filepath.Join(f.dir, "state", "spool")}).list()
-	if len(entries) != 2 { // the Stop event and the hook's decision
-		t.Fatalf("%d spooled, want 2", len(entries))
+	if len(entries) != 3 { // the Stop event, the hook's decision and the crash record
+		t.Fatalf("%d spooled, want 3", len(entries))
 	}
 	// Fail-open for Stop: allowed, the user is told, and it is recorded too.
 	env := maps(f.env, "CLAIMCHECK_HOOK_FAIL_OPEN", "Stop")
@@ -299,8 +302,8 @@ func TestNATSDownBlocksAndSpoolsTheDecision(t *testing.T) {
 	if r.code != 0 || !strings.HasPrefix(r.stdout, `{"systemMessage":`) || !strings.Contains(r.stdout, "fail-open") {
 		t.Fatalf("fail-open: %+v", r)
 	}
-	if entries, _ := (&spool{dir: filepath.Join(f.dir, "state", "spool")}).list(); len(entries) != 4 {
-		t.Fatalf("%d spooled, want 4", len(entries))
+	if entries, _ := (&spool{dir: filepath.Join(f.dir, "state", "spool")}).list(); len(entries) != 6 {
+		t.Fatalf("%d spooled, want 6", len(entries))
 	}
 	// PreToolUse is still denied.
 	r = runHook(t, env, hookJSON("sess-d", "PreToolUse", preToolPayload))

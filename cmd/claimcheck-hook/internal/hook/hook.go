@@ -54,6 +54,9 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdin 
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "claimcheck-hook: internal error: %v\n", r)
 			code = ExitFailed
+			if h != nil && h.info.SessionID != "" {
+				h.crashed(fmt.Errorf("internal error: %v", r))
+			}
 			if h != nil && h.gated != "" {
 				// Fail closed: exit 2 blocks a Stop and denies a PreToolUse.
 				fmt.Fprintf(stderr, "claimcheck blocked this %s because its hook failed (fail closed); tell the human\n", h.gated)
@@ -96,6 +99,22 @@ type hook struct {
 	conn      *oneshot.Conn
 	delivered bool
 	gated     string // the gated event being answered (for the panic handler)
+	rejected  bool   // the input was rejected (and recorded as such)
+	info      payload.Info
+	eventID   string
+}
+
+// crashed records a panic as a HookCrash, itself guarded: a second panic
+// while recording is swallowed (the exit code already reports the first).
+func (h *hook) crashed(cause error) {
+	defer func() { _ = recover() }()
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Deadline)
+	defer cancel()
+	if h.conn != nil {
+		_ = h.conn.Close()
+		h.conn = nil
+	}
+	h.recordCrash(ctx, h.info.SessionID, h.info.HookEvent, h.eventID, schemas.CrashPanic, cause)
 }
 
 // release closes c, or keeps it for the gate request.
@@ -148,8 +167,11 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 		fmt.Fprintf(h.stderr, "claimcheck-hook: %v\n", err)
 		return ExitFailed
 	}
+	h.info, h.eventID, h.rejected = info, eventID, inErr != nil
 	gated := h.cfg.Gate && GatedEvents[info.HookEvent]
-	h.keep = gated && inErr == nil
+	advisory := h.cfg.Gate && inErr == nil && info.HookEvent == "UserPromptSubmit"
+	selfTest := inErr == nil && info.HookEvent == "SessionStart"
+	h.keep = (gated || advisory || selfTest) && inErr == nil
 	if gated && !h.cfg.FailOpen[info.HookEvent] {
 		h.gated = info.HookEvent
 	}
@@ -172,8 +194,16 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 		}
 		return ExitRejected
 	}
-	if gated {
+	switch {
+	case gated:
+		if panicForTest != "" && panicForTest == info.HookEvent {
+			panic("test panic")
+		}
 		return h.gate(ctx, stdout, received, info, eventID, seq, raw)
+	case advisory:
+		return h.advise(ctx, stdout, received, info, eventID, raw)
+	case selfTest:
+		return h.selfTest(ctx, stdout, received)
 	}
 	return ExitOK
 }
