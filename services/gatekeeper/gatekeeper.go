@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -71,6 +72,12 @@ type Config struct {
 	CrashThreshold int           `mapstructure:"crash_threshold"`
 	CrashWindow    time.Duration `mapstructure:"crash_window"`
 
+	// HTTPListen serves POST /v1/hooks/claude for Claude Code's http hook
+	// type (empty: off). A non-loopback address needs HTTPToken.
+	HTTPListen string `mapstructure:"http_listen"`
+	// HTTPToken, when set, is required as "Authorization: Bearer <token>".
+	HTTPToken string `mapstructure:"http_token"`
+
 	// Streams is the process-wide stream layout (set by the composer).
 	Streams stream.Options `mapstructure:"-"`
 }
@@ -110,10 +117,25 @@ func (c Config) Validate() error {
 	if c.OverrideWindow < time.Minute || c.CrashWindow < time.Minute {
 		errs = append(errs, fmt.Errorf("gatekeeper.override_window %s, gatekeeper.crash_window %s: must be at least 1m", c.OverrideWindow, c.CrashWindow))
 	}
+	if c.HTTPListen != "" && c.HTTPToken == "" && !loopback(c.HTTPListen) {
+		errs = append(errs, fmt.Errorf("gatekeeper.http_listen %s: not a loopback address; set gatekeeper.http_token so that only your hooks can post", c.HTTPListen))
+	}
 	if err := c.Streams.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // QueueGroup is the NATS queue group every gatekeeper joins.
@@ -137,6 +159,7 @@ type Service struct {
 	ready    service.Readiness
 	inflight chan struct{}
 	records  sync.WaitGroup
+	httpAddr atomic.Value
 }
 
 // New checks the configuration, loads the pre-tool policy and prepares the
@@ -258,10 +281,20 @@ func (s *Service) Run(ctx context.Context) error {
 	if err := s.set.Conn.Flush(); err != nil {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
+	stopHTTP := func() {}
+	if s.cfg.HTTPListen != "" {
+		if stopHTTP, err = s.serveHTTP(ctx); err != nil {
+			for _, sub := range subs {
+				_ = sub.Drain()
+			}
+			return err
+		}
+	}
 	s.ready.SetReady()
 	log.Info("gatekeeper running", "id", s.cfg.ID, "pretool_policy", s.pretool.Version, "pretool_digest", s.pretool.Digest, "keys", s.signer.KeyIDs())
 	<-ctx.Done()
 	s.ready.NotReady("stopped")
+	stopHTTP()
 	for _, sub := range subs {
 		_ = sub.Drain()
 	}
@@ -310,7 +343,7 @@ func (s *Service) serve(m *nats.Msg) {
 var ErrBadRequest = errors.New("bad gate request")
 
 // Handle decides one request received on subj and returns the signed
-// decision envelope. It is also what the HTTP hook endpoint calls.
+// decision envelope.
 func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte, error) {
 	started := time.Now()
 	req, err := decodeRequest(subj, data)
@@ -318,16 +351,25 @@ func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte,
 	if err != nil {
 		d = s.refusal(req, err)
 	} else {
-		switch req.HookEvent {
-		case "PreToolUse":
-			d = s.decidePreTool(req)
-		case "UserPromptSubmit":
-			d = s.decidePrompt(req)
-		default:
-			d = s.decideStop(ctx, req)
-		}
+		d = s.decide(ctx, req)
 	}
-	env, err := s.sign(ctx, &d)
+	return s.finish(ctx, &d, started)
+}
+
+func (s *Service) decide(ctx context.Context, req schemas.GateRequest) schemas.GateDecision {
+	switch req.HookEvent {
+	case "PreToolUse":
+		return s.decidePreTool(req)
+	case "UserPromptSubmit":
+		return s.decidePrompt(req)
+	default:
+		return s.decideStop(ctx, req)
+	}
+}
+
+// finish signs a decision, counts it and records it.
+func (s *Service) finish(ctx context.Context, d *schemas.GateDecision, started time.Time) ([]byte, error) {
+	env, err := s.sign(ctx, d)
 	if err != nil {
 		s.m.failures.WithLabelValues("sign").Inc()
 		s.set.Logger.Error("gatekeeper: cannot sign a decision; the hook will fail closed", "err", err)
@@ -339,9 +381,9 @@ func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte,
 	// override requests and alerts behind them are recorded anyway).
 	if id.CheckSession(d.SessionID) == nil && (d.HookEvent != "UserPromptSubmit" || d.SystemMessage != "") {
 		if d.HookEvent == "Stop" {
-			s.proj.decided(d.SessionID, d)
+			s.proj.decided(d.SessionID, *d)
 		}
-		s.record(d, env)
+		s.record(*d, env)
 	}
 	return env, nil
 }

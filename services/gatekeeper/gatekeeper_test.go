@@ -84,6 +84,9 @@ func TestRejectsBadSettings(t *testing.T) {
 		"no concurrency": func(c *gatekeeper.Config) { c.MaxInFlight = 0 },
 		"replicas":       func(c *gatekeeper.Config) { c.Streams.Replicas = 0 },
 		"missing policy": func(c *gatekeeper.Config) { c.PretoolPolicyFile = filepath.Join(t.TempDir(), "none.json") },
+		"open http":      func(c *gatekeeper.Config) { c.HTTPListen = "0.0.0.0:8790" },
+		"override zero":  func(c *gatekeeper.Config) { c.OverrideThreshold = 0 },
+		"crash window":   func(c *gatekeeper.Config) { c.CrashWindow = time.Second },
 	} {
 		c := good
 		mutate(&c)
@@ -405,7 +408,7 @@ func (f *flow) intake(hookEvent string, want int) []schemas.Envelope {
 				continue
 			}
 			var env schemas.Envelope
-			if json.Unmarshal(m.Data, &env, json.RejectUnknownMembers(false)) == nil && env.HookEvent == hookEvent {
+			if json.Unmarshal(m.Data, &env, json.RejectUnknownMembers(false)) == nil && (hookEvent == "" || env.HookEvent == hookEvent) {
 				out = append(out, env)
 			}
 		}

@@ -106,35 +106,11 @@ func (h *hook) advise(ctx context.Context, stdout io.Writer, received time.Time,
 		fmt.Fprintf(h.stderr, "claimcheck-hook: prompt audit skipped: %v\n", err)
 		return ExitOK
 	}
-	return h.context(stdout, "UserPromptSubmit", d.SystemMessage, d.AdditionalContext)
+	return h.answer(stdout, d)
 }
 
 // promptDeadline bounds the advisory prompt request.
 const promptDeadline = 2 * time.Second
-
-// context prints systemMessage and additionalContext for events that
-// accept them (UserPromptSubmit, SessionStart); nothing when both are empty.
-func (h *hook) context(stdout io.Writer, hookEvent, system, additional string) int {
-	if system == "" && additional == "" {
-		return ExitOK
-	}
-	q := func(s string) []byte { b, _ := jsontext.AppendQuote(nil, s); return b }
-	out := []byte("{")
-	if system != "" {
-		out = append(out, `"systemMessage":`...)
-		out = append(out, q(system)...)
-		out = append(out, ',')
-	}
-	out = append(out, `"hookSpecificOutput":{"hookEventName":`...)
-	out = append(out, q(hookEvent)...)
-	if additional != "" {
-		out = append(out, `,"additionalContext":`...)
-		out = append(out, q(additional)...)
-	}
-	out = append(out, "}}\n"...)
-	_, _ = stdout.Write(out)
-	return ExitOK
-}
 
 // recordCrash puts a HookCrash record into the session's chain (or the
 // spool), for the gatekeeper's crash watchdog.
@@ -206,34 +182,11 @@ func (h *hook) recordDecision(ctx context.Context, d schemas.GateDecision, env [
 	}
 }
 
-// answer writes the decision the way Claude Code reads it: Stop block as
-// {"decision":"block","reason":…}; PreToolUse deny or ask in
-// hookSpecificOutput; allow by silence (an explicit allow would skip the
-// user's permission prompt). When stdout cannot be written, a block or deny
+// answer writes the decision the way Claude Code reads it (see
+// decision.ClaudeAnswer). When stdout cannot be written, a block or deny
 // becomes exit 2 with the reason on stderr.
 func (h *hook) answer(stdout io.Writer, d schemas.GateDecision) int {
-	var out []byte
-	q := func(s string) []byte { b, _ := jsontext.AppendQuote(nil, s); return b }
-	switch {
-	case d.HookEvent == "PreToolUse" && (d.Decision == schemas.GateDeny || d.Decision == schemas.GateAsk):
-		out = append(out, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":`...)
-		out = append(out, q(d.Decision)...)
-		out = append(out, `,"permissionDecisionReason":`...)
-		out = append(out, q(d.Reason)...)
-		out = append(out, "}}\n"...)
-	case d.Decision == schemas.GateBlock:
-		out = append(out, `{"decision":"block","reason":`...)
-		out = append(out, q(d.Reason)...)
-		if d.SystemMessage != "" {
-			out = append(out, `,"systemMessage":`...)
-			out = append(out, q(d.SystemMessage)...)
-		}
-		out = append(out, "}\n"...)
-	case d.SystemMessage != "":
-		out = append(out, `{"systemMessage":`...)
-		out = append(out, q(d.SystemMessage)...)
-		out = append(out, "}\n"...)
-	}
+	out := decision.ClaudeAnswer(d)
 	if len(out) == 0 {
 		return ExitOK
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/pkg/oneshot"
 	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
 )
 
 // panicForTest makes the hook panic before answering this gated event
@@ -40,7 +41,7 @@ func (h *hook) selfTest(ctx context.Context, stdout io.Writer, received time.Tim
 	if h.cfg.Gate {
 		agent += ". Until they are fixed claimcheck blocks stops and denies tool calls it cannot check (fail closed); tell the human now."
 	}
-	return h.context(stdout, "SessionStart", msg, agent)
+	return h.answer(stdout, schemas.GateDecision{HookEvent: "SessionStart", Decision: schemas.GateAllow, SystemMessage: msg, AdditionalContext: agent})
 }
 
 func (h *hook) checks(ctx context.Context) []string {

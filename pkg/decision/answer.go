@@ -1,0 +1,55 @@
+package decision
+
+import (
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+// ClaudeAnswer renders a decision the way Claude Code reads a hook's output
+// (stdout of a command hook, the body of an http hook's 200 response):
+//   - Stop/SubagentStop block: {"decision":"block","reason":…} (+ systemMessage);
+//   - PreToolUse deny or ask: hookSpecificOutput.permissionDecision and its reason;
+//   - UserPromptSubmit and SessionStart: systemMessage and
+//     hookSpecificOutput.additionalContext;
+//   - allow: nothing, or only a systemMessage (an explicit PreToolUse allow
+//     would skip the user's permission prompt).
+//
+// An empty result means "answer by silence".
+func ClaudeAnswer(d schemas.GateDecision) []byte {
+	var out []byte
+	q := func(s string) []byte { b, _ := jsontext.AppendQuote(nil, s); return b }
+	switch {
+	case d.HookEvent == "PreToolUse" && (d.Decision == schemas.GateDeny || d.Decision == schemas.GateAsk):
+		out = append(out, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":`...)
+		out = append(out, q(d.Decision)...)
+		out = append(out, `,"permissionDecisionReason":`...)
+		out = append(out, q(d.Reason)...)
+		out = append(out, "}}\n"...)
+	case d.Decision == schemas.GateBlock:
+		out = append(out, `{"decision":"block","reason":`...)
+		out = append(out, q(d.Reason)...)
+		if d.SystemMessage != "" {
+			out = append(out, `,"systemMessage":`...)
+			out = append(out, q(d.SystemMessage)...)
+		}
+		out = append(out, "}\n"...)
+	case d.AdditionalContext != "" && (d.HookEvent == "UserPromptSubmit" || d.HookEvent == "SessionStart"):
+		out = append(out, '{')
+		if d.SystemMessage != "" {
+			out = append(out, `"systemMessage":`...)
+			out = append(out, q(d.SystemMessage)...)
+			out = append(out, ',')
+		}
+		out = append(out, `"hookSpecificOutput":{"hookEventName":`...)
+		out = append(out, q(d.HookEvent)...)
+		out = append(out, `,"additionalContext":`...)
+		out = append(out, q(d.AdditionalContext)...)
+		out = append(out, "}}\n"...)
+	case d.SystemMessage != "":
+		out = append(out, `{"systemMessage":`...)
+		out = append(out, q(d.SystemMessage)...)
+		out = append(out, "}\n"...)
+	}
+	return out
+}
