@@ -179,16 +179,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if cfg.Home == "" {
 		cfg.Home, _ = os.UserHomeDir()
 	}
-	v, err := validation.New()
-	if err != nil {
-		return nil, err
-	}
-	var p *pretool.Policy
-	if cfg.PretoolPolicyFile != "" {
-		p, err = pretool.LoadFile(cfg.PretoolPolicyFile, v)
-	} else {
-		p, err = pretool.Default(v)
-	}
+	p, err := loadPretool(cfg.PretoolPolicyFile)
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +199,18 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	}
 	s.ready.NotReady("starting")
 	return s, nil
+}
+
+// loadPretool loads a pretool.v1 file, or the built-in policy for "".
+func loadPretool(file string) (*pretool.Policy, error) {
+	v, err := validation.New()
+	if err != nil {
+		return nil, err
+	}
+	if file != "" {
+		return pretool.LoadFile(file, v)
+	}
+	return pretool.Default(v)
 }
 
 // Ready returns nil once the gate subjects are served.

@@ -17,7 +17,6 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
-	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/pretool"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/watch"
 )
@@ -40,16 +39,7 @@ type ReplayStep struct {
 // It is the debugging procedure of seed 001 without the transcript race:
 // the inputs are the ledger's, not a transcript file's.
 func Replay(ctx context.Context, js jetstream.JetStream, cfg Config, session string, emit func(ReplayStep)) error {
-	v, err := validation.New()
-	if err != nil {
-		return err
-	}
-	var pol *pretool.Policy
-	if cfg.PretoolPolicyFile != "" {
-		pol, err = pretool.LoadFile(cfg.PretoolPolicyFile, v)
-	} else {
-		pol, err = pretool.Default(v)
-	}
+	pol, err := loadPretool(cfg.PretoolPolicyFile)
 	if err != nil {
 		return err
 	}
