@@ -16,6 +16,8 @@ require (
 	github.com/secure-systems-lab/go-securesystemslib v0.11.1
 )
 
+require mvdan.cc/sh/v3 v3.14.1 // indirect
+
 require (
 	dario.cat/mergo v1.0.1 // indirect
 	github.com/BobuSumisu/aho-corasick v1.0.3 // indirect
@@ -32,6 +34,7 @@ require (
 	github.com/bodgit/windows v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/charmbracelet/lipgloss v0.5.0 // indirect
+	github.com/claimcheck/claimcheck/services/gatekeeper v0.0.0-00010101000000-000000000000
 	github.com/dsnet/compress v0.0.2-0.20230904184137-39efe44ab707 // indirect
 	github.com/fatih/semgroup v1.2.0 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
@@ -78,7 +81,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
 	github.com/sigstore/protobuf-specs v0.5.2 // indirect
-	github.com/sigstore/sigstore v1.10.11 // indirect
+	github.com/sigstore/sigstore v1.10.11
 	github.com/sorairolake/lzip-go v0.3.5 // indirect
 	github.com/sourcegraph/conc v0.3.1-0.20240121214520-5f936abd7ae8 // indirect
 	github.com/spf13/afero v1.15.0 // indirect
@@ -107,3 +110,5 @@ require (
 )
 
 replace github.com/claimcheck/claimcheck/services/ingest => ../services/ingest
+
+replace github.com/claimcheck/claimcheck/services/gatekeeper => ../services/gatekeeper

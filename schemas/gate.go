@@ -71,11 +71,28 @@ type GateDecision struct {
 
 // GateRecord is the payload of a GateDecisionEvent record.
 type GateRecord struct {
-	SessionID string         `json:"session_id"`
-	HookEvent string         `json:"hook_event_name"` // GateDecisionEvent
-	Decision  GateDecision   `json:"decision"`
-	Envelope  jsontext.Value `json:"envelope,omitempty"` // the signed envelope, when there is one
-	Error     string         `json:"error,omitempty"`    // why the hook decided itself
+	SessionID string       `json:"session_id"`
+	HookEvent string       `json:"hook_event_name"` // GateDecisionEvent
+	Decision  GateDecision `json:"decision"`
+	Signed    *SignedRef   `json:"signed,omitzero"` // the signatures of the envelope, when there is one
+	Error     string       `json:"error,omitempty"` // why the hook decided itself
+}
+
+// SignedRef keeps what a ledger record needs of a signed decision's DSSE
+// envelope to check it later: the payload is the decision itself in its
+// deterministic JSON encoding (the record carries the decision in the
+// clear, so the base64 payload is not stored twice), its digest pins the
+// bytes, and the signatures are kept whole.
+type SignedRef struct {
+	PayloadType   string      `json:"payload_type"`
+	PayloadSHA256 string      `json:"payload_sha256"`
+	Signatures    []Signature `json:"signatures"`
+}
+
+// Signature is one DSSE signature.
+type Signature struct {
+	KeyID string `json:"keyid"`
+	Sig   string `json:"sig"`
 }
 
 // GateOverride is the payload of a GateOverrideEvent record.

@@ -23,6 +23,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
@@ -498,9 +499,19 @@ func (s *Service) recordEvent(session, hookEvent, eventID, msgID string, raw []b
 	})
 }
 
-// RecordPayload is the payload of a GateDecisionEvent record.
+// RecordPayload is the payload of a GateDecisionEvent record: the decision
+// and, when env is its signed envelope, the envelope's signatures
+// (decision.Ref; the record does not repeat the base64 payload).
 func RecordPayload(d schemas.GateDecision, env []byte, why string) ([]byte, error) {
-	return json.Marshal(schemas.GateRecord{SessionID: d.SessionID, HookEvent: schemas.GateDecisionEvent, Decision: d, Envelope: env, Error: why}, json.Deterministic(true))
+	rec := schemas.GateRecord{SessionID: d.SessionID, HookEvent: schemas.GateDecisionEvent, Decision: d, Error: why}
+	if env != nil {
+		ref, err := decision.Ref(env, d)
+		if err != nil {
+			return nil, err
+		}
+		rec.Signed = ref
+	}
+	return json.Marshal(rec, json.Deterministic(true))
 }
 
 var hostname = sync.OnceValue(func() string { h, _ := os.Hostname(); return h })

@@ -1,6 +1,7 @@
 package gatekeeper_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -483,5 +484,30 @@ func TestHookCrashesRaiseAnAlertOnTheNextPrompt(t *testing.T) {
 	}
 	if d := f.promptReq(s, "laptop", "carry on"); d.SystemMessage != "" {
 		t.Fatalf("crash alert raised twice: %+v", d)
+	}
+}
+
+// The decision record the gatekeeper puts into INTAKE carries the
+// envelope's signatures, not its base64 payload, and verifies on its own.
+func TestDecisionRecordsVerifyWithoutTheEnvelope(t *testing.T) {
+	f := newFlow(t, nil)
+	d := f.stop("sess-rec", "Done.")
+	recs := f.intake(schemas.GateDecisionEvent, 1)
+	var rec schemas.GateRecord
+	if err := json.Unmarshal(recs[0].Payload, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Decision.DecisionID != d.DecisionID || rec.Signed == nil || len(rec.Signed.Signatures) == 0 {
+		t.Fatalf("record %s", recs[0].Payload)
+	}
+	if bytes.Contains(recs[0].Payload, []byte(`"payload"`)) {
+		t.Fatalf("the record repeats the envelope's payload: %s", recs[0].Payload)
+	}
+	if err := f.keys.VerifyRecord(rec); err != nil {
+		t.Fatalf("record does not verify: %v", err)
+	}
+	rec.Decision.Reason += "!"
+	if err := f.keys.VerifyRecord(rec); err == nil {
+		t.Fatal("an edited record verified")
 	}
 }

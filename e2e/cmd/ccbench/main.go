@@ -9,6 +9,9 @@
 //   - ingest: events/s draining a pre-filled INTAKE into the ledger, beside
 //     the raw JetStream durable publish rate of the same server, on one
 //     server (R1) and on a three-server cluster (R3) in this process.
+//   - signing, fleet: see verifier.go.
+//   - gate: gatekeeper latency in the service, over NATS and end to end
+//     from the hook's exec; see gate.go.
 package main
 
 import (
@@ -57,6 +60,9 @@ type options struct {
 	python   string
 	skipR3   bool
 	sections string
+	// gate
+	gateRequests int
+	gateRuns     int
 }
 
 func run() error {
@@ -67,7 +73,9 @@ func run() error {
 	flag.IntVar(&o.events, "events", 40000, "events per ingest scenario")
 	flag.StringVar(&o.python, "python", "", "Python interpreter for the baseline (default: /usr/bin/python3, else python3 on $PATH)")
 	flag.BoolVar(&o.skipR3, "skip-r3", false, "skip the three-server cluster")
-	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet", "which tables to print")
+	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet,gate", "which tables to print")
+	flag.IntVar(&o.gateRequests, "gate-requests", 5000, "gate requests per latency row (at 1000/s)")
+	flag.IntVar(&o.gateRuns, "gate-runs", 200, "hook executions per contender in the gate end-to-end table")
 	flag.Parse()
 	if o.quick {
 		o.hookRuns, o.events = 100, 12000
@@ -82,7 +90,7 @@ func run() error {
 	sections := []struct {
 		name string
 		run  func(options, string) error
-	}{{"hook", hookBench}, {"ingest", ingestBench}, {"signing", signingBench}, {"fleet", fleetBench}}
+	}{{"hook", hookBench}, {"ingest", ingestBench}, {"signing", signingBench}, {"fleet", fleetBench}, {"gate", gateBench}}
 	want := strings.Split(o.sections, ",")
 	for _, w := range want {
 		if !slices.ContainsFunc(sections, func(s struct {

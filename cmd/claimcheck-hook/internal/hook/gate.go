@@ -168,7 +168,13 @@ func (h *hook) fallback(ctx context.Context, stdout io.Writer, info payload.Info
 
 // recordDecision puts a GateDecision record into INTAKE (or the spool).
 func (h *hook) recordDecision(ctx context.Context, d schemas.GateDecision, env []byte, why string) {
-	raw, err := json.Marshal(schemas.GateRecord{SessionID: d.SessionID, HookEvent: schemas.GateDecisionEvent, Decision: d, Envelope: env, Error: why}, json.Deterministic(true))
+	rec := schemas.GateRecord{SessionID: d.SessionID, HookEvent: schemas.GateDecisionEvent, Decision: d, Error: why}
+	if env != nil {
+		// The envelope was verified; a payload that is not the decision's
+		// encoding cannot verify, so this does not fail in practice.
+		rec.Signed, _ = decision.Ref(env, d)
+	}
+	raw, err := json.Marshal(rec, json.Deterministic(true))
 	if err != nil {
 		return
 	}

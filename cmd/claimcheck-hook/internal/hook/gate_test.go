@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/claimcheck/claimcheck/pkg/clock"
+	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
@@ -171,8 +172,16 @@ func TestGateAnswersAsClaudeCodeReadsThem(t *testing.T) {
 			}
 			// The hook recorded the decision it acted on.
 			recs := f.decisions(t)
-			if len(recs) != i+1 || recs[i].Decision.Decision != tc.decision || recs[i].Decision.Source != schemas.SourceGatekeeper || len(recs[i].Envelope) == 0 {
+			if len(recs) != i+1 || recs[i].Decision.Decision != tc.decision || recs[i].Decision.Source != schemas.SourceGatekeeper || recs[i].Signed == nil {
 				t.Fatalf("decision records: %+v", recs)
+			}
+			// The record alone verifies: its decision is what was signed.
+			trusted, err := decision.LoadKeys(filepath.Join(f.dir, "state", GateKeysFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := trusted.VerifyRecord(recs[i]); err != nil {
+				t.Fatalf("recorded decision does not verify: %v", err)
 			}
 		})
 	}

@@ -1,0 +1,103 @@
+package decision
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+// Ref keeps of a signed decision envelope what a ledger record needs: the
+// payload's type and digest and the signatures. The payload is not kept:
+// it is the deterministic JSON encoding of the decision the record carries
+// in the clear (Payload), so VerifyRecord can rebuild it. Ref fails when
+// the envelope's payload is not that encoding of d.
+func Ref(raw []byte, d schemas.GateDecision) (*schemas.SignedRef, error) {
+	var env envelope
+	if err := json.Unmarshal(raw, &env, json.RejectUnknownMembers(false)); err != nil {
+		return nil, fmt.Errorf("not a DSSE envelope: %w", err)
+	}
+	payload, err := base64.StdEncoding.DecodeString(env.Payload)
+	if err != nil {
+		return nil, errors.New("payload is not base64")
+	}
+	want, err := Payload(d)
+	if err != nil {
+		return nil, err
+	}
+	if string(payload) != string(want) {
+		return nil, errors.New("the envelope's payload is not the decision's deterministic encoding")
+	}
+	ref := &schemas.SignedRef{PayloadType: env.PayloadType, PayloadSHA256: digest(payload)}
+	for _, s := range env.Signatures {
+		ref.Signatures = append(ref.Signatures, schemas.Signature{KeyID: s.KeyID, Sig: s.Sig})
+	}
+	return ref, nil
+}
+
+// Payload is the signed encoding of a decision (what the gatekeeper signs).
+func Payload(d schemas.GateDecision) ([]byte, error) {
+	return json.Marshal(d, json.Deterministic(true))
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// VerifyRecord checks a decision record from the ledger: its decision,
+// encoded as the gatekeeper signed it, has the recorded digest, and a
+// signature verifies under a key that was valid when the decision was
+// issued (a key revoked before that time does not count; a key retired
+// or revoked later still does). A record whose decision text was changed
+// after signing (by the secret scrubber, say) fails.
+func (ks *Keys) VerifyRecord(rec schemas.GateRecord) error {
+	ref := rec.Signed
+	if ref == nil {
+		return errors.New("the record carries no signatures (the hook decided itself)")
+	}
+	if ref.PayloadType != schemas.GateDecisionType {
+		return fmt.Errorf("payload type %q, want %q", ref.PayloadType, schemas.GateDecisionType)
+	}
+	payload, err := Payload(rec.Decision)
+	if err != nil {
+		return err
+	}
+	if digest(payload) != ref.PayloadSHA256 {
+		return errors.New("the recorded decision does not match the signed payload's digest")
+	}
+	issued, err := time.Parse(time.RFC3339Nano, rec.Decision.IssuedAt)
+	if err != nil {
+		return fmt.Errorf("issued_at: %w", err)
+	}
+	pae := PAE(ref.PayloadType, payload)
+	var problems []string
+	for _, s := range ref.Signatures {
+		k, known := ks.keys[s.KeyID]
+		if !known {
+			problems = append(problems, fmt.Sprintf("signature by unknown key %q", s.KeyID))
+			continue
+		}
+		sig, err := base64.StdEncoding.DecodeString(s.Sig)
+		if err != nil || !k.verify(pae, sig) {
+			problems = append(problems, fmt.Sprintf("signature by %s does not verify", s.KeyID))
+			continue
+		}
+		if err := k.validAt(issued); err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		return nil
+	}
+	if len(problems) == 0 {
+		return errors.New("unsigned")
+	}
+	return errors.New(strings.Join(problems, "; "))
+}
