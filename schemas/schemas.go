@@ -58,6 +58,7 @@ const (
 	EntryContract = "contract" // the contract derived from an actionable prompt
 	EntryClaim    = "claim"    // a claim request, chained in order with the session's events
 	EntryVerdict  = "verdict"  // the verifier's answer to a claim request
+	EntryRotator  = "rotator"  // the rotator's own record (chain _rotator): a key registry change, an archive deletion
 )
 
 // ClaimRequestEvent is the hook_event_name of claim requests.
@@ -66,6 +67,18 @@ const ClaimRequestEvent = "ClaimRequest"
 // RejectedChain is the chain that records inputs without a valid session id.
 // It cannot collide with a session: session ids start with a letter or digit.
 const RejectedChain = "_rejected"
+
+// RotatorChain is the chain of the rotator's records. Like _rejected it is
+// no session id, so no hook client can write to it through INTAKE.
+const RotatorChain = "_rotator"
+
+// Rotator record types (Entry.HookEvent of EntryRotator entries).
+const (
+	RotatorSegmentDeleted = "ArchiveSegmentDeleted"
+	RotatorKeyRotated     = "KeyRotated"
+	RotatorKeyRevoked     = "KeyRevoked"
+	RotatorKeyRetired     = "KeyRetired"
+)
 
 // Envelope is what claimcheck-hook publishes to INTAKE (event.v1.schema.json).
 // Payload holds the agent's hook JSON exactly as received (surrounding
@@ -293,4 +306,23 @@ type Key struct {
 	Status       string  `json:"status"`
 	ValidFrom    string  `json:"valid_from"`
 	ValidUntil   *string `json:"valid_until"`
+}
+
+// KeyRequest asks the rotator to change the key registry (subject
+// cc.rotator.keys): Op "rotate" (Algorithm or KMSRef, Overlap in Go
+// duration syntax) or "revoke" (KeyID, At in RFC 3339).
+type KeyRequest struct {
+	Op        string `json:"op"`
+	Algorithm string `json:"algorithm,omitempty"`
+	KMSRef    string `json:"kms,omitempty"`
+	Overlap   string `json:"overlap,omitempty"`
+	KeyID     string `json:"keyid,omitempty"`
+	At        string `json:"at,omitempty"`
+}
+
+// KeyReply is the rotator's answer to a KeyRequest.
+type KeyReply struct {
+	Error   string `json:"error,omitempty"`
+	Key     *Key   `json:"key,omitempty"`     // the new or the revoked key
+	Retired []Key  `json:"retired,omitempty"` // keys whose window the rotation closed
 }

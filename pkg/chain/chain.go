@@ -200,6 +200,20 @@ type Verifier struct {
 	n      uint64
 	prev   string
 	events map[string]uint64
+	start  StartFunc
+}
+
+// StartFunc tells where a chain trimmed by retention may begin: the hash
+// of entry n when the chain's stored entries may start right after it.
+type StartFunc func(n uint64) (hash string, ok bool)
+
+// NewVerifierFrom verifies a chain from its first stored entry, which may
+// be entry 1, or entry n+1 when start vouches for entry n (the rotator's
+// anchor for a chain whose older entries are only in the archive).
+func NewVerifierFrom(chainName string, start StartFunc) *Verifier {
+	v := NewVerifier(chainName)
+	v.start = start
+	return v
 }
 
 // NewVerifier starts verifying chain from its first entry.
@@ -227,6 +241,12 @@ func (v *Verifier) Next(stored []byte) error {
 	if err := json.Unmarshal(stored, &h, json.RejectUnknownMembers(false)); err != nil {
 		return fault("entry is not valid JSON: %v", err)
 	}
+	if v.start != nil && v.n == 0 && h.N > 1 {
+		if hash, ok := v.start(h.N - 1); ok {
+			v.n, v.prev, pos = h.N-1, hash, h.N
+		}
+	}
+	v.start = nil
 	if h.N != 0 && h.N != pos {
 		// Report a missing, duplicated or reordered entry before its content.
 		switch {

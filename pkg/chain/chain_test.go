@@ -273,3 +273,56 @@ func FuzzHashMatchesReference(f *testing.F) {
 		}
 	})
 }
+
+func TestVerifierFromAnAnchor(t *testing.T) {
+	entries := build(t, "c1", 5)
+	h2 := mustHash(t, entries[1])
+	anchor := func(n uint64) (string, bool) {
+		if n == 2 {
+			return h2, true
+		}
+		return "", false
+	}
+	// The chain may start after the anchored entry 2...
+	v := NewVerifierFrom("c1", anchor)
+	for _, e := range entries[2:] {
+		if err := v.Next(e); err != nil {
+			t.Fatalf("anchored start: %v", err)
+		}
+	}
+	// ...or at entry 1, as before any trim.
+	v = NewVerifierFrom("c1", anchor)
+	for _, e := range entries {
+		if err := v.Next(e); err != nil {
+			t.Fatalf("from entry 1: %v", err)
+		}
+	}
+	// Not anywhere else: entries 1..3 missing with no anchor for 3.
+	v = NewVerifierFrom("c1", anchor)
+	if err := v.Next(entries[3]); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("unanchored start: %v", err)
+	}
+	// And the anchor's hash must be the predecessor's.
+	bad := func(uint64) (string, bool) { return mustHash(t, entries[0]), true }
+	v = NewVerifierFrom("c1", bad)
+	if err := v.Next(entries[2]); err == nil || !strings.Contains(err.Error(), "prev_hash") {
+		t.Fatalf("wrong anchor hash: %v", err)
+	}
+	// The anchor is asked once, for the first entry only.
+	v = NewVerifierFrom("c1", anchor)
+	if err := v.Next(entries[2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Next(entries[4]); err == nil {
+		t.Fatal("a gap after the anchored start was accepted")
+	}
+}
+
+func mustHash(t *testing.T, stored []byte) string {
+	t.Helper()
+	h, err := Hash(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

@@ -395,6 +395,9 @@ func (s *Signer) Reload(keys []schemas.Key, dir Dir, now time.Time) error {
 		out = append(out, signingKey{keyid: k.KeyID, meta: k, s: sg, pub: pub})
 	}
 	if len(out) == 0 {
+		if len(errs) == 0 {
+			return fmt.Errorf("%w at %s (in %s): every registered key is retired, revoked or not yet valid", ErrNoKeys, now.UTC().Format(TimeFormat), dir.Path)
+		}
 		return fmt.Errorf("%w (in %s): %w", ErrNoKeys, dir.Path, errors.Join(errs...))
 	}
 	s.mu.Lock()

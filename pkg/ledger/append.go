@@ -50,6 +50,8 @@ type Appender struct {
 	js  jetstream.JetStream
 	cfg AppenderConfig
 	r   *Reader
+	// anchors say where chains trimmed by the rotator begin.
+	anchors *Anchors
 
 	mu     sync.Mutex
 	chains map[string]*list.Element // of *chainState
@@ -80,7 +82,7 @@ func NewAppender(js jetstream.JetStream, cfg AppenderConfig) *Appender {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Appender{js: js, cfg: cfg, r: NewReader(js, stream.Ledger), chains: map[string]*list.Element{}, lru: list.New()}
+	return &Appender{js: js, cfg: cfg, r: NewReader(js, stream.Ledger), anchors: NewAnchors(js), chains: map[string]*list.Element{}, lru: list.New()}
 }
 
 func (a *Appender) state(name string) *chainState {
@@ -276,7 +278,7 @@ func isConflict(err error) bool {
 func (a *Appender) load(ctx context.Context, st *chainState) error {
 	st.n, st.hash, st.seq = 0, digest.Zero, 0
 	st.events = map[string]struct{}{}
-	if err := a.readFrom(ctx, st, 0, chain.NewVerifier(st.name)); err != nil {
+	if err := a.readFrom(ctx, st, 0, chain.NewVerifierFrom(st.name, a.anchors.StartOf(ctx, st.name))); err != nil {
 		return err
 	}
 	st.loaded = true

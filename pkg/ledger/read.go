@@ -183,7 +183,11 @@ func (r *Reader) walk(ctx context.Context, chain string, afterSeq uint64, fn fun
 		return fmt.Errorf("read %s: %w", r.stream, err)
 	}
 	for {
-		batch, err := cons.Fetch(512, jetstream.FetchMaxWait(5*time.Second))
+		// The fetch's goroutine ends with fctx when this returns before the
+		// batch is complete (at the stream's last message).
+		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		batch, err := cons.Fetch(512, jetstream.FetchContext(fctx))
 		if err != nil {
 			return fmt.Errorf("read %s: %w", r.stream, err)
 		}

@@ -117,8 +117,12 @@ func IntakeConfig(o Options) jetstream.StreamConfig {
 	}
 }
 
-// LedgerConfig is LEDGER: limits retention, no deletes, no purges, none of
-// the allow_* header features (rollup, TTL, counters, batches, schedules).
+// LedgerConfig is LEDGER: limits retention, no deletes, none of the allow_*
+// header features (rollup, TTL, counters, batches, schedules). Purges are
+// allowed for the rotator alone, which removes entries from the hot stream
+// only once their archive copy is verified, by chain and below a sequence,
+// never a chain's last message (deny_purge cannot be relaxed on an
+// existing stream: a ledger created with it keeps it, and is not trimmed).
 func LedgerConfig(o Options) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        Ledger,
@@ -131,10 +135,12 @@ func LedgerConfig(o Options) jetstream.StreamConfig {
 		MaxMsgSize:  o.MaxMsgSize,
 		Duplicates:  o.DuplicateWindow,
 		DenyDelete:  true,
-		DenyPurge:   true,
 		AllowDirect: true,
 	}
 }
+
+// Trimmable reports whether the rotator may trim a ledger stream.
+func Trimmable(c jetstream.StreamConfig) bool { return !c.DenyPurge }
 
 // ClaimsConfig is CLAIMS: claim requests for the verifier fleet.
 func ClaimsConfig(o Options) jetstream.StreamConfig {
@@ -231,7 +237,11 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) error {
 		if err != nil {
 			return fmt.Errorf("stream %s: %w", name, err)
 		}
-		if err := CheckAppendOnly(s.CachedInfo().Config); err != nil {
+		check := CheckAppendOnly
+		if name == Ledger {
+			check = CheckLedger
+		}
+		if err := check(s.CachedInfo().Config); err != nil {
 			return err
 		}
 	}
@@ -250,6 +260,9 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 		return fmt.Errorf("stream %s: %w", want.Name, err)
 	}
 	have := s.CachedInfo().Config
+	if have.DenyPurge && !want.DenyPurge {
+		want.DenyPurge = true // the server cannot relax it; such a ledger is not trimmed
+	}
 	if want.SubjectTransform != nil {
 		if have.SubjectTransform == nil || have.SubjectTransform.Destination != want.SubjectTransform.Destination {
 			got := "none"
@@ -282,12 +295,18 @@ func same(a, b jetstream.StreamConfig) bool {
 // CheckAppendOnly verifies the settings that make a stream append-only
 // evidence: deny delete and purge, no header feature that can remove, expire,
 // rewrite or schedule messages, not sealed, limits retention, no age limit.
-func CheckAppendOnly(c jetstream.StreamConfig) error {
+func CheckAppendOnly(c jetstream.StreamConfig) error { return checkEvidence(c, false) }
+
+// CheckLedger is CheckAppendOnly for LEDGER, whose archived entries the
+// rotator may purge: deny_purge may be false.
+func CheckLedger(c jetstream.StreamConfig) error { return checkEvidence(c, true) }
+
+func checkEvidence(c jetstream.StreamConfig, purgeable bool) error {
 	var bad []string
 	if !c.DenyDelete {
 		bad = append(bad, "deny_delete is false")
 	}
-	if !c.DenyPurge {
+	if !c.DenyPurge && !purgeable {
 		bad = append(bad, "deny_purge is false")
 	}
 	if c.AllowRollup {

@@ -50,8 +50,35 @@ func TestEnsureIsIdempotentAndConcurrent(t *testing.T) {
 		t.Errorf("object store: %v", err)
 	}
 	l, _ := js.Stream(ctx, stream.Ledger)
-	if err := stream.CheckAppendOnly(l.CachedInfo().Config); err != nil {
+	if err := stream.CheckLedger(l.CachedInfo().Config); err != nil {
 		t.Errorf("ledger not append-only: %v", err)
+	}
+	if !stream.Trimmable(l.CachedInfo().Config) {
+		t.Error("a new ledger cannot be trimmed by the rotator")
+	}
+	a, _ := js.Stream(ctx, stream.Attest)
+	if err := stream.CheckAppendOnly(a.CachedInfo().Config); err != nil {
+		t.Errorf("attest not append-only: %v", err)
+	}
+}
+
+// A ledger created with deny_purge (before the rotator trimmed) keeps it:
+// Ensure neither fails nor loosens it, and the rotator does not trim it.
+func TestEnsureKeepsAnOlderLedgersDenyPurge(t *testing.T) {
+	s := natstest.RunServer(t)
+	_, js := natstest.Connect(t, s.ClientURL())
+	ctx := t.Context()
+	cfg := stream.LedgerConfig(stream.DefaultOptions())
+	cfg.DenyPurge = true
+	if _, err := js.CreateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Ensure(ctx, js, stream.DefaultOptions()); err != nil {
+		t.Fatalf("Ensure: %v", err)
+	}
+	l, _ := js.Stream(ctx, stream.Ledger)
+	if c := l.CachedInfo().Config; !c.DenyPurge || stream.Trimmable(c) {
+		t.Fatalf("deny_purge=%v after Ensure", c.DenyPurge)
 	}
 }
 
@@ -61,7 +88,7 @@ func TestEnsureRestoresLedgerSafety(t *testing.T) {
 	ctx := t.Context()
 	natstest.Bootstrap(t, js, nil)
 	cfg := stream.LedgerConfig(stream.DefaultOptions())
-	cfg.DenyDelete, cfg.DenyPurge = false, false
+	cfg.DenyDelete, cfg.AllowRollup = false, true
 	// The server itself refuses to loosen an existing ledger...
 	if _, err := js.UpdateStream(ctx, cfg); err == nil {
 		t.Fatal("server accepted turning deny_delete off")
@@ -77,8 +104,8 @@ func TestEnsureRestoresLedgerSafety(t *testing.T) {
 		t.Fatalf("Ensure: %v", err)
 	}
 	l, _ := js.Stream(ctx, stream.Ledger)
-	if c := l.CachedInfo().Config; !c.DenyDelete || !c.DenyPurge {
-		t.Fatalf("ledger safety not restored: deny_delete=%v deny_purge=%v", c.DenyDelete, c.DenyPurge)
+	if c := l.CachedInfo().Config; !c.DenyDelete || c.AllowRollup {
+		t.Fatalf("ledger safety not restored: deny_delete=%v allow_rollup=%v", c.DenyDelete, c.AllowRollup)
 	}
 }
 
@@ -144,7 +171,10 @@ func TestIntakePartitionsBySession(t *testing.T) {
 	_ = nc
 }
 
-func TestLedgerRefusesDeletePurgeAndHeaderFeatures(t *testing.T) {
+// LEDGER refuses message deletes and every header feature; purges are
+// possible (the rotator trims archived entries), so the ledger's defence
+// against them is detection (see the rotator's and archive's tests).
+func TestLedgerRefusesDeletesAndHeaderFeatures(t *testing.T) {
 	s := natstest.RunServer(t)
 	_, js := natstest.Connect(t, s.ClientURL())
 	natstest.Bootstrap(t, js, nil)
@@ -157,8 +187,9 @@ func TestLedgerRefusesDeletePurgeAndHeaderFeatures(t *testing.T) {
 	if err := l.DeleteMsg(ctx, ack.Sequence); err == nil {
 		t.Error("delete of a ledger message succeeded")
 	}
-	if err := l.Purge(ctx); err == nil {
-		t.Error("purge of the ledger succeeded")
+	a, _ := js.Stream(ctx, stream.Attest)
+	if err := a.Purge(ctx); err == nil {
+		t.Error("purge of ATTEST succeeded")
 	}
 	for hdr, val := range map[string]string{"Nats-Rollup": "sub", "Nats-TTL": "1s", "Nats-Incr": "1", "Nats-Batch-Id": "b1"} {
 		m := nats.NewMsg(subject.Ledger("s1"))

@@ -26,6 +26,10 @@ const (
 	GatePing = "cc.gate.ping"
 )
 
+// RotatorKeys is where `claimcheck keys rotate|revoke` ask the rotator,
+// the key registry's only writer (request/reply, queue group "rotator").
+const RotatorKeys = "cc.rotator.keys"
+
 // IntakeGroup is the pinned-client priority group of the ingest consumers.
 const IntakeGroup = "ingest"
 
