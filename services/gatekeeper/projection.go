@@ -26,6 +26,8 @@ import (
 // read it; they never scan the ledger.
 type projection struct {
 	mu       sync.RWMutex
+	ctx      context.Context //nolint:containedctx // the follow loop's, for anchor reads
+	anchors  *ledger.Anchors // where chains trimmed by the rotator begin
 	sessions map[string]*sessionState
 	atts     map[string]*storedAttestation
 	// changed is closed (and replaced) whenever entries were applied, so
@@ -88,7 +90,7 @@ func newProjection(maxTrail int, w *watch.Watch) *projection {
 func (p *projection) session(name string) *sessionState {
 	s := p.sessions[name]
 	if s == nil {
-		s = &sessionState{verifier: chain.NewVerifier(name), contracts: map[uint64]*schemas.Contract{}, stops: map[string]uint64{}, decisions: map[string]bool{}}
+		s = &sessionState{verifier: chain.NewVerifierFrom(name, p.anchors.StartOf(p.ctx, name)), contracts: map[uint64]*schemas.Contract{}, stops: map[string]uint64{}, decisions: map[string]bool{}}
 		p.sessions[name] = s
 	}
 	return s
@@ -432,6 +434,9 @@ func follow(ctx context.Context, js jetstream.JetStream, streamName string, caug
 
 // start follows LEDGER and ATTEST.
 func (p *projection) start(ctx context.Context, js jetstream.JetStream) error {
+	p.mu.Lock()
+	p.ctx, p.anchors = ctx, ledger.NewAnchors(js)
+	p.mu.Unlock()
 	err := follow(ctx, js, stream.Ledger, p.ledgerCaught, func(m jetstream.Msg) {
 		if c, ok := subject.ChainOf(m.Subject()); ok {
 			p.applyLedger(c, m.Data())

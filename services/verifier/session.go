@@ -30,9 +30,9 @@ type sessionView struct {
 
 // refresh reads the blocks appended since the last read, verifying the
 // hash chain as it goes (a fault is returned as a *chain.Fault).
-func (v *sessionView) refresh(ctx context.Context, r *ledger.Reader) error {
+func (v *sessionView) refresh(ctx context.Context, r *ledger.Reader, anchors *ledger.Anchors) error {
 	if v.chain == nil {
-		v.chain = chain.NewVerifier(v.name)
+		v.chain = chain.NewVerifierFrom(v.name, anchors.StartOf(ctx, v.name))
 	}
 	return r.Walk(ctx, v.name, v.lastSeq, func(s ledger.Stored) error {
 		if err := v.chain.Next(s.Raw); err != nil {
@@ -73,16 +73,17 @@ func (v *sessionView) eventIDs(yield func(string) bool) {
 
 // sessionCache keeps the most recently used sessions' views.
 type sessionCache struct {
-	r   *ledger.Reader
-	max int
+	r       *ledger.Reader
+	anchors *ledger.Anchors
+	max     int
 
 	mu  sync.Mutex
 	m   map[string]*list.Element
 	lru *list.List
 }
 
-func newSessionCache(r *ledger.Reader, max int) *sessionCache {
-	return &sessionCache{r: r, max: max, m: map[string]*list.Element{}, lru: list.New()}
+func newSessionCache(r *ledger.Reader, anchors *ledger.Anchors, max int) *sessionCache {
+	return &sessionCache{r: r, anchors: anchors, max: max, m: map[string]*list.Element{}, lru: list.New()}
 }
 
 func (c *sessionCache) view(name string) *sessionView {
@@ -109,7 +110,7 @@ func (c *sessionCache) with(ctx context.Context, session, eventID string, fn fun
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if _, ok := v.index[eventID]; !ok {
-		if err := v.refresh(ctx, c.r); err != nil {
+		if err := v.refresh(ctx, c.r, c.anchors); err != nil {
 			return err
 		}
 		if _, ok := v.index[eventID]; !ok {

@@ -148,7 +148,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, set: set, js: js, policy: p, keys: keyring.Dir{Path: cfg.KeyDir}, m: m}
 	s.appender = ledger.NewAppender(js, ledger.AppenderConfig{MaxChains: cfg.MaxSessions, Logger: set.Logger})
-	s.sessions = newSessionCache(ledger.NewReader(js, stream.Ledger), cfg.MaxSessions)
+	s.sessions = newSessionCache(ledger.NewReader(js, stream.Ledger), ledger.NewAnchors(js), cfg.MaxSessions)
 	s.ready.NotReady("starting")
 	return s, nil
 }
@@ -379,7 +379,7 @@ func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 				s.m.verdicts.WithLabelValues(v.Verdict).Inc()
 			} else {
 				// Another verifier recorded it first: answer with that one.
-				if err := view.refresh(ctx, s.sessions.r); err != nil {
+				if err := view.refresh(ctx, s.sessions.r, s.sessions.anchors); err != nil {
 					return err
 				}
 				if verdict, entryPos = s.recordedVerdict(claim.RequestID, view); verdict == nil {
