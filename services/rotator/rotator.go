@@ -1,36 +1,137 @@
-// Package rotator archives the ledger, enforces retention and rotates signing
-// keys. This foundation version only runs the lifecycle (connect, ensure
-// streams, report ready, stop); archival and rotation arrive in a later
-// release (issue 5).
+// Package rotator archives LEDGER and ATTEST to blob storage, trims the hot
+// ledger behind verified archive copies, deletes archive segments past
+// their retention, and rotates the signing keys on a schedule.
+//
+// One pass (Pass) does, in order: scheduled key rotation; for each stream,
+// archive the messages past the last checkpointed segment (upload segment
+// and manifest, read both back and compare with the stream, sign and
+// upload the checkpoint, read it back); trim LEDGER (anchor, then purge by
+// chain below a sequence, never a chain's last message, never an active
+// chain, only archived entries older than the hot window); delete segments
+// older than the archive retention (ledger record first, then tombstone,
+// then the objects). Each step is safe to repeat after a crash at any point.
+// Time comes from the injected clock; entry ages from the entries'
+// ingested_at, so tests drive many simulated days in seconds.
 package rotator
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/claimcheck/claimcheck/pkg/archive"
+	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 )
 
-// Config tunes the rotator. It has no settings yet.
+// Config tunes the rotator. Durations use Go syntax (30s, 720h).
 type Config struct {
+	// ArchiveURL is the blob bucket (file:///dir, s3://, gs://, azblob://).
+	// Empty: <data dir>/archive, set by `claimcheck up`; required otherwise.
+	ArchiveURL string `mapstructure:"archive_url"`
+	// Interval between passes.
+	Interval time.Duration `mapstructure:"interval"`
+	// HotWindow: archived entries younger than this stay in LEDGER.
+	HotWindow time.Duration `mapstructure:"hot_window"`
+	// ProtectWindow: a chain with an entry younger than this is not trimmed.
+	ProtectWindow time.Duration `mapstructure:"protect_window"`
+	// ArchiveRetention: segments whose newest message is older are deleted.
+	ArchiveRetention time.Duration `mapstructure:"archive_retention"`
+	// KeyRotationPeriod: a new signing key when the newest is this old (0: never).
+	KeyRotationPeriod time.Duration `mapstructure:"key_rotation_period"`
+	// KeyOverlap: the old key keeps signing beside the new one this long.
+	KeyOverlap time.Duration `mapstructure:"key_overlap"`
+	// KeyAlgorithm of scheduled new keys.
+	KeyAlgorithm string `mapstructure:"key_algorithm"`
+	// KeyDir holds the private signing keys.
+	KeyDir string `mapstructure:"key_dir"`
+	// SegmentMessages and SegmentBytes bound one segment.
+	SegmentMessages int `mapstructure:"segment_messages"`
+	SegmentBytes    int `mapstructure:"segment_bytes"`
+
 	// Streams is the process-wide stream layout (set by the composer).
 	Streams stream.Options `mapstructure:"-"`
 }
 
-// DefaultConfig returns the defaults.
-func DefaultConfig() Config { return Config{Streams: stream.DefaultOptions()} }
+// DefaultConfig returns the defaults: hourly passes, 30 days hot, 1 hour
+// protection, 365 days of archive, a new key every 90 days with 24 hours
+// of overlap.
+func DefaultConfig() Config {
+	return Config{
+		Interval: time.Hour, HotWindow: 30 * 24 * time.Hour, ProtectWindow: time.Hour,
+		ArchiveRetention: 365 * 24 * time.Hour, KeyRotationPeriod: 90 * 24 * time.Hour, KeyOverlap: 24 * time.Hour,
+		KeyAlgorithm: keyring.ECDSA, SegmentMessages: 10000, SegmentBytes: 64 << 20,
+		Streams: stream.DefaultOptions(),
+	}
+}
 
 // Validate reports every problem.
-func (c Config) Validate() error { return c.Streams.Validate() }
+func (c Config) Validate() error {
+	var errs []error
+	if c.ArchiveURL == "" {
+		errs = append(errs, errors.New("rotator.archive_url: required (file:///dir, s3://bucket, gs://bucket or azblob://container)"))
+	}
+	if c.KeyDir == "" {
+		errs = append(errs, errors.New("rotator.key_dir: required (where the private signing keys are)"))
+	}
+	pos := func(name string, d time.Duration) {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("rotator.%s %s: must be positive", name, d))
+		}
+	}
+	pos("interval", c.Interval)
+	pos("hot_window", c.HotWindow)
+	pos("protect_window", c.ProtectWindow)
+	pos("archive_retention", c.ArchiveRetention)
+	if c.KeyRotationPeriod < 0 {
+		errs = append(errs, fmt.Errorf("rotator.key_rotation_period %s: must not be negative (0 turns scheduled rotation off)", c.KeyRotationPeriod))
+	}
+	if c.KeyOverlap < 0 || (c.KeyRotationPeriod > 0 && c.KeyOverlap >= c.KeyRotationPeriod) {
+		errs = append(errs, fmt.Errorf("rotator.key_overlap %s: must be 0 or more and shorter than key_rotation_period", c.KeyOverlap))
+	}
+	if c.ArchiveRetention < c.HotWindow {
+		errs = append(errs, fmt.Errorf("rotator.archive_retention %s: shorter than hot_window %s (entries would leave the archive while still hot)", c.ArchiveRetention, c.HotWindow))
+	}
+	if c.KeyAlgorithm != keyring.ECDSA && c.KeyAlgorithm != keyring.Ed25519 {
+		errs = append(errs, fmt.Errorf("rotator.key_algorithm %q: %s or %s", c.KeyAlgorithm, keyring.ECDSA, keyring.Ed25519))
+	}
+	if c.SegmentMessages < 1 {
+		errs = append(errs, fmt.Errorf("rotator.segment_messages %d: must be at least 1", c.SegmentMessages))
+	}
+	if c.SegmentBytes < 1<<10 || c.SegmentBytes > archive.MaxSegmentBytes/2 {
+		errs = append(errs, fmt.Errorf("rotator.segment_bytes %d: must be 1 KiB..%d", c.SegmentBytes, archive.MaxSegmentBytes/2))
+	}
+	errs = append(errs, c.Streams.Validate())
+	return errors.Join(errs...)
+}
 
 // Service is a running rotator.
 type Service struct {
 	cfg   Config
 	set   service.Settings
 	ready service.Readiness
+	m     *metrics
+
+	js      jetstream.JetStream
+	store   *archive.Store
+	reg     *keyring.Registry
+	anchors *ledger.Anchors
+	rec     *recorder
+	// keysMu serialises registry changes (scheduled and requested).
+	keysMu sync.Mutex
+
+	// crashAt names a step at which the process kills itself with SIGKILL
+	// (CLAIMCHECK_ROTATOR_CRASH_AT, for the crash tests only).
+	crashAt string
 }
 
 // New checks the configuration and settings.
@@ -42,7 +143,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, set: set}
+	s := &Service{cfg: cfg, set: set, m: newMetrics(set.Metrics), crashAt: os.Getenv("CLAIMCHECK_ROTATOR_CRASH_AT")}
 	s.ready.NotReady("starting")
 	return s, nil
 }
@@ -50,8 +151,9 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 // Ready returns nil once the service runs.
 func (s *Service) Ready() error { return s.ready.Err() }
 
-// Run makes sure the streams exist, reports ready and waits for ctx to end.
-func (s *Service) Run(ctx context.Context) error {
+// Open connects the service's parts (streams, archive, key registry)
+// without running passes: Run calls it; tests call it and then Pass.
+func (s *Service) Open(ctx context.Context) error {
 	js, err := jetstream.New(s.set.Conn)
 	if err != nil {
 		return fmt.Errorf("rotator: %w", err)
@@ -59,10 +161,150 @@ func (s *Service) Run(ctx context.Context) error {
 	if err := stream.Ensure(ctx, js, s.cfg.Streams); err != nil {
 		return fmt.Errorf("rotator: %w", err)
 	}
+	st, err := archive.Open(ctx, s.cfg.ArchiveURL)
+	if err != nil {
+		return fmt.Errorf("rotator: %w", err)
+	}
+	reg, err := keyring.OpenRegistry(ctx, js)
+	if err != nil {
+		_ = st.Close()
+		return fmt.Errorf("rotator: %w", err)
+	}
+	s.js, s.store, s.reg, s.anchors = js, st, reg, ledger.NewAnchors(js)
+	s.rec = newRecorder(js)
+	// The registry's writer creates its first key (a deployment without
+	// `claimcheck up`); a no-op when there is one.
+	if k, created, err := keyring.EnsureFirst(ctx, reg, keyring.Dir{Path: s.cfg.KeyDir}, s.cfg.KeyAlgorithm, s.set.Clock.Now()); err != nil {
+		_ = st.Close()
+		return fmt.Errorf("rotator: first signing key: %w", err)
+	} else if created {
+		s.set.Logger.Info("rotator: created the first signing key", "keyid", k.KeyID, "algorithm", k.Algorithm, "dir", s.cfg.KeyDir)
+	}
+	return nil
+}
+
+// Close releases what Open opened.
+func (s *Service) Close() error {
+	if s.store != nil {
+		return s.store.Close()
+	}
+	return nil
+}
+
+// Run opens, then runs a pass at once and every Interval until ctx ends.
+// A failed pass is logged and counted; the next one retries.
+func (s *Service) Run(ctx context.Context) error {
+	if err := s.Open(ctx); err != nil {
+		return err
+	}
+	defer s.Close() //nolint:errcheck // nothing to do about it at shutdown
+	sub, err := s.serveKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("rotator: %w", err)
+	}
+	defer sub.Unsubscribe() //nolint:errcheck // the connection may be gone at shutdown
 	s.ready.SetReady()
-	s.set.Logger.Info("rotator running (lifecycle only in this release)")
-	<-ctx.Done()
+	s.set.Logger.Info("rotator running", "archive", s.cfg.ArchiveURL, "interval", s.cfg.Interval, "hot_window", s.cfg.HotWindow,
+		"protect_window", s.cfg.ProtectWindow, "archive_retention", s.cfg.ArchiveRetention, "key_rotation_period", s.cfg.KeyRotationPeriod)
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		if rep, err := s.Pass(ctx); err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			s.m.passErrors.Inc()
+			s.set.Logger.Error("rotator pass failed; the next pass retries", "err", err)
+		} else if !rep.empty() {
+			s.set.Logger.Info("rotator pass", rep.logAttrs()...)
+		}
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			continue
+		}
+		break
+	}
 	s.ready.NotReady("stopped")
 	s.set.Logger.Info("rotator stopped")
 	return nil
+}
+
+// PassReport says what one pass did.
+type PassReport struct {
+	Rotated       string   // the new key id, when one was made
+	Segments      []string // segments archived, as stream/name
+	Messages      int
+	TrimmedChains int
+	TrimmedMsgs   uint64
+	Deleted       []string // segments deleted by retention
+	TrimDisabled  string   // why LEDGER is not trimmed, when it is not
+}
+
+func (r PassReport) empty() bool {
+	return r.Rotated == "" && len(r.Segments) == 0 && r.TrimmedChains == 0 && len(r.Deleted) == 0
+}
+
+func (r PassReport) logAttrs() []any {
+	return []any{"rotated", r.Rotated, "segments", len(r.Segments), "messages", r.Messages, "trimmed_chains", r.TrimmedChains, "trimmed_messages", r.TrimmedMsgs, "deleted_segments", len(r.Deleted)}
+}
+
+// Pass runs one rotation pass at the clock's time.
+func (s *Service) Pass(ctx context.Context) (PassReport, error) {
+	var rep PassReport
+	now := s.set.Clock.Now()
+	start := time.Now()
+	defer func() { s.m.passSeconds.Observe(time.Since(start).Seconds()) }()
+	s.keysMu.Lock()
+	k, err := s.rotateKeys(ctx, now)
+	s.keysMu.Unlock()
+	if err != nil {
+		return rep, err
+	}
+	rep.Rotated = k
+	for _, name := range []string{stream.Ledger, stream.Attest} {
+		if err := s.archiveStream(ctx, name, now, &rep); err != nil {
+			return rep, err
+		}
+	}
+	if err := s.trim(ctx, now, &rep); err != nil {
+		return rep, err
+	}
+	for _, name := range []string{stream.Ledger, stream.Attest} {
+		if err := s.expire(ctx, name, now, &rep); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// crash kills the process at a named step when the crash tests ask for it:
+// a real SIGKILL, so nothing after this point runs (no deferred cleanup).
+func (s *Service) crash(step string) {
+	if s.crashAt == step {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+}
+
+type metrics struct {
+	passErrors  prometheus.Counter
+	passSeconds prometheus.Histogram
+	archived    *prometheus.CounterVec
+	trimmed     prometheus.Counter
+	deleted     prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		passErrors:  prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_rotator_pass_errors_total", Help: "Rotator passes that failed."}),
+		passSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_rotator_pass_seconds", Help: "Duration of rotator passes.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 8)}),
+		archived:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_rotator_archived_messages_total", Help: "Messages archived and verified, by stream."}, []string{"stream"}),
+		trimmed:     prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_rotator_trimmed_messages_total", Help: "LEDGER messages removed from the hot stream after archiving."}),
+		deleted:     prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_rotator_deleted_segments_total", Help: "Archive segments deleted by retention."}),
+	}
+	for _, c := range []prometheus.Collector{m.passErrors, m.passSeconds, m.archived, m.trimmed, m.deleted} {
+		_ = reg.Register(c)
+	}
+	return m
 }
