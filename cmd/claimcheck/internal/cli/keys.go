@@ -1,16 +1,19 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
 )
 
 func (a *app) keysCommand() *cobra.Command {
@@ -21,19 +24,11 @@ func (a *app) keysCommand() *cobra.Command {
 holds every public key with its validity window; private keys are files
 (mode 0600) in the key directory of the host that signs. Rotation adds a key
 and closes the old key's window after an overlap; revocation marks a key
-compromised from a time on. Neither invalidates what was signed before.`,
+compromised from a time on. Neither invalidates what was signed before.
+The rotator is the registry's only writer: rotate and revoke ask it over
+NATS (it also rotates on its own every rotator.key_rotation_period), and it
+records every change in the ledger (chain _rotator).`,
 	}
-	keyDir := func() string {
-		if d := a.v.GetString("verifier.key_dir"); d != "" {
-			return d
-		}
-		data := a.v.GetString("data_dir")
-		if data == "" {
-			data = defaultDataDir(a.env.Getenv)
-		}
-		return filepath.Join(data, "keys")
-	}
-
 	var listJSON bool
 	list := &cobra.Command{
 		Use:   "list",
@@ -76,12 +71,13 @@ compromised from a time on. Neither invalidates what was signed before.`,
 	rotate := &cobra.Command{
 		Use:   "rotate",
 		Short: "Create the next key version; the current key keeps signing for --overlap, then verifies only",
-		Long: `rotate generates the next key (its private half goes to the key directory,
-mode 0600), registers it valid from now, and closes the window of the key(s)
-signing until now at now + --overlap. During the overlap verifiers sign with
-both, so hosts that have not yet received the new private key keep producing
-attestations that verify. Run it on a host whose key directory the verifiers
-use (or copy the new <keyid>.pem to theirs).`,
+		Long: `rotate asks the rotator to generate the next key (its private half goes to
+the rotator's key directory, mode 0600, or to --kms), register it valid from
+now, and close the window of the key(s) signing until now at now + --overlap.
+During the overlap verifiers sign with both, so hosts that have not yet
+received the new private key keep producing attestations that verify. With
+separate hosts, copy the new <keyid>.pem to the verifiers' and gatekeepers'
+key directories.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			reg, done, err := a.registry(cmd)
@@ -89,16 +85,15 @@ use (or copy the new <keyid>.pem to theirs).`,
 				return err
 			}
 			defer done()
-			dir := keyDir()
-			res, err := keyring.Rotate(cmd.Context(), reg, keyring.Dir{Path: dir}, keyring.NewKey{Algorithm: algorithm, KMSRef: kmsRef}, overlap, time.Now())
+			res, err := a.askRotator(cmd, schemas.KeyRequest{Op: "rotate", Algorithm: algorithm, KMSRef: kmsRef, Overlap: overlap.String()})
 			if err != nil {
-				return &exitError{ExitError, err}
+				return err
 			}
-			where := "private key " + filepath.Join(dir, res.New.KeyID+".pem")
-			if res.New.KMSRef != "" {
-				where = "private key in " + res.New.KMSRef
+			where := "private key <rotator key_dir>/" + res.Key.KeyID + ".pem"
+			if res.Key.KMSRef != "" {
+				where = "private key in " + res.Key.KMSRef
 			}
-			fmt.Fprintf(a.env.Stdout, "created %s (%s), valid from %s; %s\n", res.New.KeyID, res.New.Algorithm, res.New.ValidFrom, where)
+			fmt.Fprintf(a.env.Stdout, "created %s (%s), valid from %s; %s\n", res.Key.KeyID, res.Key.Algorithm, res.Key.ValidFrom, where)
 			for _, k := range res.Retired {
 				fmt.Fprintf(a.env.Stdout, "%s signs until %s, then verifies what it signed before\n", k.KeyID, orDash(k.ValidUntil))
 			}
@@ -109,8 +104,6 @@ use (or copy the new <keyid>.pem to theirs).`,
 	rotate.Flags().StringVar(&algorithm, "algorithm", keyring.ECDSA, "key algorithm: "+keyring.ECDSA+" or "+keyring.Ed25519)
 	rotate.Flags().DurationVar(&overlap, "overlap", 10*time.Minute, "how long the previous key keeps signing beside the new one")
 	rotate.Flags().StringVar(&kmsRef, "kms", "", "keep the new key in a KMS: a sigstore key reference; <name>://… runs the sigstore-kms-<name> plugin on PATH (ECDSA P-256)")
-	rotate.Flags().String("key-dir", "", "private key directory (config verifier.key_dir; default <data dir>/keys)")
-	_ = a.v.BindPFlag("verifier.key_dir", rotate.Flags().Lookup("key-dir"))
 
 	var at string
 	revoke := &cobra.Command{
@@ -131,11 +124,11 @@ use (or copy the new <keyid>.pem to theirs).`,
 				return err
 			}
 			defer done()
-			k, err := keyring.Revoke(cmd.Context(), reg, args[0], when)
+			res, err := a.askRotator(cmd, schemas.KeyRequest{Op: "revoke", KeyID: args[0], At: when.UTC().Format(time.RFC3339Nano)})
 			if err != nil {
-				return &exitError{ExitError, err}
+				return err
 			}
-			fmt.Fprintf(a.env.Stdout, "%s revoked at %s: attestations it signed before still verify, later ones do not\n", k.KeyID, orDash(k.RevokedAt))
+			fmt.Fprintf(a.env.Stdout, "%s revoked at %s: attestations it signed before still verify, later ones do not\n", res.Key.KeyID, orDash(res.Key.RevokedAt))
 			a.refreshHookKeys(cmd.Context(), reg)
 			return nil
 		},
@@ -183,6 +176,38 @@ func (a *app) registry(cmd *cobra.Command) (*keyring.Registry, func(), error) {
 		return nil, nil, &exitError{ExitError, fmt.Errorf("%w (has `claimcheck up` run against this NATS?)", err)}
 	}
 	return reg, nc.Close, nil
+}
+
+// askRotator sends a key registry change to the rotator, the registry's
+// only writer (it records the change in the ledger before it answers).
+func (a *app) askRotator(cmd *cobra.Command, req schemas.KeyRequest) (schemas.KeyReply, error) {
+	var rep schemas.KeyReply
+	nc, _, err := a.connect(cmd.Context())
+	if err != nil {
+		return rep, err
+	}
+	defer nc.Close()
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return rep, err
+	}
+	m, err := nc.RequestWithContext(cmd.Context(), subject.RotatorKeys, raw)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return rep, &exitError{ExitError, errors.New("no rotator answered on " + subject.RotatorKeys + ": the rotator is the only writer of the key registry; run `claimcheck up` (or the rotator service) and try again")}
+	}
+	if err != nil {
+		return rep, &exitError{ExitError, fmt.Errorf("asking the rotator: %w", err)}
+	}
+	if err := json.Unmarshal(m.Data, &rep); err != nil {
+		return rep, &exitError{ExitError, fmt.Errorf("the rotator's answer: %w", err)}
+	}
+	if rep.Error != "" && rep.Key == nil {
+		return rep, &exitError{ExitError, errors.New(rep.Error)}
+	}
+	if rep.Error != "" {
+		fmt.Fprintln(a.env.Stderr, "warning:", rep.Error)
+	}
+	return rep, nil
 }
 
 func orDash(s *string) string {

@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
+	"github.com/claimcheck/claimcheck/pkg/archive"
 	"github.com/claimcheck/claimcheck/pkg/chain"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 )
@@ -113,19 +117,25 @@ func (a *app) ledgerCommand() *cobra.Command {
 			return nil
 		},
 	}
-	show.Flags().StringVar(&showSession, "session", "", "session id (or _rejected)")
+	show.Flags().StringVar(&showSession, "session", "", "session id (or _rejected, _rotator)")
 	show.Flags().BoolVar(&showJSON, "json", false, "print each entry as stored, one JSON object per line")
 	_ = show.MarkFlagRequired("session")
 
-	var verifySession string
-	var noSchema bool
+	var verifySession, archiveURL string
+	var noSchema, withArchive bool
 	verify := &cobra.Command{
-		Use:   "verify [--session S]",
+		Use:   "verify [--session S] [--archive [--url U]]",
 		Short: "Recompute every chain and report the first bad position of each broken one",
 		Long: `verify reads every entry, recomputes its hash from the stored bytes, and checks
 positions, links, chain membership, duplicate events and (unless --no-schema) the
 entry schema. It exits 0 when every chain is intact and 1, naming the session, the
-position and the reason, when one is not. Other failures exit 2.`,
+position and the reason, when one is not. Other failures exit 2.
+
+Chains the rotator trimmed begin at their anchor. --archive verifies whole
+sessions instead: the archive (--url; config rotator.archive_url, default
+<data dir>/archive) with its signed checkpoints, then each chain on into the hot
+stream, naming chains lost from it. It checks hashes, links and positions, not
+the entry schema.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if verifySession != "" {
@@ -133,18 +143,39 @@ position and the reason, when one is not. Other failures exit 2.`,
 					return err
 				}
 			}
+			if withArchive && streamName != "" && streamName != stream.Ledger {
+				return &exitError{ExitError, fmt.Errorf("--archive verifies %s (the archive holds no copy of %s): drop --stream", stream.Ledger, streamName)}
+			}
+			if archiveURL != "" && !withArchive {
+				return &exitError{ExitError, errors.New("--url names the archive: use it with --archive")}
+			}
+			var st *archive.Store
+			if withArchive {
+				var err error
+				if st, err = openArchive(cmd.Context(), a.archiveURL(archiveURL)); err != nil {
+					return err
+				}
+				defer func() { _ = st.Close() }()
+			}
 			nc, js, err := a.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
+			if withArchive {
+				return a.verifyAcrossArchive(cmd, st, js, verifySession)
+			}
 			var val *validation.Validator
 			if !noSchema {
 				if val, err = validation.New(); err != nil {
 					return &exitError{ExitError, err}
 				}
 			}
-			res, err := verifyLedger(cmd, ledger.NewReader(js, streamName), verifySession, val)
+			var anchors *ledger.Anchors
+			if streamName == "" || streamName == stream.Ledger {
+				anchors = ledger.NewAnchors(js) // chains trimmed by the rotator start at their anchor
+			}
+			res, err := verifyLedger(cmd, ledger.NewReader(js, streamName), anchors, verifySession, val)
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
@@ -153,13 +184,17 @@ position and the reason, when one is not. Other failures exit 2.`,
 	}
 	verify.Flags().StringVar(&verifySession, "session", "", "verify only this session")
 	verify.Flags().BoolVar(&noSchema, "no-schema", false, "skip entry schema validation (hash links only)")
+	verify.Flags().BoolVar(&withArchive, "archive", false, "verify whole sessions across the archive and the hot stream")
+	verify.Flags().StringVar(&archiveURL, "url", "", "with --archive: the archive bucket (config rotator.archive_url; default file://<data dir>/archive)")
 
 	cmd.AddCommand(sessions, show, verify)
 	return cmd
 }
 
+// checkChainArg accepts a session id or one of the chains that are none:
+// _rejected and _rotator.
 func checkChainArg(s string) error {
-	if s == schemas.RejectedChain {
+	if s == schemas.RejectedChain || s == schemas.RotatorChain {
 		return nil
 	}
 	if err := id.CheckSession(s); err != nil {
@@ -174,7 +209,7 @@ type verifyResult struct {
 	faults  []*chain.Fault
 }
 
-func verifyLedger(cmd *cobra.Command, r *ledger.Reader, only string, val *validation.Validator) (verifyResult, error) {
+func verifyLedger(cmd *cobra.Command, r *ledger.Reader, anchors *ledger.Anchors, only string, val *validation.Validator) (verifyResult, error) {
 	var res verifyResult
 	verifiers := map[string]*chain.Verifier{}
 	failed := map[string]bool{}
@@ -185,7 +220,7 @@ func verifyLedger(cmd *cobra.Command, r *ledger.Reader, only string, val *valida
 		}
 		v, ok := verifiers[s.Chain]
 		if !ok {
-			v = chain.NewVerifier(s.Chain)
+			v = chain.NewVerifierFrom(s.Chain, anchors.StartOf(cmd.Context(), s.Chain))
 			verifiers[s.Chain] = v
 			order = append(order, s.Chain)
 		}
@@ -231,6 +266,70 @@ func (a *app) reportVerify(res verifyResult) error {
 	}
 	fmt.Fprintf(w, "%d of %d chains broken (%d entries read)\n", len(res.faults), res.chains, res.entries)
 	return &exitError{code: ExitFault, err: fmt.Errorf("%d chains broken", len(res.faults))}
+}
+
+// verifyAcrossArchive verifies every chain from the archive on into the
+// hot stream (archive.VerifyChains); only, when set, limits the chains
+// reported (problems of the archive itself are always reported).
+func (a *app) verifyAcrossArchive(cmd *cobra.Command, st *archive.Store, js jetstream.JetStream, only string) error {
+	ctx := cmd.Context()
+	w := a.env.Stdout
+	set, err := registryKeys(ctx, js)
+	if err != nil {
+		return err
+	}
+	ret, err := a.archiveRetention(cmd, 0)
+	if err != nil {
+		return err
+	}
+	cr, err := archive.VerifyChains(ctx, st, js, stream.Ledger, archive.Options{Keys: set, Now: time.Now(), Retention: ret})
+	if err != nil {
+		return &exitError{ExitError, fmt.Errorf("verify %s across archive %s: %w", stream.Ledger, st.URL, err)}
+	}
+	ar := cr.Archive
+	if ar.Segments == 0 && ar.Tombstones == 0 && len(ar.Problems) == 0 {
+		fmt.Fprintf(a.env.Stderr, "note: archive %s holds no %s segment yet; every chain is verified from the hot stream alone\n", st.URL, stream.Ledger)
+	}
+	if only != "" {
+		if _, ok := ar.Heads[only]; !ok {
+			_, err := ledger.NewReader(js, stream.Ledger).Last(ctx, only)
+			switch {
+			case errors.Is(err, ledger.ErrEmpty):
+				return &exitError{ExitError, fmt.Errorf("session %s has no entries in the ledger or the archive", only)}
+			case err != nil:
+				return &exitError{ExitError, err}
+			}
+		}
+	}
+	faults := 0
+	for _, p := range ar.Problems {
+		faults++
+		fmt.Fprintf(w, "FAIL %s: %s\n", problemWhere(stream.Ledger, p.Segment), p.Reason)
+	}
+	broken := 0
+	for _, p := range cr.Problems {
+		c, isChain := strings.CutPrefix(p.Segment, "chain ")
+		if only != "" && c != only {
+			continue
+		}
+		faults++
+		if !isChain {
+			fmt.Fprintf(w, "FAIL %s: %s\n", problemWhere(stream.Ledger, p.Segment), p.Reason)
+			continue
+		}
+		broken++
+		fmt.Fprintf(w, "FAIL session %s: %s\n", c, p.Reason)
+	}
+	if faults > 0 {
+		fmt.Fprintf(w, "%d problems (%d chains broken or lost); the archive holds %d segments, %d tombstones\n", faults, broken, ar.Segments, ar.Tombstones)
+		return &exitError{code: ExitFault, err: fmt.Errorf("%d problems across the archive and the ledger", faults)}
+	}
+	if only != "" {
+		fmt.Fprintf(w, "ok: session %s intact across the archive (%d segments, %d tombstones) and the hot stream\n", only, ar.Segments, ar.Tombstones)
+		return nil
+	}
+	fmt.Fprintf(w, "ok: %d chains, %d entries across the archive (%d segments, %d tombstones) and the hot stream, every hash, link and position intact\n", cr.Chains, cr.Entries, ar.Segments, ar.Tombstones)
+	return nil
 }
 
 func short(h string) string {

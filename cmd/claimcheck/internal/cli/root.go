@@ -1,6 +1,7 @@
 // Package cli is the claimcheck command: `up` (everything in one process on an
 // embedded NATS), `hooks install`, `ledger sessions|show|verify`, `claim`,
-// `keys list|rotate|revoke|export` and `attest export|verify`.
+// `keys list|rotate|revoke|export`, `attest export|verify` and
+// `archive verify|restore`.
 package cli
 
 import (
@@ -108,7 +109,7 @@ func (a *app) rootCommand() *cobra.Command {
 	_ = a.v.BindPFlag("nats.url", pf.Lookup("nats-url"))
 	_ = a.v.BindPFlag("log.level", pf.Lookup("log-level"))
 	_ = a.v.BindPFlag("log.format", pf.Lookup("log-format"))
-	root.AddCommand(a.upCommand(), a.hooksCommand(), a.ledgerCommand(), a.claimCommand(), a.keysCommand(), a.attestCommand(), a.gateCommand())
+	root.AddCommand(a.upCommand(), a.hooksCommand(), a.ledgerCommand(), a.claimCommand(), a.keysCommand(), a.attestCommand(), a.gateCommand(), a.archiveCommand())
 	return root
 }
 
@@ -125,6 +126,14 @@ func (a *app) connect(ctx context.Context) (*nats.Conn, jetstream.JetStream, err
 		return nil, nil, &exitError{ExitError, err}
 	}
 	return nc, js, nil
+}
+
+// dataDir is the configured data_dir (CLAIMCHECK_DATA_DIR), else the default.
+func (a *app) dataDir() string {
+	if d := a.v.GetString("data_dir"); d != "" {
+		return d
+	}
+	return defaultDataDir(a.env.Getenv)
 }
 
 // defaultDataDir is $XDG_DATA_HOME/claimcheck or ~/.local/share/claimcheck.

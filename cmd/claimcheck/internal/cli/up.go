@@ -17,6 +17,7 @@ import (
 	"github.com/oklog/run"
 	"github.com/spf13/cobra"
 
+	"github.com/claimcheck/claimcheck/pkg/archive"
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/config"
 	"github.com/claimcheck/claimcheck/pkg/daemon"
@@ -105,6 +106,12 @@ func (a *app) loadUp() (upConfig, error) {
 	if cfg.Gatekeeper.KeyDir == "" {
 		cfg.Gatekeeper.KeyDir = cfg.Verifier.KeyDir
 	}
+	if cfg.Rotator.KeyDir == "" {
+		cfg.Rotator.KeyDir = cfg.Verifier.KeyDir
+	}
+	if cfg.Rotator.ArchiveURL == "" {
+		cfg.Rotator.ArchiveURL = archive.DefaultURL(cfg.DataDir)
+	}
 	// The agent must not write claimcheck's own data.
 	cfg.Gatekeeper.ProtectedPaths = append(cfg.Gatekeeper.ProtectedPaths, cfg.DataDir)
 	if hd := hookStateDir(a.env.Getenv); hd != "" {
@@ -188,6 +195,18 @@ func (a *app) runUp(cmd *cobra.Command, _ []string) error {
 			log.Warn("could not write the key set claimcheck-hook trusts; gated hooks will fail closed", "path", path, "err", err)
 		} else {
 			log.Info("wrote the key set claimcheck-hook trusts", "path", path, "keys", n)
+		}
+		// Keep it current: the rotator rotates keys on a schedule, and a
+		// hook that does not know the new key fails closed once the old
+		// one stops signing.
+		if err := keys.Watch(ctx, func() {
+			if n, err := writeHookKeys(ctx, keys, path); err != nil {
+				log.Warn("could not rewrite the key set claimcheck-hook trusts after a registry change", "path", path, "err", err)
+			} else {
+				log.Info("rewrote the key set claimcheck-hook trusts after a registry change", "path", path, "keys", n)
+			}
+		}); err != nil {
+			log.Warn("cannot watch the key registry; rerun `claimcheck hooks install` after key changes", "err", err)
 		}
 	}
 
