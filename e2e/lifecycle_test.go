@@ -23,7 +23,8 @@ func TestServiceBinariesLifecycle(t *testing.T) {
 			port := natstest.FreePort(t)
 			// The standalone verifier and gatekeeper sign with the keys up created.
 			keys := filepath.Join(dir, "data", "keys")
-			env := []string{"CLAIMCHECK_INGEST_TAKEOVER=false", "CLAIMCHECK_VERIFIER_KEY_DIR=" + keys, "CLAIMCHECK_GATEKEEPER_KEY_DIR=" + keys}
+			env := []string{"CLAIMCHECK_INGEST_TAKEOVER=false", "CLAIMCHECK_VERIFIER_KEY_DIR=" + keys, "CLAIMCHECK_GATEKEEPER_KEY_DIR=" + keys,
+				"CLAIMCHECK_ROTATOR_KEY_DIR=" + keys, "CLAIMCHECK_ROTATOR_ARCHIVE_URL=file://" + filepath.Join(t.TempDir(), "archive")}
 			p := start(t, env, name, "--nats-url", url, "--http-listen", fmt.Sprintf("127.0.0.1:%d", port))
 			natstest.Eventually(t, 30*time.Second, func() error {
 				resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port))

@@ -12,6 +12,8 @@
 //   - signing, fleet: see verifier.go.
 //   - gate: gatekeeper latency in the service, over NATS and end to end
 //     from the hook's exec; see gate.go.
+//   - archive: entries/s and compression of a rotator archive pass beside a
+//     plain copy of the same ledger messages; see archive.go.
 package main
 
 import (
@@ -63,6 +65,8 @@ type options struct {
 	// gate
 	gateRequests int
 	gateRuns     int
+	// archive
+	archiveEntries int
 }
 
 func run() error {
@@ -73,9 +77,10 @@ func run() error {
 	flag.IntVar(&o.events, "events", 40000, "events per ingest scenario")
 	flag.StringVar(&o.python, "python", "", "Python interpreter for the baseline (default: /usr/bin/python3, else python3 on $PATH)")
 	flag.BoolVar(&o.skipR3, "skip-r3", false, "skip the three-server cluster")
-	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet,gate", "which tables to print")
+	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet,gate,archive", "which tables to print")
 	flag.IntVar(&o.gateRequests, "gate-requests", 5000, "gate requests per latency row (at 1000/s)")
 	flag.IntVar(&o.gateRuns, "gate-runs", 200, "hook executions per contender in the gate end-to-end table")
+	flag.IntVar(&o.archiveEntries, "archive-entries", 80000, "ledger entries in the archive table")
 	flag.Parse()
 	if o.quick {
 		o.hookRuns, o.events = 100, 12000
@@ -90,7 +95,7 @@ func run() error {
 	sections := []struct {
 		name string
 		run  func(options, string) error
-	}{{"hook", hookBench}, {"ingest", ingestBench}, {"signing", signingBench}, {"fleet", fleetBench}, {"gate", gateBench}}
+	}{{"hook", hookBench}, {"ingest", ingestBench}, {"signing", signingBench}, {"fleet", fleetBench}, {"gate", gateBench}, {"archive", archiveBench}}
 	want := strings.Split(o.sections, ",")
 	for _, w := range want {
 		if !slices.ContainsFunc(sections, func(s struct {
