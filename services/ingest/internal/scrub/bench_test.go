@@ -1,0 +1,41 @@
+package scrub
+
+// BenchmarkScrub compares scrubbing a hook event with scrubbing a gate
+// decision record, and shows what a keyword like "key" costs: it sends the
+// text through the generic-api-key expression.
+
+import (
+	"strings"
+	"testing"
+)
+
+const hookEv = `{"session_id":"00893aaf-19fa-41d2-8238-13269b9b3ca0","transcript_path":"/home/user/.claude/projects/p/00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl","cwd":"/home/user/my-project","permission_mode":"default","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"Run tests"},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/internal/store\t0.412s\nok  \tgithub.com/acme/app/cmd\t0.020s\n","stderr":"","interrupted":false,"isImage":false},"tool_use_id":"toolu_01ABC123","duration_ms":1840}`
+
+const gateRec = `{"decision":{"decision":"deny","decision_id":"01KAB0000000000000000000AA","expires_at":"2026-11-23T12:00:30.123456789Z","gatekeeper":"host-123","hook_event_name":"PreToolUse","issued_at":"2026-11-23T12:00:00.123456789Z","ledger_head":{"hash":"sha256:62a3b1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2","n":41},"nonce":"9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c","policy":{"digest":"sha256:a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90","version":"2026-12-01.2"},"reason":"rm -rf / would delete the root file system","rule":"shell.destructive.rm_root","session_id":"00893aaf-19fa-41d2-8238-13269b9b3ca0","source":"gatekeeper","v":1},"hook_event_name":"GateDecision","session_id":"00893aaf-19fa-41d2-8238-13269b9b3ca0","signed":{"payload_sha256":"0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0","payload_type":"application/vnd.claimcheck.gate-decision.v1+json","signatures":[{"signer":"v1","sig":"MEUCIQD3k9vJ2h1lq8Zp0x7Yw4n6b5c3d2e1f0a9b8c7d6e5f4a3IgB2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7"}]}}`
+
+func BenchmarkScrub(b *testing.B) {
+	s, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, p string }{{"hook", hookEv}, {"gaterec", gateRec},
+		{"sig", `{"sig":"MEUCIQD3k9vJ2h1lq8Zp0x7Yw4n6b5c3d2e1f0a9b8c7d6e5f4a3IgB2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7"}`},
+		{"hex", `{"payload_sha256":"0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"}`},
+		{"digest", `{"digest":"sha256:a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"}`},
+		{"ts", `{"expires_at":"2026-11-23T12:00:30.123456789Z","issued_at":"2026-11-23T12:00:00.123456789Z"}`},
+		{"nonce", `{"nonce":"9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c"}`},
+		{"reason", `{"reason":"rm -rf / would delete the root file system","rule":"shell.destructive.rm_root"}`},
+		{"ptype", `{"payload_type":"application/vnd.claimcheck.gate-decision.v1+json"}`},
+		{"gaterec-keyid", strings.Replace(gateRec, "signer", "keyid", 1)},
+		{"hookkey", strings.Replace(hookEv, "Run tests", "Run tests key", 1)},
+		{"ids", `{"decision_id":"01KAB0000000000000000000AA","session_id":"00893aaf-19fa-41d2-8238-13269b9b3ca0"}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := s.JSON([]byte(c.p)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
