@@ -7,6 +7,7 @@ replace github.com/claimcheck/claimcheck/schemas => ../../schemas
 replace github.com/claimcheck/claimcheck/pkg => ../../pkg
 
 require (
+	github.com/BobuSumisu/aho-corasick v1.0.3
 	github.com/claimcheck/claimcheck/pkg v0.0.0-00010101000000-000000000000
 	github.com/claimcheck/claimcheck/schemas v0.0.0-00010101000000-000000000000
 	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3
@@ -19,7 +20,6 @@ require (
 
 require (
 	dario.cat/mergo v1.0.1 // indirect
-	github.com/BobuSumisu/aho-corasick v1.0.3 // indirect
 	github.com/Masterminds/goutils v1.1.1 // indirect
 	github.com/Masterminds/semver/v3 v3.3.0 // indirect
 	github.com/Masterminds/sprig/v3 v3.3.0 // indirect

@@ -39,3 +39,24 @@ func BenchmarkScrub(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScrubToolOutput: a 4 KB tool output, plain and with one common
+// keyword of generic-api-key in it.
+func BenchmarkScrubToolOutput(b *testing.B) {
+	s, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := strings.Repeat(`ok  \tgithub.com/acme/app/internal/store\t0.412s\n`, 80)
+	for _, c := range []struct{ name, text string }{{"plain", out}, {"with-keyword", out + `refreshed the session token\n`}} {
+		p := []byte(`{"tool_response":{"stdout":"` + c.text + `"}}`)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(p)))
+			for b.Loop() {
+				if _, _, err := s.JSON(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
