@@ -208,6 +208,7 @@ func (s *Service) Run(ctx context.Context) error {
 		"protect_window", s.cfg.ProtectWindow, "archive_retention", s.cfg.ArchiveRetention, "key_rotation_period", s.cfg.KeyRotationPeriod)
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
+	warned := false
 	for {
 		if rep, err := s.Pass(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -215,8 +216,14 @@ func (s *Service) Run(ctx context.Context) error {
 			}
 			s.m.passErrors.Inc()
 			s.set.Logger.Error("rotator pass failed; the next pass retries", "err", err)
-		} else if !rep.empty() {
-			s.set.Logger.Info("rotator pass", rep.logAttrs()...)
+		} else {
+			if !rep.empty() {
+				s.set.Logger.Info("rotator pass", rep.logAttrs()...)
+			}
+			if rep.TrimDisabled != "" && !warned {
+				s.set.Logger.Warn("rotator: hot retention is off", "why", rep.TrimDisabled)
+				warned = true
+			}
 		}
 		select {
 		case <-ctx.Done():
