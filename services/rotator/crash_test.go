@@ -247,3 +247,31 @@ func TestLostChainIsDetectedAndRestored(t *testing.T) {
 func jetstreamPurgeSubject(c string) []jetstream.StreamPurgeOpt {
 	return []jetstream.StreamPurgeOpt{jetstream.WithPurgeSubject(subject.Ledger(c))}
 }
+
+// A ledger created with deny_purge (by claimcheck before the rotator
+// trimmed) is archived and verified but never trimmed, and the pass says so.
+func TestOlderLedgerWithDenyPurgeIsArchivedNotTrimmed(t *testing.T) {
+	e := newEnvWith(t, nil, func(js jetstream.JetStream) {
+		cfg := stream.LedgerConfig(stream.DefaultOptions())
+		cfg.DenyPurge = true
+		if _, err := js.CreateStream(t.Context(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for d := range 40 {
+		e.clock.Set(t0.Add(time.Duration(d) * day))
+		e.add("s1", 2)
+	}
+	e.clock.Set(t0.Add(45 * day))
+	before := e.ledgerMsgs()
+	rep := e.pass()
+	if rep.TrimDisabled == "" || rep.TrimmedMsgs != 0 {
+		t.Fatalf("pass report %+v: want trimming reported off", rep)
+	}
+	if got := e.ledgerMsgs(); got != before+1 { // the rotator's key record
+		t.Fatalf("LEDGER went from %d to %d messages", before, got)
+	}
+	if cr := e.verifyChains(); !cr.OK() || cr.Archive.Messages != int(before)+1 {
+		t.Fatalf("archive: %d messages, %v %v", cr.Archive.Messages, cr.Archive.Problems, cr.Problems)
+	}
+}

@@ -52,8 +52,18 @@ type env struct {
 
 func newEnv(t *testing.T, mutate func(*rotator.Config)) *env {
 	t.Helper()
+	return newEnvWith(t, mutate, nil)
+}
+
+// newEnvWith runs before (if any) on the fresh server, before the streams
+// are ensured.
+func newEnvWith(t *testing.T, mutate func(*rotator.Config), before func(jetstream.JetStream)) *env {
+	t.Helper()
 	s := natstest.RunServer(t)
 	nc, js := natstest.Connect(t, s.ClientURL())
+	if before != nil {
+		before(js)
+	}
 	natstest.Bootstrap(t, js, nil)
 	e := &env{t: t, srv: s, nc: nc, js: js, clock: clock.NewFake(t0)}
 	dir := t.TempDir()
