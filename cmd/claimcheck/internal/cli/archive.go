@@ -98,9 +98,9 @@ no NATS, a bad key file).`,
 					}
 				}
 			}
-			opts := archive.Options{Keys: set, Now: time.Now(), Retention: ret}
 			var results []archiveResult
 			for _, name := range streams {
+				opts := archive.Options{Keys: set, Now: time.Now(), Retention: ret, Segment: a.progress("archive verify " + name)}
 				r, err := verifyArchiveStream(ctx, st, js, name, opts)
 				if err != nil {
 					return &exitError{ExitError, fmt.Errorf("verify %s in archive %s: %w", name, u, err)}
@@ -156,7 +156,7 @@ not verify. Without --yes it only says what it would restore.`,
 			if err != nil {
 				return err
 			}
-			return a.restore(ctx, st, js, restoreSession, yes, archive.Options{Keys: set, Now: time.Now(), Retention: ret})
+			return a.restore(ctx, st, js, restoreSession, yes, archive.Options{Keys: set, Now: time.Now(), Retention: ret, Segment: a.progress("archive restore: verifying")})
 		},
 	}
 	restore.Flags().StringVar(&restoreSession, "session", "", "restore only this session (default every lost one)")
@@ -453,4 +453,21 @@ func (a *app) restore(ctx context.Context, st *archive.Store, js jetstream.JetSt
 		return &exitError{ExitError, errors.Join(errs...)}
 	}
 	return nil
+}
+
+// progress reports long verifications on stderr, every few seconds (short
+// ones print nothing).
+func (a *app) progress(what string) func(archive.Manifest, []archive.Message) error {
+	start := time.Now()
+	last := start
+	segs, msgs := 0, 0
+	return func(m archive.Manifest, _ []archive.Message) error {
+		segs++
+		msgs += m.Messages
+		if now := time.Now(); now.Sub(last) >= 3*time.Second {
+			last = now
+			fmt.Fprintf(a.env.Stderr, "%s: %d segments, %d messages read (%s)\n", what, segs, msgs, now.Sub(start).Round(time.Second))
+		}
+		return nil
+	}
 }

@@ -282,7 +282,7 @@ func (a *app) verifyAcrossArchive(cmd *cobra.Command, st *archive.Store, js jets
 	if err != nil {
 		return err
 	}
-	cr, err := archive.VerifyChains(ctx, st, js, stream.Ledger, archive.Options{Keys: set, Now: time.Now(), Retention: ret})
+	cr, err := archive.VerifyChains(ctx, st, js, stream.Ledger, archive.Options{Keys: set, Now: time.Now(), Retention: ret, Segment: a.progress("ledger verify --archive")})
 	if err != nil {
 		return &exitError{ExitError, fmt.Errorf("verify %s across archive %s: %w", stream.Ledger, st.URL, err)}
 	}
