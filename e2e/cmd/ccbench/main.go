@@ -8,7 +8,8 @@
 //     payload to a JSONL file with flush and fsync) and with /bin/true.
 //   - ingest: events/s draining a pre-filled INTAKE into the ledger, beside
 //     the raw JetStream durable publish rate of the same server, on one
-//     server (R1) and on a three-server cluster (R3) in this process.
+//     server (R1) and on a three-server cluster (R3) in this process; R1
+//     also with a seeded mix of realistic tool outputs (see payloads.go).
 //   - signing, fleet: see verifier.go.
 //   - gate: gatekeeper latency in the service, over NATS and end to end
 //     from the hook's exec; see gate.go.
@@ -242,38 +243,66 @@ func timeRun(c *exec.Cmd) (time.Duration, error) {
 type scenario struct {
 	name     string
 	sessions int
+	payloads func(n, sessions int) [][]byte // event i's payload, for session benchSession(i, sessions)
+	r1Only   bool
 }
 
 func ingestBench(o options, tmp string) error {
-	scenarios := []scenario{{"busy sessions (200)", 200}, {"many sessions (5000)", 5000}}
-	fmt.Printf("Ingest: drain a pre-filled INTAKE of %d events into the ledger (sync_interval always; %d-byte payloads)\n", o.events, len(hookPayload))
-	fmt.Printf("  %-8s %-22s %12s %16s %8s\n", "cluster", "workload", "ingest ev/s", "raw publish ev/s", "ratio")
+	scenarios := []scenario{
+		{name: "busy sessions (200)", sessions: 200, payloads: fixedPayloads},
+		{name: "many sessions (5000)", sessions: 5000, payloads: fixedPayloads},
+		{name: "busy sessions (200), realistic outputs", sessions: 200, payloads: realisticPayloads, r1Only: true},
+	}
+	width := 0
+	for _, sc := range scenarios {
+		width = max(width, len(sc.name))
+	}
+	fmt.Printf("Ingest: drain a pre-filled INTAKE of %d events into the ledger (sync_interval always; payloads below)\n", o.events)
+	fmt.Printf("  %-8s %-*s %12s %16s %8s\n", "cluster", width, "workload", "ingest ev/s", "raw publish ev/s", "ratio")
 	clusters := []int{1}
 	if !o.skipR3 {
 		clusters = append(clusters, 3)
 	}
+	var mixes []string
 	for _, replicas := range clusters {
 		servers, err := startCluster(filepath.Join(tmp, fmt.Sprintf("r%d", replicas)), replicas)
 		if err != nil {
 			return err
 		}
 		for _, sc := range scenarios {
-			raw, ing, err := ingestScenario(servers, replicas, sc, o.events)
+			if sc.r1Only && replicas != 1 {
+				continue
+			}
+			payloads := sc.payloads(o.events, sc.sessions)
+			raw, ing, err := ingestScenario(servers, replicas, sc, payloads)
 			if err != nil {
 				shutdown(servers)
 				return fmt.Errorf("cluster R%d, %s: %w", replicas, sc.name, err)
 			}
-			fmt.Printf("  %-8s %-22s %12.0f %16.0f %7.1f×\n", fmt.Sprintf("R%d", replicas), sc.name, ing, raw, ing/raw)
+			fmt.Printf("  %-8s %-*s %12.0f %16.0f %7.1f×\n", fmt.Sprintf("R%d", replicas), width, sc.name, ing, raw, ing/raw)
+			if replicas == 1 {
+				m := mixOf(payloads)
+				mixes = append(mixes, fmt.Sprintf("    %-*s mean %5.0f bytes, %3.0f%% over 1 KB, %3.0f%% with a generic-api-key keyword",
+					width, sc.name, m.meanBytes, 100*m.large, 100*m.withKeyword))
+			}
 		}
 		shutdown(servers)
 	}
 	fmt.Println("  raw publish = one event per JetStream message, asynchronous publishes, same server and payload, measured just before the drain.")
 	fmt.Println("  ingest packs each session's events of a batch into one ledger message (one fsync) and removes consumed intake messages in bulk.")
+	fmt.Println("  payloads (every event checked chained as a valid event, no redaction; the raw publish sends the first of the same bytes):")
+	for _, m := range mixes {
+		fmt.Println(m)
+	}
+	fmt.Printf("    fixed: the %d-byte hookPayload with the session's id; realistic outputs (seeded): 1 in 2 events a Bash output of 1–4 KB\n", len(hookPayload))
+	fmt.Println("    (go test -v, git log, grep -rn, curl -v), half of those mentioning a keyword in ordinary lines (`auth: ok`, `token refreshed`,")
+	fmt.Println("    `export API_URL=https://api.example.com`), no secrets; the rest the fixed payload. Keywords make scrub scan windows with generic-api-key.")
 	fmt.Println("  target: ingest ≥ 20,000 ev/s sustained (see README for which workloads meet it)")
 	return nil
 }
 
-func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, events int) (rawRate, ingestRate float64, err error) {
+func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, payloads [][]byte) (rawRate, ingestRate float64, err error) {
+	events := len(payloads)
 	ctx := context.Background()
 	nc, err := nats.Connect(servers[0].ClientURL())
 	if err != nil {
@@ -299,10 +328,9 @@ func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, event
 	subjects := make([]string, events)
 	ids := make([]string, events)
 	for i := range events {
-		sess := fmt.Sprintf("bench-%05d", i%sc.sessions)
-		p := strings.Replace(hookPayload, "00893aaf-19fa-41d2-8238-13269b9b3ca0", sess, 2)
+		sess := benchSession(i, sc.sessions)
 		ids[i], _ = gen.New()
-		envs[i], err = envelope.Event(ids[i], sess, "PostToolUse", uint64(i/sc.sessions+1), time.Now(), src, []byte(p))
+		envs[i], err = envelope.Event(ids[i], sess, "PostToolUse", uint64(i/sc.sessions+1), time.Now(), src, payloads[i])
 		if err != nil {
 			return 0, 0, err
 		}
@@ -353,6 +381,15 @@ func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, event
 	if err := <-done; err != nil {
 		return 0, 0, err
 	}
+	// The figures hold only if every event was chained as a valid event
+	// with nothing redacted: the payloads carry no secrets.
+	records, redactions, err := ingestCounts(reg)
+	if err != nil {
+		return 0, 0, err
+	}
+	if records["event"] != float64(events) || redactions != 0 {
+		return 0, 0, fmt.Errorf("ingest records by outcome %v and %.0f redactions, want %d events and none", records, redactions, events)
+	}
 	return rawRate, ingestRate, nil
 }
 
@@ -394,17 +431,13 @@ func waitChained(reg *prometheus.Registry, n int, done <-chan error) error {
 			return fmt.Errorf("ingest stopped: %w", err)
 		default:
 		}
-		mfs, err := reg.Gather()
+		records, _, err := ingestCounts(reg)
 		if err != nil {
 			return err
 		}
 		total := 0.0
-		for _, mf := range mfs {
-			if mf.GetName() == "claimcheck_ingest_records_total" {
-				for _, m := range mf.GetMetric() {
-					total += m.GetCounter().GetValue()
-				}
-			}
+		for _, v := range records {
+			total += v
 		}
 		if total >= float64(n) {
 			return nil
@@ -414,6 +447,31 @@ func waitChained(reg *prometheus.Registry, n int, done <-chan error) error {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// ingestCounts reads ingest's records counter, by outcome, and its
+// redactions counter from the registry it was given.
+func ingestCounts(reg *prometheus.Registry) (records map[string]float64, redactions float64, err error) {
+	mfs, err := reg.Gather()
+	if err != nil {
+		return nil, 0, err
+	}
+	records = map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			switch mf.GetName() {
+			case "claimcheck_ingest_records_total":
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "outcome" {
+						records[l.GetValue()] += m.GetCounter().GetValue()
+					}
+				}
+			case "claimcheck_ingest_redactions_total":
+				redactions += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return records, redactions, nil
 }
 
 func startCluster(dir string, n int) ([]*embedded.Server, error) {
