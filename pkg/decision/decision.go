@@ -235,10 +235,27 @@ func (ks *Keys) Verify(raw []byte, exp Expect) (schemas.GateDecision, error) {
 	if len(env.Signatures) == 0 {
 		return d, fmt.Errorf("%w: unsigned", ErrRejected)
 	}
-	pae := PAE(env.PayloadType, payload)
+	sigs := make([]schemas.Signature, len(env.Signatures))
+	for i, s := range env.Signatures {
+		sigs[i] = schemas.Signature{KeyID: s.KeyID, Sig: s.Sig}
+	}
+	if err := ks.verifyAny(PAE(env.PayloadType, payload), sigs, exp.Now); err != nil {
+		return d, fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	if err := json.Unmarshal(payload, &d, json.RejectUnknownMembers(false)); err != nil {
+		return d, fmt.Errorf("%w: payload: %w", ErrRejected, err)
+	}
+	if err := check(d, exp); err != nil {
+		return schemas.GateDecision{}, err
+	}
+	return d, nil
+}
+
+// verifyAny succeeds when one signature verifies over pae under a trusted
+// key valid at t; otherwise it says what was wrong with each.
+func (ks *Keys) verifyAny(pae []byte, sigs []schemas.Signature, t time.Time) error {
 	var problems []string
-	ok := false
-	for _, s := range env.Signatures {
+	for _, s := range sigs {
 		k, known := ks.keys[s.KeyID]
 		if !known {
 			problems = append(problems, fmt.Sprintf("signature by unknown key %q", s.KeyID))
@@ -249,23 +266,16 @@ func (ks *Keys) Verify(raw []byte, exp Expect) (schemas.GateDecision, error) {
 			problems = append(problems, fmt.Sprintf("signature by %s does not verify", s.KeyID))
 			continue
 		}
-		if err := k.validAt(exp.Now); err != nil {
+		if err := k.validAt(t); err != nil {
 			problems = append(problems, err.Error())
 			continue
 		}
-		ok = true
-		break
+		return nil
 	}
-	if !ok {
-		return d, fmt.Errorf("%w: %s", ErrRejected, strings.Join(problems, "; "))
+	if len(problems) == 0 {
+		return errors.New("unsigned")
 	}
-	if err := json.Unmarshal(payload, &d, json.RejectUnknownMembers(false)); err != nil {
-		return d, fmt.Errorf("%w: payload: %w", ErrRejected, err)
-	}
-	if err := check(d, exp); err != nil {
-		return schemas.GateDecision{}, err
-	}
-	return d, nil
+	return errors.New(strings.Join(problems, "; "))
 }
 
 // check compares a decision with the request it must answer.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -77,27 +76,7 @@ func (ks *Keys) VerifyRecord(rec schemas.GateRecord) error {
 	if err != nil {
 		return fmt.Errorf("issued_at: %w", err)
 	}
-	pae := PAE(ref.PayloadType, payload)
-	var problems []string
-	for _, s := range ref.Signatures {
-		k, known := ks.keys[s.KeyID]
-		if !known {
-			problems = append(problems, fmt.Sprintf("signature by unknown key %q", s.KeyID))
-			continue
-		}
-		sig, err := base64.StdEncoding.DecodeString(s.Sig)
-		if err != nil || !k.verify(pae, sig) {
-			problems = append(problems, fmt.Sprintf("signature by %s does not verify", s.KeyID))
-			continue
-		}
-		if err := k.validAt(issued); err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		return nil
-	}
-	if len(problems) == 0 {
-		return errors.New("unsigned")
-	}
-	return errors.New(strings.Join(problems, "; "))
+	// A key revoked before the decision was issued does not count; one
+	// retired or revoked later still does.
+	return ks.verifyAny(PAE(ref.PayloadType, payload), ref.Signatures, issued)
 }
