@@ -64,12 +64,7 @@ no NATS, a bad key file).`,
 			if offline && keysFile == "" {
 				return &exitError{ExitError, errors.New("--offline needs --keys FILE (from claimcheck keys export): without NATS there is no key registry")}
 			}
-			ret, err := a.archiveRetention(cmd, retention)
-			if err != nil {
-				return err
-			}
-			u := a.archiveURL(rawURL)
-			st, err := openArchive(ctx, u)
+			st, u, ret, err := a.openArchiveFlags(cmd, rawURL, retention)
 			if err != nil {
 				return err
 			}
@@ -137,12 +132,7 @@ not verify. Without --yes it only says what it would restore.`,
 					return err
 				}
 			}
-			ret, err := a.archiveRetention(cmd, retention)
-			if err != nil {
-				return err
-			}
-			u := a.archiveURL(rawURL)
-			st, err := openArchive(ctx, u)
+			st, _, ret, err := a.openArchiveFlags(cmd, rawURL, retention)
 			if err != nil {
 				return err
 			}
@@ -164,6 +154,21 @@ not verify. Without --yes it only says what it would restore.`,
 
 	cmd.AddCommand(verify, restore)
 	return cmd
+}
+
+// openArchiveFlags resolves --retention and --url (or their configuration)
+// and opens the archive.
+func (a *app) openArchiveFlags(cmd *cobra.Command, rawURL string, retention time.Duration) (*archive.Store, string, time.Duration, error) {
+	ret, err := a.archiveRetention(cmd, retention)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	u := a.archiveURL(rawURL)
+	st, err := openArchive(cmd.Context(), u)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	return st, u, ret, nil
 }
 
 // archiveURL is --url, else the configured rotator.archive_url, else the
