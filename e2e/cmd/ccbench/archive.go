@@ -41,7 +41,6 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/archive"
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/digest"
-	"github.com/claimcheck/claimcheck/pkg/embedded"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
@@ -90,20 +89,12 @@ func archiveBench(o options, tmp string) error {
 	}
 	ctx := context.Background()
 	dir := filepath.Join(tmp, "archive")
-	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: filepath.Join(dir, "nats"), Listen: "127.0.0.1:0"}, nil)
+	l, err := startLocalJS(ctx, filepath.Join(dir, "nats"))
 	if err != nil {
 		return err
 	}
-	defer srv.Shutdown()
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	if err := stream.Ensure(ctx, js, stream.DefaultOptions()); err != nil {
-		return err
-	}
+	defer l.close()
+	nc, js := l.nc, l.js
 	reg, err := keyring.OpenRegistry(ctx, js)
 	if err != nil {
 		return err

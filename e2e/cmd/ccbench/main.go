@@ -152,20 +152,12 @@ func hookBench(o options, tmp string) error {
 	if err := os.WriteFile(pyScript, []byte(pyHook), 0o600); err != nil {
 		return err
 	}
-	srv, err := embedded.Start(context.Background(), embedded.Config{StoreDir: filepath.Join(tmp, "hook-nats"), Listen: "127.0.0.1:0"}, nil)
+	l, err := startLocalJS(context.Background(), filepath.Join(tmp, "hook-nats"))
 	if err != nil {
 		return err
 	}
-	defer srv.Shutdown()
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	if err := stream.Ensure(context.Background(), js, stream.DefaultOptions()); err != nil {
-		return err
-	}
+	defer l.close()
+	srv, js := l.srv, l.js
 	hookEnv := append(os.Environ(), "CLAIMCHECK_NATS_URL="+srv.ClientURL(), "CLAIMCHECK_HOOK_STATE_DIR="+filepath.Join(tmp, "hook-state"))
 	pyEnv := append(os.Environ(), "LEDGER="+filepath.Join(tmp, "ledger.jsonl"))
 	contenders := []struct {
@@ -561,4 +553,36 @@ func numCPU() int {
 		return 0
 	}
 	return strings.Count(string(b), "processor\t:")
+}
+
+// localJS is one embedded JetStream server (sync_interval always, a random
+// loopback port) with a client and the streams ensured.
+type localJS struct {
+	srv *embedded.Server
+	nc  *nats.Conn
+	js  jetstream.JetStream
+}
+
+func startLocalJS(ctx context.Context, storeDir string, jsOpts ...jetstream.JetStreamOpt) (*localJS, error) {
+	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: storeDir, Listen: "127.0.0.1:0"}, nil)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
+	js, _ := jetstream.New(nc, jsOpts...)
+	if err := stream.Ensure(ctx, js, stream.DefaultOptions()); err != nil {
+		nc.Close()
+		srv.Shutdown()
+		return nil, err
+	}
+	return &localJS{srv: srv, nc: nc, js: js}, nil
+}
+
+func (l *localJS) close() {
+	l.nc.Close()
+	l.srv.Shutdown()
 }

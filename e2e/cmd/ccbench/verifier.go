@@ -31,7 +31,6 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/attest"
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/contract"
-	"github.com/claimcheck/claimcheck/pkg/embedded"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
@@ -194,20 +193,12 @@ func fleetBench(o options, tmp string) error {
 
 func fleetRun(o options, dir string, procs, claims, sessions int) (fleetResult, error) {
 	ctx := context.Background()
-	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: filepath.Join(dir, "nats"), Listen: "127.0.0.1:0"}, nil)
+	l, err := startLocalJS(ctx, filepath.Join(dir, "nats"), jetstream.WithPublishAsyncMaxPending(2000))
 	if err != nil {
 		return fleetResult{}, err
 	}
-	defer srv.Shutdown()
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		return fleetResult{}, err
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(2000))
-	if err := stream.Ensure(ctx, js, stream.DefaultOptions()); err != nil {
-		return fleetResult{}, err
-	}
+	defer l.close()
+	srv, js := l.srv, l.js
 	reg, err := keyring.OpenRegistry(ctx, js)
 	if err != nil {
 		return fleetResult{}, err
