@@ -19,9 +19,9 @@ import (
 
 // Stream names.
 const (
-	Intake = "INTAKE" // raw hook events, work queue, short-lived
+	Intake = "INTAKE" // raw hook events, a queue drained by ingest
 	Ledger = "LEDGER" // the hash chains, one subject per chain
-	Claims = "CLAIMS" // claim requests, work queue (verifier)
+	Claims = "CLAIMS" // claim requests, a queue drained by the verifiers
 	Attest = "ATTEST" // DSSE attestations
 )
 
@@ -142,13 +142,18 @@ func LedgerConfig(o Options) jetstream.StreamConfig {
 // Trimmable reports whether the rotator may trim a ledger stream.
 func Trimmable(c jetstream.StreamConfig) bool { return !c.DenyPurge }
 
-// ClaimsConfig is CLAIMS: claim requests for the verifier fleet.
+// ClaimsConfig is CLAIMS: claim requests for the verifier fleet. Like
+// INTAKE it uses limits retention, the verifiers purging what their shared
+// consumer has acknowledged (Purger): a work-queue acknowledgement would
+// cost every attestation one more fsync. A CLAIMS stream created as a work
+// queue by an earlier version is kept as it is (the server cannot change
+// retention to or from work queue); it works the same, at that cost.
 func ClaimsConfig(o Options) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        Claims,
 		Description: "claimcheck: claim requests",
 		Subjects:    []string{subject.ClaimsPrefix + ".>"},
-		Retention:   jetstream.WorkQueuePolicy,
+		Retention:   jetstream.LimitsPolicy,
 		Storage:     jetstream.FileStorage,
 		Replicas:    o.Replicas,
 		Discard:     jetstream.DiscardNew,
@@ -262,6 +267,9 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 	have := s.CachedInfo().Config
 	if have.DenyPurge && !want.DenyPurge {
 		want.DenyPurge = true // the server cannot relax it; such a ledger is not trimmed
+	}
+	if have.Retention == jetstream.WorkQueuePolicy && want.Name == Claims {
+		want.Retention = have.Retention // nor change work-queue retention (see ClaimsConfig)
 	}
 	if want.SubjectTransform != nil {
 		if have.SubjectTransform == nil || have.SubjectTransform.Destination != want.SubjectTransform.Destination {

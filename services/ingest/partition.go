@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/services/ingest/internal/record"
@@ -26,8 +27,6 @@ type partition struct {
 	obj       jetstream.ObjectStore
 	intake    jetstream.Stream
 	contracts jetstream.KeyValue
-
-	purgedConsumerFloor uint64
 }
 
 // purgeLoop removes this partition's acknowledged (hence chained) messages
@@ -35,31 +34,21 @@ type partition struct {
 func (p *partition) purgeLoop(ctx context.Context) {
 	t := time.NewTicker(p.s.cfg.PurgeInterval)
 	defer t.Stop()
-	var purgedTo uint64
+	pg := stream.Purger{Stream: p.intake, Consumer: p.cons, Subject: subject.IntakePartition(p.n)}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		info, err := p.cons.Info(ctx)
-		if err != nil {
-			continue
-		}
-		floor := info.AckFloor.Stream
-		if floor <= purgedTo {
-			continue
-		}
-		err = p.intake.Purge(ctx, jetstream.WithPurgeSubject(subject.IntakePartition(p.n)), jetstream.WithPurgeSequence(floor+1))
+		n, err := pg.Step(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				p.s.set.Logger.Warn("ingest: purge intake", "partition", p.n, "err", err)
 			}
 			continue
 		}
-		p.s.m.purged.Add(float64(info.AckFloor.Consumer - min(info.AckFloor.Consumer, p.purgedConsumerFloor)))
-		p.purgedConsumerFloor = info.AckFloor.Consumer
-		purgedTo = floor
+		p.s.m.purged.Add(float64(n))
 	}
 }
 

@@ -285,6 +285,47 @@ func TestVerdictsAreRecordedAndPassesAttested(t *testing.T) {
 	}
 }
 
+// Answered requests leave CLAIMS (a limits-retention queue, purged behind
+// the shared consumer's ack floor); an unanswered one stays.
+func TestAnsweredRequestsArePurgedFromClaims(t *testing.T) {
+	f := newFlow(t)
+	stop := f.verifier(func(c *verifier.Config) { c.PurgeInterval = 20 * time.Millisecond })
+	const s = "sess-purge"
+	f.prompt(s, "Fix the flaky store tests and run `go test ./...` until they pass")
+	f.bash(s, "go test ./...", goTestOut)
+	for range 3 {
+		_, sub := f.request(s, "done", "test_pass", `{"command_substring":"go test ./..."}`)
+		if v := f.answer(sub); v.Verdict != schemas.Pass {
+			t.Fatalf("verdict %+v", v)
+		}
+	}
+	claims, err := f.js.Stream(t.Context(), stream.Claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := func() uint64 {
+		info, err := claims.Info(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.Msgs
+	}
+	natstest.Eventually(t, 5*time.Second, func() error {
+		if n := msgs(); n != 0 {
+			return fmt.Errorf("%d answered requests still in CLAIMS", n)
+		}
+		return nil
+	})
+	// With no verifier running, a queued request is neither answered nor
+	// purged.
+	stop()
+	f.request(s, "done", "test_pass", `{"command_substring":"go test ./..."}`)
+	time.Sleep(100 * time.Millisecond)
+	if n := msgs(); n != 1 {
+		t.Fatalf("%d requests in CLAIMS, want the unanswered one", n)
+	}
+}
+
 func TestRedeliveredRequestIsAnsweredWithTheRecordedVerdict(t *testing.T) {
 	f := newFlow(t)
 	f.verifier(nil)

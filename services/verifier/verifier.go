@@ -59,6 +59,10 @@ type Config struct {
 	AckWait time.Duration `mapstructure:"ack_wait"`
 	// MaxSessions bounds the sessions whose ledger is cached.
 	MaxSessions int `mapstructure:"max_sessions"`
+	// PurgeInterval: how often answered requests are removed from CLAIMS
+	// (everything below the shared consumer's ack floor, see
+	// stream.ClaimsConfig).
+	PurgeInterval time.Duration `mapstructure:"purge_interval"`
 
 	// Streams is the process-wide stream layout (set by the composer).
 	Streams stream.Options `mapstructure:"-"`
@@ -66,7 +70,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{Workers: 4, AckWait: 30 * time.Second, MaxSessions: 1000, Streams: stream.DefaultOptions()}
+	return Config{Workers: 4, AckWait: 30 * time.Second, MaxSessions: 1000, PurgeInterval: time.Second, Streams: stream.DefaultOptions()}
 }
 
 // Validate reports every problem.
@@ -83,6 +87,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxSessions < 1 {
 		errs = append(errs, fmt.Errorf("verifier.max_sessions %d: must be positive", c.MaxSessions))
+	}
+	if c.PurgeInterval < 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("verifier.purge_interval %s: must be at least 10ms", c.PurgeInterval))
 	}
 	if err := c.Streams.Validate(); err != nil {
 		errs = append(errs, err)
@@ -230,6 +237,7 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("verifier: consume: %w", err)
 	}
 	var wg sync.WaitGroup
+	wg.Go(func() { s.purgeLoop(runCtx, claims, cons) })
 	for range s.cfg.Workers {
 		wg.Go(func() {
 			for {
@@ -251,6 +259,29 @@ func (s *Service) Run(ctx context.Context) error {
 	wg.Wait()
 	log.Info("verifier stopped")
 	return nil
+}
+
+// purgeLoop removes answered requests from CLAIMS. Every verifier runs it;
+// purging below an ack floor twice is harmless.
+func (s *Service) purgeLoop(ctx context.Context, claims jetstream.Stream, cons jetstream.Consumer) {
+	t := time.NewTicker(s.cfg.PurgeInterval)
+	defer t.Stop()
+	p := stream.Purger{Stream: claims, Consumer: cons}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := p.Step(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.set.Logger.Warn("verifier: purge answered requests", "err", err)
+			}
+			continue
+		}
+		s.m.purged.Add(float64(n))
+	}
 }
 
 func (s *Service) reloadKeys() {
@@ -356,6 +387,7 @@ func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 			return fmt.Errorf("%w: entry %s is not a claim", errPermanent, w.ClaimEventID)
 		}
 		verdict, entryPos := s.recordedVerdict(claim.RequestID, view)
+		fresh := false // this delivery chained the verdict
 		if verdict != nil {
 			s.m.reused.Inc()
 		} else {
@@ -375,7 +407,7 @@ func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 				return fmt.Errorf("record verdict: %w", err)
 			}
 			if len(res.Entries) == 1 {
-				verdict, entryPos = &v, &schemas.Position{N: vEntry.N, Hash: vEntry.Hash, EventID: vEntry.EventID}
+				verdict, entryPos, fresh = &v, &schemas.Position{N: vEntry.N, Hash: vEntry.Hash, EventID: vEntry.EventID}, true
 				s.m.verdicts.WithLabelValues(v.Verdict).Inc()
 			} else {
 				// Another verifier recorded it first: answer with that one.
@@ -389,7 +421,7 @@ func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 			}
 		}
 		if verdict.Verdict == schemas.Pass {
-			if err := s.attest(ctx, verdict, entryPos); err != nil {
+			if err := s.attest(ctx, verdict, entryPos, fresh); err != nil {
 				return err
 			}
 		}
@@ -452,13 +484,18 @@ func (s *Service) decide(session string, claim *schemas.Claim, view *sessionView
 }
 
 // attest writes the attestation of a PASS verdict once: its subject in
-// ATTEST accepts a first message only.
-func (s *Service) attest(ctx context.Context, v *schemas.Verdict, entry *schemas.Position) error {
+// ATTEST accepts a first message only. fresh says the verdict was chained
+// by this delivery, so no attestation of it can exist yet (one is written
+// only after its verdict is chained) and the look-up is skipped; the
+// expected-last-sequence check keeps it exactly once either way.
+func (s *Service) attest(ctx context.Context, v *schemas.Verdict, entry *schemas.Position, fresh bool) error {
 	subj := subject.Attestation(v.SessionID, v.AttestationID)
-	if _, err := s.attestS.GetLastMsgForSubject(ctx, subj); err == nil {
-		return nil // written by an earlier delivery
-	} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
-		return err
+	if !fresh {
+		if _, err := s.attestS.GetLastMsgForSubject(ctx, subj); err == nil {
+			return nil // written by an earlier delivery
+		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return err
+		}
 	}
 	env, _, err := attest.Sign(ctx, s.signer, attest.Statement(*v, entry, s.set.Clock.Now()))
 	if err != nil {
@@ -485,6 +522,7 @@ type metrics struct {
 	dropped      prometheus.Counter
 	redelivered  prometheus.Counter
 	reused       prometheus.Counter
+	purged       prometheus.Counter
 	latency      prometheus.Histogram
 }
 
@@ -495,9 +533,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		dropped:      prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_dropped_total", Help: "Malformed claim work items terminated."}),
 		redelivered:  prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_redelivered_total", Help: "Claim requests delivered again (a verifier died or was too slow)."}),
 		reused:       prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_verdicts_reused_total", Help: "Requests answered with a verdict already in the ledger (a redelivery after it was recorded)."}),
+		purged:       prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_claims_purged_total", Help: "Answered requests removed from CLAIMS."}),
 		latency:      prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_verifier_request_seconds", Help: "Time to decide, record and answer one request.", Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10)}),
 	}
-	for _, c := range []prometheus.Collector{m.verdicts, m.attestations, m.dropped, m.redelivered, m.reused, m.latency} {
+	for _, c := range []prometheus.Collector{m.verdicts, m.attestations, m.dropped, m.redelivered, m.reused, m.purged, m.latency} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

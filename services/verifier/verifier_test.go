@@ -58,10 +58,11 @@ func TestRejectsBadSettings(t *testing.T) {
 		t.Fatalf("no connection: %v", err)
 	}
 	for name, mutate := range map[string]func(*verifier.Config){
-		"verifier.key_dir":  func(c *verifier.Config) { c.KeyDir = "" },
-		"verifier.workers":  func(c *verifier.Config) { c.Workers = 0 },
-		"verifier.ack_wait": func(c *verifier.Config) { c.AckWait = time.Millisecond },
-		"replicas":          func(c *verifier.Config) { c.Streams.Replicas = 0 },
+		"verifier.key_dir":        func(c *verifier.Config) { c.KeyDir = "" },
+		"verifier.workers":        func(c *verifier.Config) { c.Workers = 0 },
+		"verifier.ack_wait":       func(c *verifier.Config) { c.AckWait = time.Millisecond },
+		"verifier.purge_interval": func(c *verifier.Config) { c.PurgeInterval = time.Microsecond },
+		"replicas":                func(c *verifier.Config) { c.Streams.Replicas = 0 },
 	} {
 		c := good
 		mutate(&c)
