@@ -139,14 +139,30 @@ func baseName(p string) string {
 // compare exactly; the program name also matches by base name
 // (/usr/bin/go ~ go).
 func Runs(line, want string) bool {
+	w, ok := Want(want)
+	return ok && RunsParsed(Parse(line), w)
+}
+
+// Want parses the command a validator looks for: ok only when it is one
+// simple command with at least a program name.
+func Want(want string) (argv []string, ok bool) {
 	w := Parse(want)
 	if len(w) != 1 || len(w[0].Argv) == 0 {
+		return nil, false
+	}
+	return w[0].Argv, true
+}
+
+// RunsParsed is Runs over a line already parsed (Parse) and a want from
+// Want: for callers that test many lines against one want, or one line many
+// times.
+func RunsParsed(calls []Call, want []string) bool {
+	if len(want) == 0 {
 		return false
 	}
-	wantArgv := w[0].Argv
-	for _, c := range Parse(line) {
+	for _, c := range calls {
 		for _, prog := range c.Programs() {
-			if hasPrefix(prog, wantArgv) {
+			if hasPrefix(prog, want) {
 				return true
 			}
 		}

@@ -35,6 +35,14 @@ func TestRuns(t *testing.T) {
 		if got := Runs(tt.line, tt.want); got != tt.runs {
 			t.Errorf("Runs(%q, %q) = %v, want %v", tt.line, tt.want, got, tt.runs)
 		}
+		// The parsed form answers the same.
+		w, ok := Want(tt.want)
+		if got := ok && RunsParsed(Parse(tt.line), w); got != tt.runs {
+			t.Errorf("RunsParsed(Parse(%q), Want(%q)) = %v, want %v", tt.line, tt.want, got, tt.runs)
+		}
+	}
+	if RunsParsed(Parse("npm test"), nil) {
+		t.Error("an empty want matched")
 	}
 }
 

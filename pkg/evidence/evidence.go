@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -38,6 +39,26 @@ type Entry struct {
 	Output   string // stdout+stderr, the error text, or the tool response as text
 	HTTPCode int    // WebFetch response code when reported
 	Elided   bool   // the payload was shortened in the ledger (full text in an artifact)
+
+	parsed *parsedCommand // Command parsed on first use, shared by copies
+}
+
+type parsedCommand struct {
+	once  sync.Once
+	calls []command.Call
+}
+
+// Calls returns Command parsed into simple commands (command.Parse), parsing
+// it once per decoded entry: a verifier judges every claim of a session over
+// the same cached entries, and parsing every earlier command again for each
+// claim made a claim's cost grow with the session (15 ms per claim after
+// 1,000 shell commands; validate BenchmarkEvaluateLongSession).
+func (e Entry) Calls() []command.Call {
+	if e.parsed == nil {
+		return command.Parse(e.Command) // an Entry not made by Decode
+	}
+	e.parsed.once.Do(func() { e.parsed.calls = command.Parse(e.Command) })
+	return e.parsed.calls
 }
 
 // Position returns the entry's ledger position.
@@ -77,6 +98,9 @@ func Decode(s schemas.Entry) Entry {
 	}
 	_ = json.Unmarshal(p.ToolInput, &in, json.RejectUnknownMembers(false))
 	e.Command, e.FilePath, e.URL, e.Query = in.Command, in.FilePath, in.URL, in.Query
+	if e.Command != "" {
+		e.parsed = &parsedCommand{}
+	}
 	if e.FilePath == "" {
 		e.FilePath = in.NotebookPath
 	}

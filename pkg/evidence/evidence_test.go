@@ -1,6 +1,10 @@
 package evidence
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/claimcheck/claimcheck/schemas"
+)
 
 func TestSummarize(t *testing.T) {
 	tests := []struct {
@@ -29,5 +33,29 @@ func TestSummarize(t *testing.T) {
 		if s.Recognized != tt.ok || s.Passed != tt.pass || s.Failed != tt.fail {
 			t.Errorf("%s: %+v, want passed=%d failed=%d recognized=%v", tt.name, s, tt.pass, tt.fail, tt.ok)
 		}
+	}
+}
+
+// Calls parses a Bash entry's command once, for every copy of the entry.
+func TestCallsAreParsedOnceAndShared(t *testing.T) {
+	payload := `{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"cd web && CI=1 npm test"},"tool_response":{"stdout":"ok","stderr":""}}`
+	e := Decode(schemas.Entry{N: 1, Kind: schemas.EntryEvent, HookEvent: "PostToolUse", ToolName: "Bash", Payload: &payload})
+	if e.Command != "cd web && CI=1 npm test" {
+		t.Fatalf("command %q", e.Command)
+	}
+	cp := e
+	first := e.Calls()
+	if len(first) != 2 || first[1].Argv[0] != "npm" {
+		t.Fatalf("calls %+v", first)
+	}
+	if again := cp.Calls(); &again[0] != &first[0] {
+		t.Error("a copy of the entry parsed the command again")
+	}
+	// An entry not made by Decode still answers.
+	if c := (Entry{Command: "make test"}).Calls(); len(c) != 1 || c[0].Argv[1] != "test" {
+		t.Fatalf("calls of a literal entry: %+v", c)
+	}
+	if c := (Entry{}).Calls(); len(c) != 0 {
+		t.Fatalf("calls of no command: %+v", c)
 	}
 }

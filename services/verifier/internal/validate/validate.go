@@ -228,9 +228,13 @@ func pass(matched ...evidence.Entry) Result {
 }
 
 func runsOf(cmd string, entries []evidence.Entry) []evidence.Entry {
+	want, ok := command.Want(cmd)
+	if !ok {
+		return nil
+	}
 	var out []evidence.Entry
 	for _, e := range entries {
-		if e.Done && e.Tool == "Bash" && command.Runs(e.Command, cmd) {
+		if e.Done && e.Tool == "Bash" && command.RunsParsed(e.Calls(), want) {
 			out = append(out, e)
 		}
 	}
