@@ -105,20 +105,25 @@ func (a *Appender) state(name string) *chainState {
 // Prime hands the appender the state of a chain its caller has just read
 // and verified (head position and hash, the stream sequence of its last
 // block, its event ids), so that the next Append to it need not read the
-// chain again. A chain already loaded here keeps its state; a stale primed
-// state is harmless (the compare-and-set fails and the appender catches up).
+// chain again. A chain already loaded here takes the primed state only when
+// it is further along (another process appended, and the caller read it):
+// the next Append then succeeds at once instead of failing its
+// compare-and-set and reading the same blocks again. A stale primed state
+// is harmless (the compare-and-set fails and the appender catches up).
 func (a *Appender) Prime(name string, n uint64, hash string, seq uint64, eventIDs iter.Seq[string]) {
 	st := a.state(name)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.loaded {
+	if st.loaded && seq <= st.seq {
 		return
 	}
 	st.n, st.hash, st.seq = n, hash, seq
 	if n == 0 {
 		st.hash = digest.Zero
 	}
-	st.events = map[string]struct{}{}
+	if st.events == nil {
+		st.events = map[string]struct{}{}
+	}
 	for e := range eventIDs {
 		st.events[e] = struct{}{}
 	}
@@ -145,6 +150,9 @@ type Appended struct {
 	// Head is the chain's last position and hash after the call.
 	N    uint64
 	Hash string
+	// Conflicts counts failed compare-and-sets: another writer had moved
+	// the head, and the appender read what it wrote before retrying.
+	Conflicts int
 }
 
 // Append chains entries (whose N, PrevHash and Hash are ignored and set here)
@@ -162,7 +170,7 @@ func (a *Appender) Append(ctx context.Context, chainName string, entries []*sche
 		}
 	}
 	todo := st.fresh(entries, &out.Duplicates)
-	for conflicts := 0; len(todo) > 0; {
+	for len(todo) > 0 {
 		done, err := a.publish(ctx, st, todo)
 		out.Entries = append(out.Entries, todo[:done]...)
 		todo = todo[done:]
@@ -173,10 +181,10 @@ func (a *Appender) Append(ctx context.Context, chainName string, entries []*sche
 			a.Forget(chainName) // unknown outcome: reload before the next append
 			return out, err
 		}
-		conflicts++
-		if conflicts > a.cfg.MaxConflicts {
+		out.Conflicts++
+		if out.Conflicts > a.cfg.MaxConflicts {
 			a.Forget(chainName)
-			return out, fmt.Errorf("append to %s: head kept moving after %d retries: %w", chainName, conflicts, err)
+			return out, fmt.Errorf("append to %s: head kept moving after %d retries: %w", chainName, out.Conflicts, err)
 		}
 		// Another writer (or our own earlier, unacknowledged attempt) moved
 		// the head: read what it appended, then drop what is now chained.

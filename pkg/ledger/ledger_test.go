@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/claimcheck/claimcheck/pkg/chain"
@@ -227,10 +228,47 @@ func TestPrimeSkipsTheReadAndStaleStateCatchesUp(t *testing.T) {
 	b := ledger.NewAppender(js, ledger.AppenderConfig{})
 	b.Prime("p", res.N, res.Hash, last.Seq, ids)
 	got, err = b.Append(ctx, "p", entries("p", 6, 8))
-	if err != nil || got.N != 8 || got.Duplicates != 1 {
+	if err != nil || got.N != 8 || got.Duplicates != 1 || got.Conflicts != 1 {
 		t.Fatalf("stale prime: %+v %v", got, err)
+	}
+	// w has not seen b's entries 7 and 8: its compare-and-set fails once.
+	if got, err = w.Append(ctx, "p", entries("p", 9, 9)); err != nil || got.Conflicts != 1 {
+		t.Fatalf("stale loaded appender: %+v %v", got, err)
+	}
+	// A loaded appender primed with a state further along (another writer
+	// appended and the caller read it) takes it: no failed compare-and-set.
+	if _, err := b.Append(ctx, "p", entries("p", 10, 10)); err != nil {
+		t.Fatal(err)
+	}
+	last, _ = ledger.NewReader(js, "").Last(ctx, "p")
+	all := func(yield func(string) bool) {
+		for _, e := range entries("p", 1, 10) {
+			if !yield(e.EventID) {
+				return
+			}
+		}
+	}
+	w.Prime("p", 10, headHash(t, last.Raw), last.Seq, all)
+	if got, err = w.Append(ctx, "p", entries("p", 10, 11)); err != nil || got.N != 11 || got.Duplicates != 1 || got.Conflicts != 0 {
+		t.Fatalf("append after priming ahead: %+v %v", got, err)
+	}
+	// Priming with a state behind the appender's own changes nothing.
+	w.Prime("p", res.N, res.Hash, 1, ids)
+	if got, err = w.Append(ctx, "p", entries("p", 12, 12)); err != nil || got.N != 12 || got.Conflicts != 0 {
+		t.Fatalf("append after a stale prime of a loaded chain: %+v %v", got, err)
 	}
 	if err := chain.Verify("p", readChain(t, js, "p")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func headHash(t *testing.T, raw []byte) string {
+	t.Helper()
+	var h struct {
+		Hash string `json:"hash"`
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		t.Fatal(err)
+	}
+	return h.Hash
 }

@@ -403,6 +403,7 @@ func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 			n, h := view.head()
 			s.appender.Prime(w.SessionID, n, h, view.lastSeq, view.eventIDs)
 			res, err := s.appender.Append(ctx, w.SessionID, []*schemas.Entry{vEntry})
+			s.m.conflicts.Add(float64(res.Conflicts))
 			if err != nil {
 				return fmt.Errorf("record verdict: %w", err)
 			}
@@ -523,6 +524,7 @@ type metrics struct {
 	redelivered  prometheus.Counter
 	reused       prometheus.Counter
 	purged       prometheus.Counter
+	conflicts    prometheus.Counter
 	latency      prometheus.Histogram
 }
 
@@ -534,9 +536,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		redelivered:  prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_redelivered_total", Help: "Claim requests delivered again (a verifier died or was too slow)."}),
 		reused:       prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_verdicts_reused_total", Help: "Requests answered with a verdict already in the ledger (a redelivery after it was recorded)."}),
 		purged:       prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_claims_purged_total", Help: "Answered requests removed from CLAIMS."}),
+		conflicts:    prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_append_conflicts_total", Help: "Verdict appends whose compare-and-set failed because another writer had moved the session's head (retried after reading it)."}),
 		latency:      prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_verifier_request_seconds", Help: "Time to decide, record and answer one request.", Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10)}),
 	}
-	for _, c := range []prometheus.Collector{m.verdicts, m.attestations, m.dropped, m.redelivered, m.reused, m.purged, m.latency} {
+	for _, c := range []prometheus.Collector{m.verdicts, m.attestations, m.dropped, m.redelivered, m.reused, m.purged, m.conflicts, m.latency} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
