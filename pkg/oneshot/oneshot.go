@@ -64,6 +64,7 @@ type Conn struct {
 	nextID     int
 	maxPay     int
 	headers    bool
+	inflight   map[string]*Msg // requests sent: nil until their reply is read
 }
 
 type serverInfo struct {
@@ -248,40 +249,84 @@ type Msg struct {
 // Request publishes data with headers hdr to subject and returns the first
 // reply. A no-responders status yields ErrNoResponders.
 func (c *Conn) Request(ctx context.Context, subject string, hdr map[string]string, data []byte) (*Msg, error) {
-	if c.maxPay > 0 && len(data) > c.maxPay {
-		return nil, fmt.Errorf("message of %d bytes exceeds the server's max_payload %d", len(data), c.maxPay)
+	p, err := c.Send(ctx, subject, hdr, data)
+	if err != nil {
+		return nil, err
 	}
-	c.nextID++
-	reply := c.inbox + "." + strconv.Itoa(c.nextID)
+	return c.Wait(ctx, p)
+}
+
+// deadline makes the connection's reads and writes end with ctx: each
+// operation brings its own deadline (a connection outlives the context it
+// was dialled with when a hook reuses it for its decision record).
+func (c *Conn) deadline(ctx context.Context) {
+	dl, _ := ctx.Deadline() // zero: none
+	_ = c.nc.SetDeadline(dl)
+}
+
+// Pending is a request written to the server whose reply has not been read.
+type Pending struct{ reply string }
+
+// Send writes a request and returns without reading its reply, so that
+// several requests can be in flight on the connection at once (a hook
+// publishes its event and asks the gate in one round trip); Wait collects
+// each reply, in any order. ctx bounds the write.
+func (c *Conn) Send(ctx context.Context, subject string, hdr map[string]string, data []byte) (Pending, error) {
+	c.deadline(ctx)
+	if c.maxPay > 0 && len(data) > c.maxPay {
+		return Pending{}, fmt.Errorf("message of %d bytes exceeds the server's max_payload %d", len(data), c.maxPay)
+	}
 	var hb bytes.Buffer
 	hb.WriteString("NATS/1.0\r\n")
 	for k, v := range hdr {
 		if k == "" || strings.ContainsAny(k, ": \r\n") || strings.ContainsAny(v, "\r\n") {
-			return nil, fmt.Errorf("header %q: invalid characters", k)
+			return Pending{}, fmt.Errorf("header %q: invalid characters", k)
 		}
 		hb.WriteString(k + ": " + v + "\r\n")
 	}
 	hb.WriteString("\r\n")
+	c.nextID++
+	reply := c.inbox + "." + strconv.Itoa(c.nextID)
 	fmt.Fprintf(c.w, "HPUB %s %s %d %d\r\n", subject, reply, hb.Len(), hb.Len()+len(data))
 	c.w.Write(hb.Bytes())
 	c.w.Write(data)
 	c.w.WriteString("\r\n")
 	if err := c.w.Flush(); err != nil {
-		return nil, fmt.Errorf("nats publish: %w", err)
+		return Pending{}, fmt.Errorf("nats publish: %w", err)
 	}
-	for {
-		m, err := c.next(ctx)
+	if c.inflight == nil {
+		c.inflight = map[string]*Msg{}
+	}
+	c.inflight[reply] = nil
+	return Pending{reply: reply}, nil
+}
+
+// Wait returns the reply to p, keeping replies to other requests in flight
+// for their own Wait. A no-responders status yields ErrNoResponders.
+func (c *Conn) Wait(ctx context.Context, p Pending) (*Msg, error) {
+	m, ok := c.inflight[p.reply]
+	if !ok {
+		return nil, errors.New("nats: no request in flight for this reply")
+	}
+	c.deadline(ctx)
+	for m == nil {
+		got, err := c.next(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if m.Subject != reply {
-			continue // a late reply to an earlier request
+		switch prev, ok := c.inflight[got.Subject]; {
+		case got.Subject == p.reply:
+			m = got
+		case ok && prev == nil:
+			c.inflight[got.Subject] = got // for its own Wait
 		}
-		if m.Status == "503" {
-			return nil, ErrNoResponders
-		}
-		return m, nil
+		// Anything else is a late reply to a request given up on.
 	}
+	delete(c.inflight, p.reply)
+	if m.Status == "503" {
+		return nil, ErrNoResponders
+	}
+	return m, nil
 }
 
 // PubAck is JetStream's answer to a publish.
@@ -309,8 +354,18 @@ func (e *APIError) Error() string {
 
 // Publish sends data to a JetStream stream and waits for its acknowledgement.
 func (c *Conn) Publish(ctx context.Context, subject string, hdr map[string]string, data []byte) (PubAck, error) {
+	p, err := c.Send(ctx, subject, hdr, data)
+	if err != nil {
+		return PubAck{}, err
+	}
+	return c.WaitAck(ctx, p)
+}
+
+// WaitAck is Wait for a publish to a JetStream stream: it decodes the
+// acknowledgement, and a JetStream error becomes an *APIError.
+func (c *Conn) WaitAck(ctx context.Context, p Pending) (PubAck, error) {
 	var ack PubAck
-	m, err := c.Request(ctx, subject, hdr, data)
+	m, err := c.Wait(ctx, p)
 	if err != nil {
 		return ack, err
 	}

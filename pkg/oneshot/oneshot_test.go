@@ -104,6 +104,67 @@ func TestRequestReply(t *testing.T) {
 	}
 }
 
+// Several requests in flight on one connection: each Wait gets its own
+// reply whatever the order replies arrive and are waited for in.
+func TestRequestsInFlight(t *testing.T) {
+	s := natstest.RunServer(t)
+	nc, js := natstest.Connect(t, s.ClientURL())
+	if _, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: "T", Subjects: []string{"t.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	sub, err := nc.Subscribe("slow", func(m *nats.Msg) {
+		<-release // answered only after the fast ones
+		_ = m.Respond(append([]byte("slow:"), m.Data...))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	_ = nc.Flush()
+	c, err := oneshot.Dial(ctx(t), oneshot.Options{URL: s.ClientURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	slow, err := c.Send(ctx(t), "slow", nil, []byte("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := c.Send(ctx(t), "t.a", map[string]string{"Nats-Msg-Id": "m1"}, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow2, err := c.Send(ctx(t), "slow", nil, []byte("2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The ack arrives first and is waited for first.
+	if ack, err := c.WaitAck(ctx(t), pub); err != nil || ack.Seq != 1 {
+		t.Fatalf("ack %+v %v", ack, err)
+	}
+	close(release)
+	// Wait in the reverse order of sending: the reply read first is kept.
+	if m, err := c.Wait(ctx(t), slow2); err != nil || string(m.Data) != "slow:2" {
+		t.Fatalf("second slow reply %v %v", m, err)
+	}
+	if m, err := c.Wait(ctx(t), slow); err != nil || string(m.Data) != "slow:1" {
+		t.Fatalf("first slow reply %v %v", m, err)
+	}
+	// A reply is handed out once.
+	if _, err := c.Wait(ctx(t), slow); err == nil {
+		t.Fatal("a second Wait for the same request returned")
+	}
+	// A request in flight to nobody ends in ErrNoResponders at its Wait.
+	none, err := c.Send(ctx(t), "nobody.home", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Wait(ctx(t), none); !errors.Is(err, oneshot.ErrNoResponders) {
+		t.Fatalf("no responders: %v", err)
+	}
+}
+
 func TestDialFailures(t *testing.T) {
 	// Nothing listening.
 	port := natstest.FreePort(t)

@@ -31,10 +31,10 @@ const clockSkew = 5 * time.Second
 // gate asks the gatekeeper, verifies the signed answer and gives it to the
 // agent CLI. Every failure ends in fallback: block or deny, unless the
 // operator chose fail-open for the event.
-func (h *hook) gate(ctx context.Context, stdout io.Writer, received time.Time, info payload.Info, eventID string, seq uint64, raw []byte) int {
+func (h *hook) gate(ctx context.Context, stdout io.Writer, received time.Time, info payload.Info, eventID string, seq uint64) int {
 	ctx, cancel := context.WithDeadline(ctx, received.Add(h.cfg.GateDeadline))
 	defer cancel()
-	d, reply, err := h.ask(ctx, info, eventID, raw)
+	d, reply, err := h.ask(ctx, info)
 	if err != nil {
 		return h.fallback(ctx, stdout, info, eventID, seq, err)
 	}
@@ -44,51 +44,100 @@ func (h *hook) gate(ctx context.Context, stdout io.Writer, received time.Time, i
 	return h.answer(stdout, d)
 }
 
-// ask sends one gate request with a fresh nonce and returns the verified
-// decision and the signed envelope it came in.
-func (h *hook) ask(ctx context.Context, info payload.Info, eventID string, raw []byte) (schemas.GateDecision, []byte, error) {
-	var none schemas.GateDecision
-	if !h.delivered {
-		return none, nil, errors.New("NATS is unreachable (the event was spooled)")
+// question is a gate request prepared before the event is delivered, so
+// that deliver can send it right behind the event, on the same connection,
+// before the event's acknowledgement comes back: the gatekeeper decides
+// while JetStream stores the event. The answer counts only once the event
+// is acknowledged (ask checks h.delivered first).
+type question struct {
+	keys    *decision.Keys
+	nonce   string
+	subject string
+	req     []byte
+	err     error // preparing failed: ask reports it
+
+	sentOn *oneshot.Conn // the connection it was sent on, if sent
+	sent   oneshot.Pending
+}
+
+// prepare builds the gate request for an accepted event: a fresh nonce,
+// the trusted key set to verify the answer with.
+func (h *hook) prepare(info payload.Info, eventID string, raw []byte) *question {
+	q := &question{subject: subject.GateStop}
+	switch info.HookEvent {
+	case "PreToolUse":
+		q.subject = subject.GatePreTool
+	case "UserPromptSubmit":
+		q.subject = subject.GatePrompt
 	}
-	keys, err := decision.LoadKeys(h.cfg.GateKeys)
-	if err != nil {
-		return none, nil, fmt.Errorf("no trusted key set: %w (run `claimcheck hooks install` to write it)", err)
+	var err error
+	if q.keys, err = decision.LoadKeys(h.cfg.GateKeys); err != nil {
+		q.err = fmt.Errorf("no trusted key set: %w (run `claimcheck hooks install` to write it)", err)
+		return q
 	}
 	var nb [16]byte
 	if _, err := rand.Read(nb[:]); err != nil {
-		return none, nil, fmt.Errorf("nonce: %w", err)
+		q.err = fmt.Errorf("nonce: %w", err)
+		return q
 	}
-	nonce := hex.EncodeToString(nb[:])
-	req, err := json.Marshal(schemas.GateRequest{V: 1, Nonce: nonce, EventID: eventID, SessionID: info.SessionID, HookEvent: info.HookEvent,
+	q.nonce = hex.EncodeToString(nb[:])
+	q.req, err = json.Marshal(schemas.GateRequest{V: 1, Nonce: q.nonce, EventID: eventID, SessionID: info.SessionID, HookEvent: info.HookEvent,
 		Host: h.cfg.Host, AgentType: h.cfg.AgentType, AgentID: h.cfg.AgentID, Payload: jsontext.Value(raw)})
 	if err != nil {
-		return none, nil, fmt.Errorf("request: %w", err)
+		q.err = fmt.Errorf("request: %w", err)
+	}
+	return q
+}
+
+// send writes the question on c (deliver calls it right after the event).
+func (q *question) send(ctx context.Context, c *oneshot.Conn) {
+	if q == nil || q.err != nil || q.sentOn != nil {
+		return
+	}
+	if p, err := c.Send(ctx, q.subject, nil, q.req); err == nil {
+		q.sentOn, q.sent = c, p
+	}
+}
+
+// ask gets the answer to h.q (sending it now unless deliver already did)
+// and returns the verified decision and the signed envelope it came in.
+func (h *hook) ask(ctx context.Context, info payload.Info) (schemas.GateDecision, []byte, error) {
+	var none schemas.GateDecision
+	q := h.q
+	if !h.delivered {
+		return none, nil, errors.New("NATS is unreachable (the event was spooled)")
+	}
+	if q == nil {
+		return none, nil, errors.New("no gate request was prepared")
+	}
+	if q.err != nil {
+		return none, nil, q.err
 	}
 	c := h.conn
 	if c == nil {
+		var err error
 		if c, err = h.dial(ctx); err != nil {
 			return none, nil, fmt.Errorf("NATS: %w", err)
 		}
 		h.conn = c
 	}
-	subj := subject.GateStop
-	switch info.HookEvent {
-	case "PreToolUse":
-		subj = subject.GatePreTool
-	case "UserPromptSubmit":
-		subj = subject.GatePrompt
+	if q.sentOn != c {
+		q.sentOn = nil
+		q.send(ctx, c)
+		if q.sentOn == nil {
+			return none, nil, errors.New("gate request: the connection failed")
+		}
 	}
-	reply, err := c.Request(ctx, subj, nil, req)
+	reply, err := c.Wait(ctx, q.sent)
 	switch {
 	case errors.Is(err, oneshot.ErrNoResponders):
 		return none, nil, errors.New("no gatekeeper is running")
-	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, oneshot.ErrTimeout) || ctx.Err() != nil:
 		return none, nil, fmt.Errorf("no answer from the gatekeeper within %s", h.cfg.GateDeadline)
 	case err != nil:
 		return none, nil, fmt.Errorf("gate request: %w", err)
 	}
-	d, err := keys.Verify(reply.Data, decision.Expect{SessionID: info.SessionID, HookEvent: info.HookEvent, Nonce: nonce, Now: time.Now(), Skew: clockSkew})
+	d, err := q.keys.Verify(reply.Data, decision.Expect{SessionID: info.SessionID, HookEvent: info.HookEvent, Nonce: q.nonce, Now: time.Now(), Skew: clockSkew})
 	if err != nil {
 		return none, nil, err
 	}
@@ -98,10 +147,10 @@ func (h *hook) ask(ctx context.Context, info payload.Info, eventID string, raw [
 // advise asks the gatekeeper about a prompt: the override audit and the
 // alerts due for this host. The answer is advisory: on any failure the
 // prompt goes on and nothing is printed.
-func (h *hook) advise(ctx context.Context, stdout io.Writer, received time.Time, info payload.Info, eventID string, raw []byte) int {
+func (h *hook) advise(ctx context.Context, stdout io.Writer, received time.Time, info payload.Info) int {
 	ctx, cancel := context.WithDeadline(ctx, received.Add(min(h.cfg.GateDeadline, promptDeadline)))
 	defer cancel()
-	d, _, err := h.ask(ctx, info, eventID, raw)
+	d, _, err := h.ask(ctx, info)
 	if err != nil {
 		fmt.Fprintf(h.stderr, "claimcheck-hook: prompt audit skipped: %v\n", err)
 		return ExitOK

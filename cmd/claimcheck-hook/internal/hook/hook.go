@@ -98,8 +98,9 @@ type hook struct {
 	keep      bool
 	conn      *oneshot.Conn
 	delivered bool
-	gated     string // the gated event being answered (for the panic handler)
-	rejected  bool   // the input was rejected (and recorded as such)
+	q         *question // the gate request of a gated or audited event
+	gated     string    // the gated event being answered (for the panic handler)
+	rejected  bool      // the input was rejected (and recorded as such)
 	info      payload.Info
 	eventID   string
 }
@@ -180,6 +181,9 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 			_ = h.conn.Close()
 		}
 	}()
+	if (gated || advisory) && inErr == nil {
+		h.q = h.prepare(info, eventID, raw)
+	}
 	if err := h.deliver(ctx, eventID, chain, token, env); err != nil {
 		fmt.Fprintf(h.stderr, "claimcheck-hook: event %s was neither delivered nor spooled: %v\n", eventID, err)
 		if gated {
@@ -199,9 +203,9 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 		if panicForTest != "" && panicForTest == info.HookEvent {
 			panic("test panic")
 		}
-		return h.gate(ctx, stdout, received, info, eventID, seq, raw)
+		return h.gate(ctx, stdout, received, info, eventID, seq)
 	case advisory:
-		return h.advise(ctx, stdout, received, info, eventID, raw)
+		return h.advise(ctx, stdout, received, info)
 	case selfTest:
 		return h.selfTest(ctx, stdout, received)
 	}
@@ -245,10 +249,26 @@ func (h *hook) deliver(ctx context.Context, eventID, chain, token string, data [
 	if !h.sp.pending() && !h.sp.recentlyUnreachable(h.cfg.RetryAfter) {
 		// Fast path: nothing spooled, so publishing now keeps the order.
 		tried = true
-		c, err := h.dial(ctx)
+		// A connection kept from this invocation's event (for the gate
+		// decision record) is reused: no second connect and handshake.
+		c, kept := h.conn, h.conn != nil
+		var err error
+		if !kept {
+			c, err = h.dial(ctx)
+		}
 		if err == nil {
-			err = publish(ctx, c, subject, eventID, data)
-			h.release(c, err == nil)
+			var p oneshot.Pending
+			if p, err = c.Send(ctx, subject, map[string]string{"Nats-Msg-Id": eventID}, data); err == nil {
+				h.q.send(ctx, c) // the gate request, if any, rides behind the event
+				_, err = c.WaitAck(ctx, p)
+			}
+			switch {
+			case !kept:
+				h.release(c, err == nil)
+			case err != nil:
+				_ = c.Close()
+				h.conn = nil
+			}
 		}
 		if err == nil {
 			h.delivered = true
