@@ -242,7 +242,7 @@ func gateBench(o options, tmp string) error {
 		fmt.Printf("  %-66s %9s %9s %8.1f× %8.1f×\n", c.name, ms(p50), ms(p99), float64(p50)/float64(r50), float64(p99)/float64(r99))
 	}
 	fmt.Println("  /rec = compared with the same hook recording the PreToolUse without asking (CLAIMCHECK_HOOK_GATE=false).")
-	fmt.Println("  gated runs publish the event (durable ack), ask, verify the signed decision and publish its record (durable ack);")
+	fmt.Println("  gated runs publish the event and ask in one round trip, wait for the event's durable ack, verify the signed decision and publish its record (durable ack);")
 	fmt.Println("  a Stop is answered once ingest has chained its event and the gatekeeper's projection has read it back.")
 	in99, inP99 := pct(running.durations(2, ""), 99), pct(paused.durations(2, ""), 99)
 	pre99, stop99 := pct(e2e[0].samples, 99), pct(e2e[1].samples, 99)

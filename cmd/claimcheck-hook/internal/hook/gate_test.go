@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
+	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
 )
@@ -291,6 +293,47 @@ func TestGateOutagesFailClosedWithinTheDeadline(t *testing.T) {
 		if r.Decision.Source != schemas.SourceHook || r.Decision.Decision == schemas.GateAllow {
 			t.Fatalf("record %+v", r.Decision)
 		}
+	}
+}
+
+// The gate request goes out right behind the event, before the event's
+// acknowledgement: an allow that arrives for an event JetStream then
+// refuses is not honoured.
+func TestAllowForAnUnrecordedEventIsNotHonoured(t *testing.T) {
+	f, g := gateSetup(t)
+	st, err := f.js.Stream(t.Context(), stream.Intake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := st.CachedInfo().Config
+	cfg.MaxMsgSize = 3000 // the event below is larger; the hook's decision record is not
+	if _, err := f.js.UpdateStream(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	big := `,"tool_name":"Bash","tool_input":{"command":"go test ./... # ` + strings.Repeat("x", 4000) + `"},"tool_use_id":"toolu_2"`
+	r := runHook(t, f.env, hookJSON("sess-r", "PreToolUse", big))
+	if r.code != 0 || !strings.Contains(r.stdout, `"permissionDecision":"deny"`) || !strings.Contains(r.stderr, "refused the event") {
+		t.Fatalf("code=%d stdout=%q stderr=%q, want a fail-closed deny naming the refusal", r.code, r.stdout, r.stderr)
+	}
+	// The request was sent before the refusal came back (it may reach the
+	// stub's goroutine a moment after the hook exits).
+	natstest.Eventually(t, 2*time.Second, func() error {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if len(g.requests) != 1 {
+			return fmt.Errorf("the gatekeeper was asked %d times, want once (the request rides behind the event)", len(g.requests))
+		}
+		return nil
+	})
+	var denied bool
+	for _, rec := range f.decisions(t) {
+		if rec.Decision.Decision == schemas.GateAllow {
+			t.Fatalf("an allow was recorded by the hook: %+v", rec.Decision)
+		}
+		denied = denied || rec.Decision.Source == schemas.SourceHook && rec.Decision.Decision == schemas.GateDeny
+	}
+	if !denied {
+		t.Fatal("the hook's fail-closed deny was not recorded")
 	}
 }
 
