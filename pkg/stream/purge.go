@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -44,4 +45,25 @@ func (p *Purger) Step(ctx context.Context) (uint64, error) {
 	n := info.AckFloor.Consumer - min(info.AckFloor.Consumer, p.acked)
 	p.to, p.acked = floor, info.AckFloor.Consumer
 	return n, nil
+}
+
+// Run calls Step every interval until ctx ends, reporting each purge's
+// count to purged and each failure to failed (not called once ctx ended).
+func (p *Purger) Run(ctx context.Context, interval time.Duration, purged func(n uint64), failed func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := p.Step(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			failed(err)
+		case err == nil:
+			purged(n)
+		}
+	}
 }

@@ -32,24 +32,10 @@ type partition struct {
 // purgeLoop removes this partition's acknowledged (hence chained) messages
 // from INTAKE in bulk, up to the consumer's ack floor.
 func (p *partition) purgeLoop(ctx context.Context) {
-	t := time.NewTicker(p.s.cfg.PurgeInterval)
-	defer t.Stop()
 	pg := stream.Purger{Stream: p.intake, Consumer: p.cons, Subject: subject.IntakePartition(p.n)}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		n, err := pg.Step(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				p.s.set.Logger.Warn("ingest: purge intake", "partition", p.n, "err", err)
-			}
-			continue
-		}
-		p.s.m.purged.Add(float64(n))
-	}
+	pg.Run(ctx, p.s.cfg.PurgeInterval, func(n uint64) { p.s.m.purged.Add(float64(n)) }, func(err error) {
+		p.s.set.Logger.Warn("ingest: purge intake", "partition", p.n, "err", err)
+	})
 }
 
 func (p *partition) run(ctx context.Context) error {

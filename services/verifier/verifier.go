@@ -264,24 +264,10 @@ func (s *Service) Run(ctx context.Context) error {
 // purgeLoop removes answered requests from CLAIMS. Every verifier runs it;
 // purging below an ack floor twice is harmless.
 func (s *Service) purgeLoop(ctx context.Context, claims jetstream.Stream, cons jetstream.Consumer) {
-	t := time.NewTicker(s.cfg.PurgeInterval)
-	defer t.Stop()
 	p := stream.Purger{Stream: claims, Consumer: cons}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		n, err := p.Step(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.set.Logger.Warn("verifier: purge answered requests", "err", err)
-			}
-			continue
-		}
-		s.m.purged.Add(float64(n))
-	}
+	p.Run(ctx, s.cfg.PurgeInterval, func(n uint64) { s.m.purged.Add(float64(n)) }, func(err error) {
+		s.set.Logger.Warn("verifier: purge answered requests", "err", err)
+	})
 }
 
 func (s *Service) reloadKeys() {
