@@ -16,7 +16,8 @@ TESTFLAGS ?= -count=1 -timeout 15m
 build:
 	@mkdir -p $(BIN)
 	$(BUILD) -o $(BIN)/claimcheck ./cmd/claimcheck
-	$(BUILD) -o $(BIN)/claimcheck-hook ./cmd/claimcheck-hook
+	$(BUILD) -tags oneshot_notls -o $(BIN)/claimcheck-hook ./cmd/claimcheck-hook
+	$(BUILD) -o $(BIN)/claimcheck-hook-tls ./cmd/claimcheck-hook
 	$(BUILD) -o $(BIN)/ingest ./services/ingest/cmd/ingest
 	$(BUILD) -o $(BIN)/verifier ./services/verifier/cmd/verifier
 	$(BUILD) -o $(BIN)/gatekeeper ./services/gatekeeper/cmd/gatekeeper
@@ -32,6 +33,9 @@ unit:
 		echo "== go test $$m"; \
 		(cd $$m && CGO_ENABLED=1 $(GO) test $(RACE) $(TESTFLAGS) ./...); \
 	done
+	@echo "== go test -tags oneshot_notls (the lean claimcheck-hook build)"
+	cd pkg && CGO_ENABLED=1 $(GO) test $(RACE) $(TESTFLAGS) -tags oneshot_notls ./oneshot/ ./decision/
+	cd cmd/claimcheck-hook && CGO_ENABLED=1 $(GO) test $(RACE) $(TESTFLAGS) -tags oneshot_notls ./...
 
 e2e: build
 	cd e2e && CLAIMCHECK_BIN=$(BIN) $(GO) test $(TESTFLAGS) ./...

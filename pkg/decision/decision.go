@@ -13,7 +13,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
@@ -121,7 +120,7 @@ func parseKey(k schemas.Key) (trusted, error) {
 	if block == nil {
 		return t, errors.New("public_key_pem is not PEM")
 	}
-	pub, err := x509.ParsePKIXPublicKey(block.Bytes)
+	pub, err := parsePublicKey(block.Bytes)
 	if err != nil {
 		return t, fmt.Errorf("public key: %w", err)
 	}

@@ -15,7 +15,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -33,6 +32,9 @@ var (
 	ErrNoResponders = errors.New("no responders: no stream or service is listening on the subject")
 	ErrTimeout      = errors.New("timed out waiting for NATS")
 	ErrProtocol     = errors.New("NATS protocol error")
+	// ErrNoTLS: the URL or the server asks for TLS, and this build has none
+	// (the oneshot_notls tag).
+	ErrNoTLS = errors.New("TLS is required but this build has no TLS support")
 )
 
 // maxUnknownPayload bounds a message before the server's INFO has said what
@@ -47,8 +49,9 @@ type Options struct {
 	// Name is sent to the server in CONNECT.
 	Name string
 	// TLS overrides the TLS configuration (tls:// URLs, or when the server
-	// requires TLS).
-	TLS *tls.Config
+	// requires TLS). Builds with the oneshot_notls tag have no TLS (see
+	// TLSSupported).
+	TLS *TLSConfig
 	// Verify makes Dial complete the handshake (PING/PONG) before returning;
 	// otherwise the handshake travels with the first request.
 	Verify bool
@@ -166,21 +169,9 @@ func (c *Conn) handshake(ctx context.Context, u *url.URL, o Options) error {
 	}
 	wantTLS := u.Scheme == "tls" || info.TLSRequired
 	if wantTLS {
-		cfg := o.TLS
-		if cfg == nil {
-			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		if err := c.startTLS(ctx, u, o); err != nil {
+			return err
 		}
-		cfg = cfg.Clone()
-		if cfg.ServerName == "" {
-			cfg.ServerName = u.Hostname()
-		}
-		tc := tls.Client(c.nc, cfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			return fmt.Errorf("tls: %w", err)
-		}
-		c.nc = tc
-		c.r = bufio.NewReaderSize(tc, 32<<10)
-		c.w = bufio.NewWriterSize(tc, 32<<10)
 	}
 	if !info.Headers {
 		return fmt.Errorf("%w: server does not support headers (needs NATS 2.2 or later)", ErrProtocol)

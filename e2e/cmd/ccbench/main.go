@@ -173,6 +173,11 @@ func hookBench(o options, tmp string) error {
 			c.Env = hookEnv
 			return c
 		}},
+		{"claimcheck-hook-tls (the build with TLS, same run)", func() *exec.Cmd {
+			c := exec.Command(filepath.Join(o.bin, "claimcheck-hook-tls"))
+			c.Env = hookEnv
+			return c
+		}},
 		{"python hook (JSONL + flush + fsync)", func() *exec.Cmd {
 			c := exec.Command(py, pyScript)
 			c.Env = pyEnv
@@ -205,7 +210,7 @@ func hookBench(o options, tmp string) error {
 	}
 	st, _ := js.Stream(context.Background(), stream.Intake)
 	info, _ := st.Info(context.Background())
-	if want := uint64((o.hookRuns + 5)); info.State.Msgs < want {
+	if want := uint64(2 * (o.hookRuns + 5)); info.State.Msgs < want {
 		return fmt.Errorf("INTAKE holds %d events, want %d: the hook did not deliver", info.State.Msgs, want)
 	}
 	fmt.Printf("Hook latency (%d runs each, interleaved; python: %s)\n", o.hookRuns, py)
@@ -215,8 +220,10 @@ func hookBench(o options, tmp string) error {
 		fmt.Printf("  %-54s %9s %9s\n", c.name, ms(p50), ms(p99))
 	}
 	h50, h99 := pct(samples[0], 50), pct(samples[0], 99)
-	p50, p99 := pct(samples[1], 50), pct(samples[1], 99)
-	f50 := pct(samples[3], 50)
+	p50, p99 := pct(samples[2], 50), pct(samples[2], 99)
+	f50 := pct(samples[4], 50)
+	t50, t99 := pct(samples[1], 50), pct(samples[1], 99)
+	fmt.Printf("  %-54s %8.2f× %8.2f×\n", "claimcheck-hook / claimcheck-hook-tls", float64(h50)/float64(t50), float64(h99)/float64(t99))
 	fmt.Printf("  %-54s %8.1f× %8.1f×\n", "python / claimcheck-hook", float64(p50)/float64(h50), float64(p99)/float64(h99))
 	fmt.Printf("  %-54s %8.1f×\n", "python / Go start-up floor (the most any Go hook gets)", float64(p50)/float64(f50))
 	fmt.Printf("  targets: hook p50 ≤ 3 ms (%s), ≥ 10× faster than python (%s)\n",

@@ -75,7 +75,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdin 
 	h = &hook{cfg: cfg, stderr: stderr, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}), sp: spool{dir: filepath.Join(cfg.StateDir, "spool")}}
 	switch {
 	case len(rest) == 1 && rest[0] == "version":
-		fmt.Fprintln(stdout, "claimcheck-hook", Version)
+		fmt.Fprintln(stdout, versionLine())
 		return ExitOK
 	case len(rest) == 1 && rest[0] == "flush":
 		return h.flushCommand(ctx, stdout)
@@ -256,6 +256,10 @@ func (h *hook) deliver(ctx context.Context, eventID, chain, token string, data [
 		if !kept {
 			c, err = h.dial(ctx)
 		}
+		if errors.Is(err, oneshot.ErrNoTLS) {
+			// A configuration mistake, not an outage: say so every time.
+			fmt.Fprintf(h.stderr, "claimcheck-hook: %v; the event is spooled until then\n", err)
+		}
 		if err == nil {
 			var p oneshot.Pending
 			if p, err = c.Send(ctx, subject, map[string]string{"Nats-Msg-Id": eventID}, data); err == nil {
@@ -378,7 +382,19 @@ func (h *hook) failed(eventID, chain, token string, data []byte, cause error) er
 }
 
 func (h *hook) dial(ctx context.Context) (*oneshot.Conn, error) {
-	return oneshot.Dial(ctx, oneshot.Options{URL: h.cfg.NATSURL, Name: "claimcheck-hook"})
+	c, err := oneshot.Dial(ctx, oneshot.Options{URL: h.cfg.NATSURL, Name: "claimcheck-hook"})
+	if errors.Is(err, oneshot.ErrNoTLS) {
+		return nil, fmt.Errorf("%w: this claimcheck-hook is the lean build without TLS; run claimcheck-hook-tls for TLS NATS (`claimcheck hooks install` picks it for tls:// URLs)", err)
+	}
+	return c, err
+}
+
+// versionLine is what --version prints: the lean build says it has no TLS.
+func versionLine() string {
+	if oneshot.TLSSupported {
+		return "claimcheck-hook " + Version
+	}
+	return "claimcheck-hook " + Version + " (lean build without TLS; claimcheck-hook-tls speaks TLS)"
 }
 
 func publish(ctx context.Context, c *oneshot.Conn, subject, eventID string, data []byte) error {

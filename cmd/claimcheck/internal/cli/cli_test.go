@@ -323,3 +323,38 @@ func TestUpRejectsBadConfiguration(t *testing.T) {
 		}
 	}
 }
+
+// For tls:// URLs install picks claimcheck-hook-tls (the plain binary is the
+// lean build without TLS); re-installing with a plain URL switches back,
+// updating the same entries.
+func TestHooksInstallPicksTheTLSBuildForTLSURLs(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"claimcheck-hook", "claimcheck-hook-tls"} {
+		if err := os.WriteFile(filepath.Join(bin, n), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin)
+	settings := filepath.Join(dir, "settings.json")
+	env := map[string]string{"HOME": dir}
+	r := runCLI(t, env, "hooks", "install", "--settings", settings, "--nats-url", "tls://nats.example:4222")
+	if r.code != 0 || !strings.Contains(r.stdout, "claimcheck-hook-tls") {
+		t.Fatalf("install with a tls:// URL: %+v", r)
+	}
+	got, _ := os.ReadFile(settings)
+	if n := strings.Count(string(got), "claimcheck-hook-tls"); n != len(hookEvents) {
+		t.Fatalf("%d entries run claimcheck-hook-tls, want %d:\n%s", n, len(hookEvents), got)
+	}
+	r = runCLI(t, env, "hooks", "install", "--settings", settings, "--nats-url", "nats://127.0.0.1:4222")
+	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("updated %d", len(hookEvents))) {
+		t.Fatalf("reinstall with a nats:// URL: %+v", r)
+	}
+	got, _ = os.ReadFile(settings)
+	if strings.Contains(string(got), "claimcheck-hook-tls") || strings.Count(string(got), "claimcheck-hook") != len(hookEvents) {
+		t.Fatalf("entries not switched back to the lean build:\n%s", got)
+	}
+}

@@ -98,19 +98,26 @@ idempotent), and backs the file up before changing it.`,
 	return hooks
 }
 
-// hookCommandLine builds the shell command Claude Code runs.
+// hookCommandLine builds the shell command Claude Code runs. For tls://
+// NATS URLs it picks claimcheck-hook-tls: the plain claimcheck-hook is the
+// lean build without TLS (its start-up is shorter by TLS's and X.509's
+// package initialisation).
 func (a *app) hookCommandLine(path string, withURL bool) (string, error) {
+	name := "claimcheck-hook"
+	if needsTLS(a.v.GetString("nats.url")) {
+		name = "claimcheck-hook-tls"
+	}
 	if path == "" {
 		if exe, err := os.Executable(); err == nil {
-			cand := filepath.Join(filepath.Dir(exe), "claimcheck-hook")
+			cand := filepath.Join(filepath.Dir(exe), name)
 			if fi, err := os.Stat(cand); err == nil && !fi.IsDir() {
 				path = cand
 			}
 		}
 		if path == "" {
-			p, err := exec.LookPath("claimcheck-hook")
+			p, err := exec.LookPath(name)
 			if err != nil {
-				return "", errors.New("claimcheck-hook not found next to claimcheck or on $PATH; build it (make build) or pass --hook-command")
+				return "", fmt.Errorf("%s not found next to claimcheck or on $PATH; build it (make build) or pass --hook-command", name)
 			}
 			path = p
 		}
@@ -284,7 +291,21 @@ type handler struct {
 
 func isClaimcheckHook(cmd string) bool {
 	f := strings.Fields(cmd)
-	return len(f) > 0 && strings.HasSuffix(strings.Trim(f[0], `'"`), "claimcheck-hook")
+	if len(f) == 0 {
+		return false
+	}
+	p := strings.Trim(f[0], `'"`)
+	return strings.HasSuffix(p, "claimcheck-hook") || strings.HasSuffix(p, "claimcheck-hook-tls")
+}
+
+// needsTLS reports whether any of the comma-separated NATS URLs is tls://.
+func needsTLS(urls string) bool {
+	for _, u := range strings.Split(urls, ",") {
+		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(u)), "tls://") {
+			return true
+		}
+	}
+	return false
 }
 
 func mustJSON(v any) jsontext.Value {
