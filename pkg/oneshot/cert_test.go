@@ -11,7 +11,28 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
 )
+
+// tlsServer runs a NATS server that requires TLS (a self-signed
+// certificate for localhost and 127.0.0.1), with user/password when given.
+func tlsServer(t *testing.T, user, pass string) (addr string, cert tls.Certificate) {
+	t.Helper()
+	cert = selfSigned(t)
+	o := &server.Options{Host: "127.0.0.1", Port: -1, Username: user, Password: pass, NoSigs: true,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, TLS: true}
+	srv, err := server.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(5 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	return srv.Addr().String(), cert
+}
 
 func selfSigned(t *testing.T) tls.Certificate {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

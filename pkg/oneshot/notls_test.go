@@ -3,12 +3,8 @@
 package oneshot_test
 
 import (
-	"crypto/tls"
 	"errors"
 	"testing"
-	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/claimcheck/claimcheck/pkg/oneshot"
 )
@@ -18,19 +14,7 @@ func TestNoTLSBuildRefusesTLS(t *testing.T) {
 	if oneshot.TLSSupported {
 		t.Fatal("oneshot_notls build reports TLS support")
 	}
-	cert := selfSigned(t)
-	o := &server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true,
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, TLS: true}
-	srv, err := server.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	defer srv.Shutdown()
-	if !srv.ReadyForConnections(5 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	addr := srv.Addr().String()
+	addr, _ := tlsServer(t, "", "")
 	if _, err := oneshot.Dial(ctx(t), oneshot.Options{URL: "tls://" + addr}); !errors.Is(err, oneshot.ErrNoTLS) {
 		t.Fatalf("tls:// URL: %v, want ErrNoTLS", err)
 	}

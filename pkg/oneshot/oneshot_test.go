@@ -68,25 +68,33 @@ func TestPublishToJetStream(t *testing.T) {
 	}
 }
 
+// serveAndDial answers subject with fn on nc and dials a oneshot
+// connection to url; both end with the test.
+func serveAndDial(t *testing.T, nc *nats.Conn, url, subject string, fn nats.MsgHandler) *oneshot.Conn {
+	t.Helper()
+	sub, err := nc.Subscribe(subject, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	_ = nc.Flush()
+	c, err := oneshot.Dial(ctx(t), oneshot.Options{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 func TestRequestReply(t *testing.T) {
 	s := natstest.RunServer(t)
 	nc, _ := natstest.Connect(t, s.ClientURL())
-	sub, err := nc.Subscribe("svc", func(m *nats.Msg) {
+	c := serveAndDial(t, nc, s.ClientURL(), "svc", func(m *nats.Msg) {
 		r := nats.NewMsg(m.Reply)
 		r.Header.Set("X-Echo", m.Header.Get("X-In"))
 		r.Data = append([]byte("re:"), m.Data...)
 		_ = m.RespondMsg(r)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	_ = nc.Flush()
-	c, err := oneshot.Dial(ctx(t), oneshot.Options{URL: s.ClientURL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	m, err := c.Request(ctx(t), "svc", map[string]string{"X-In": "42"}, []byte("hi"))
 	if err != nil {
 		t.Fatal(err)
@@ -105,20 +113,10 @@ func TestRequestsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	release := make(chan struct{})
-	sub, err := nc.Subscribe("slow", func(m *nats.Msg) {
+	c := serveAndDial(t, nc, s.ClientURL(), "slow", func(m *nats.Msg) {
 		<-release // answered only after the fast ones
 		_ = m.Respond(append([]byte("slow:"), m.Data...))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	_ = nc.Flush()
-	c, err := oneshot.Dial(ctx(t), oneshot.Options{URL: s.ClientURL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	slow, err := c.Send(ctx(t), "slow", nil, []byte("1"))
 	if err != nil {
 		t.Fatal(err)

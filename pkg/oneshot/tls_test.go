@@ -7,27 +7,12 @@ import (
 	"crypto/x509"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/claimcheck/claimcheck/pkg/oneshot"
 )
 
 func TestAuthAndTLS(t *testing.T) {
-	cert := selfSigned(t)
-	o := &server.Options{Host: "127.0.0.1", Port: -1, Username: "hook", Password: "s3cret", NoSigs: true,
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, TLS: true}
-	srv, err := server.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	defer srv.Shutdown()
-	if !srv.ReadyForConnections(5 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	addr := srv.Addr().String()
+	addr, cert := tlsServer(t, "hook", "s3cret")
 	pool := x509.NewCertPool()
 	pool.AddCert(cert.Leaf)
 	tlsCfg := &tls.Config{RootCAs: pool, ServerName: "localhost", MinVersion: tls.VersionTLS12}
