@@ -317,6 +317,30 @@ func TestStopDecisionsFollowTheLedger(t *testing.T) {
 	}
 }
 
+// A session whose chain stops verifying is never judged on its evidence:
+// its Stop is blocked naming the fault, whatever the final message cites.
+func TestBrokenChainBlocksTheStop(t *testing.T) {
+	const wait = 3 * time.Second
+	f := newFlow(t, func(c *gatekeeper.Config) { c.StopWait = wait })
+	s := "sess-broken"
+	f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	head := f.head(s)
+	// A block appended behind the appender's back, claiming the next
+	// position with a wrong previous hash.
+	forged := fmt.Sprintf(`{"v":1,"kind":"event","chain":%q,"session_id":%q,"n":%d,"prev_hash":"sha256:%064d","hash":"sha256:%064d","event_id":"01KAB0N0000000000000000009","hook_event_name":"PostToolUse","ingested_at":"2026-11-23T00:00:00Z","bundle":"forged"}`, s, s, head+1, 0, 1)
+	if _, err := f.js.Publish(f.t.Context(), subject.Ledger(s), []byte(forged)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	d := f.stop(s, "Done: all tests pass.")
+	if d.Decision != schemas.GateBlock || d.Rule != "stop.ledger_broken" || !strings.Contains(d.Reason, "does not verify") || !strings.Contains(d.Reason, "claimcheck ledger verify") {
+		t.Fatalf("stop on a broken chain: %+v", d)
+	}
+	if took := time.Since(start); took >= wait {
+		t.Errorf("the stop waited %s for an event a broken chain can never show", took)
+	}
+}
+
 func TestStopWaitsForItsEventAndFailsClosed(t *testing.T) {
 	f := newFlow(t, func(c *gatekeeper.Config) { c.StopWait = 300 * time.Millisecond })
 	s := "sess-wait"

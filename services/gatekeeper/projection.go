@@ -59,6 +59,8 @@ type runAt struct {
 }
 
 type sessionState struct {
+	// verifier is used by the goroutine following LEDGER alone (outside
+	// p.mu); nil until that goroutine first sees the session.
 	verifier  *chain.Verifier
 	broken    error
 	head      schemas.Position
@@ -87,10 +89,13 @@ func newProjection(maxTrail int, w *watch.Watch) *projection {
 	}
 }
 
+// session returns a session's state, creating it; call with p.mu held. It
+// does no I/O: the chain verifier (which reads the session's anchor) is
+// made by applyLedger, outside the lock.
 func (p *projection) session(name string) *sessionState {
 	s := p.sessions[name]
 	if s == nil {
-		s = &sessionState{verifier: chain.NewVerifierFrom(name, p.anchors.StartOf(p.ctx, name)), contracts: map[uint64]*schemas.Contract{}, stops: map[string]uint64{}, decisions: map[string]bool{}}
+		s = &sessionState{contracts: map[uint64]*schemas.Contract{}, stops: map[string]uint64{}, decisions: map[string]bool{}}
 		p.sessions[name] = s
 	}
 	return s
@@ -103,30 +108,91 @@ func (p *projection) notify() {
 }
 
 // applyLedger applies one ledger message (a block of entries of one chain).
+// Only the goroutine following LEDGER calls it (replay runs its own
+// projection), and only it uses a session's chain verifier: verifying,
+// hashing and decoding run outside p.mu, so requests, which read under
+// p.mu, wait only for the state updates (with ingest chaining hundreds of
+// records a second, holding the lock for the decoding too stretched the
+// gatekeeper's p99).
 func (p *projection) applyLedger(chainName string, data []byte) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	s := p.session(chainName)
-	for _, raw := range ledger.SplitBlock(data) {
-		if s.broken != nil {
-			break
+	broken := s.broken != nil
+	p.mu.Unlock()
+	var items []prepared
+	var fault error
+	if !broken {
+		if s.verifier == nil {
+			s.verifier = chain.NewVerifierFrom(chainName, p.anchors.StartOf(p.ctx, chainName))
 		}
-		if err := s.verifier.Next(raw); err != nil {
-			s.broken = err
-			break
+		for _, raw := range ledger.SplitBlock(data) {
+			if err := s.verifier.Next(raw); err != nil {
+				fault = err
+				break
+			}
+			var e schemas.Entry
+			if err := json.Unmarshal(raw, &e, json.RejectUnknownMembers(false)); err != nil {
+				n, _ := s.verifier.Head()
+				fault = fmt.Errorf("entry after n=%d: %w", n-1, err)
+				break
+			}
+			items = append(items, prepare(e))
 		}
-		var e schemas.Entry
-		if err := json.Unmarshal(raw, &e, json.RejectUnknownMembers(false)); err != nil {
-			s.broken = fmt.Errorf("entry after n=%d: %w", s.head.N, err)
-			break
-		}
-		s.head = schemas.Position{N: e.N, Hash: e.Hash, EventID: e.EventID}
-		p.applyEntry(s, e)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, it := range items {
+		s.head = schemas.Position{N: it.e.N, Hash: it.e.Hash, EventID: it.e.EventID}
+		p.applyEntry(s, it)
+	}
+	if fault != nil {
+		s.broken = fault
 	}
 	p.notify()
 }
 
-func (p *projection) applyEntry(s *sessionState, e schemas.Entry) {
+// prepared is an entry with what applyEntry needs decoded (outside p.mu).
+type prepared struct {
+	e        schemas.Entry
+	edit     *pathAt
+	run      *runAt
+	record   *schemas.GateRecord
+	override *schemas.GateOverride
+}
+
+func prepare(e schemas.Entry) prepared {
+	pr := prepared{e: e}
+	if e.Kind != schemas.EntryEvent {
+		return pr
+	}
+	switch e.HookEvent {
+	case "PostToolUse", "PostToolUseFailure":
+		ev := evidence.Decode(e)
+		switch {
+		case evidence.IsEdit(ev.Tool) && !ev.Failed && ev.FilePath != "":
+			pr.edit = &pathAt{n: e.N, path: ev.FilePath}
+		case ev.Tool == "Bash" && ev.Command != "":
+			sum := evidence.Summarize(ev.Output)
+			failed := ev.Failed || (sum.Recognized && sum.Failed > 0)
+			pr.run = &runAt{n: e.N, command: ev.Command, failed: failed, summary: firstLine(ev.Output)}
+		}
+	case schemas.GateDecisionEvent:
+		var r schemas.GateRecord
+		if e.Payload != nil && json.Unmarshal([]byte(*e.Payload), &r, json.RejectUnknownMembers(false)) == nil {
+			pr.record = &r
+		}
+	case schemas.GateOverrideEvent:
+		var o schemas.GateOverride
+		if e.Payload != nil && json.Unmarshal([]byte(*e.Payload), &o, json.RejectUnknownMembers(false)) == nil {
+			pr.override = &o
+		}
+	}
+	return pr
+}
+
+// applyEntry updates the session with a prepared entry; call with p.mu held.
+func (p *projection) applyEntry(s *sessionState, pr prepared) {
+	e := pr.e
 	p.observe(e)
 	switch e.Kind {
 	case schemas.EntryContract:
@@ -155,33 +221,20 @@ func (p *projection) applyEntry(s *sessionState, e schemas.Entry) {
 			s.stopOrder = s.stopOrder[1:]
 		}
 	case "PostToolUse", "PostToolUseFailure":
-		ev := evidence.Decode(e)
 		switch {
-		case evidence.IsEdit(ev.Tool) && !ev.Failed && ev.FilePath != "":
-			s.edits = appendBounded(s.edits, pathAt{n: e.N, path: ev.FilePath}, p.maxTrail)
-		case ev.Tool == "Bash" && ev.Command != "":
-			sum := evidence.Summarize(ev.Output)
-			failed := ev.Failed || (sum.Recognized && sum.Failed > 0)
-			s.runs = appendBounded(s.runs, runAt{n: e.N, command: ev.Command, failed: failed, summary: firstLine(ev.Output)}, p.maxTrail)
+		case pr.edit != nil:
+			s.edits = appendBounded(s.edits, *pr.edit, p.maxTrail)
+		case pr.run != nil:
+			s.runs = appendBounded(s.runs, *pr.run, p.maxTrail)
 		}
 	case schemas.GateDecisionEvent:
-		if e.Payload == nil {
-			return
+		if pr.record != nil {
+			p.applyDecision(s, pr.record.Decision)
 		}
-		var r schemas.GateRecord
-		if json.Unmarshal([]byte(*e.Payload), &r, json.RejectUnknownMembers(false)) != nil {
-			return
-		}
-		p.applyDecision(s, r.Decision)
 	case schemas.GateOverrideEvent:
-		if e.Payload == nil {
-			return
+		if pr.override != nil {
+			s.override, s.overrideR = e.EventID, pr.override.Reason
 		}
-		var o schemas.GateOverride
-		if json.Unmarshal([]byte(*e.Payload), &o, json.RejectUnknownMembers(false)) != nil {
-			return
-		}
-		s.override, s.overrideR = e.EventID, o.Reason
 	}
 }
 
@@ -291,15 +344,17 @@ type snapshot struct {
 }
 
 // waitStop waits until the Stop event eventID of session is in the
-// projection (everything the agent did before it is then too), or until
-// ctx ends; then it returns the session's snapshot.
+// projection (everything the agent did before it is then too), until the
+// session's chain is found broken, or until ctx ends; then it returns the
+// session's snapshot.
 func (p *projection) waitStop(ctx context.Context, session, eventID string) snapshot {
 	for {
 		p.mu.RLock()
 		s := p.sessions[session]
 		seen := eventID == "" || (s != nil && s.stops[eventID] != 0)
+		broken := s != nil && s.broken != nil // nothing more will be applied
 		ch := p.changed
-		if seen || ctx.Err() != nil {
+		if seen || broken || ctx.Err() != nil {
 			snap := p.snapshotLocked(s)
 			snap.stopSeen = seen
 			p.mu.RUnlock()

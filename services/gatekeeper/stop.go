@@ -40,13 +40,15 @@ func (s *Service) decideStop(ctx context.Context, req schemas.GateRequest) schem
 func (s *Service) judgeStop(d schemas.GateDecision, req schemas.GateRequest, snap snapshot, message string, stopHookActive bool) schemas.GateDecision {
 	d.LedgerHead = snap.head
 	switch {
+	case snap.broken != nil:
+		// Checked first: nothing after the fault is applied, so the stop
+		// event itself would never be seen.
+		d.Decision, d.Rule = schemas.GateBlock, "stop.ledger_broken"
+		d.Reason = "claimcheck blocked this stop: this session's ledger chain does not verify (" + snap.broken.Error() + "); no evidence in it can be trusted\nNext step: tell the human; an operator must investigate (`claimcheck ledger verify`) and may override (`claimcheck gate override`)"
+		return d
 	case !snap.stopSeen:
 		d.Decision, d.Rule = schemas.GateBlock, "stop.evidence_not_recorded"
 		d.Reason = fmt.Sprintf("claimcheck blocked this stop: the stop event %s did not reach the ledger within %s, so the evidence cannot be checked (fail closed)\nNext step: stop again in a moment; if this repeats, check that claimcheck ingest is running", req.EventID, s.cfg.StopWait)
-		return d
-	case snap.broken != nil:
-		d.Decision, d.Rule = schemas.GateBlock, "stop.ledger_broken"
-		d.Reason = "claimcheck blocked this stop: this session's ledger chain does not verify (" + snap.broken.Error() + "); no evidence in it can be trusted\nNext step: tell the human; an operator must investigate (`claimcheck ledger verify`) and may override (`claimcheck gate override`)"
 		return d
 	}
 	in := stopgate.Input{
