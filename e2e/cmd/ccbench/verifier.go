@@ -17,9 +17,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -169,7 +172,7 @@ func fleetBench(o options, tmp string) error {
 		claims, sessions = 900, 900
 	}
 	fmt.Printf("Verifier fleet: %d pre-queued test_pass claims over %d sessions, each decided from the ledger, recorded (sync_interval always), signed (ECDSA) and stored in ATTEST\n", claims, sessions)
-	fmt.Printf("  %-20s %15s %8s %26s %22s\n", "verifier processes", "attestations/s", "vs 1", "verifier CPU/attestation", "server CPU/attestation")
+	fmt.Printf("  %-20s %15s %8s %26s %22s %18s\n", "verifier processes", "attestations/s", "vs 1", "verifier CPU/attestation", "server CPU/attestation", "CAS retries/att.")
 	var base float64
 	for _, procs := range []int{1, 2, 3} {
 		r, err := fleetRun(o, filepath.Join(tmp, fmt.Sprintf("fleet-%d", procs)), procs, claims, sessions)
@@ -180,7 +183,7 @@ func fleetBench(o options, tmp string) error {
 		if procs == 1 {
 			base = rate
 		}
-		fmt.Printf("  %-20d %15.0f %7.2f× %23.0f µs %19.0f µs\n", procs, rate, rate/base, us(r.verifier), us(r.server))
+		fmt.Printf("  %-20d %15.0f %7.2f× %23.0f µs %19.0f µs %18.2f\n", procs, rate, rate/base, us(r.verifier), us(r.server), r.conflicts)
 		if procs == 2 {
 			defer fmt.Printf("  target: ≥ 1.7× from 1 to 2 processes: %s (%.2f×)\n", verdict(rate/base >= 1.7), rate/base)
 		}
@@ -213,8 +216,15 @@ func fleetRun(o options, dir string, procs, claims, sessions int) (fleetResult, 
 	selfStart := procCPU(os.Getpid())
 	var wg sync.WaitGroup
 	var cmds []*exec.Cmd
+	var metricsURLs []string
 	for i := range procs {
-		cmd := exec.Command(filepath.Join(o.bin, "verifier"), "--nats-url", srv.ClientURL(), "--http-listen", "", "--log-level", "warn")
+		port, err := freePort()
+		if err != nil {
+			return fleetResult{}, err
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		metricsURLs = append(metricsURLs, "http://"+addr+"/metrics")
+		cmd := exec.Command(filepath.Join(o.bin, "verifier"), "--nats-url", srv.ClientURL(), "--http-listen", addr, "--log-level", "warn")
 		cmd.Env = append(os.Environ(), "CLAIMCHECK_VERIFIER_KEY_DIR="+keyDir, fmt.Sprintf("CLAIMCHECK_VERIFIER_ID=bench-%d", i))
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -257,10 +267,19 @@ func fleetRun(o options, dir string, procs, claims, sessions int) (fleetResult, 
 			for _, c := range cmds {
 				vcpu += procCPU(c.Process.Pid)
 			}
+			var conflicts float64
+			for _, u := range metricsURLs {
+				v, err := scrapeCounter(u, "claimcheck_verifier_append_conflicts_total")
+				if err != nil {
+					return fleetResult{}, err
+				}
+				conflicts += v
+			}
 			res := fleetResult{
-				rate:     float64(claims-1) / last.Time.Sub(first.Time).Seconds(),
-				verifier: vcpu / time.Duration(claims),
-				server:   (procCPU(os.Getpid()) - selfStart) / time.Duration(claims),
+				rate:      float64(claims-1) / last.Time.Sub(first.Time).Seconds(),
+				verifier:  vcpu / time.Duration(claims),
+				server:    (procCPU(os.Getpid()) - selfStart) / time.Duration(claims),
+				conflicts: conflicts / float64(claims),
 			}
 			return res, nil
 		}
@@ -327,6 +346,26 @@ func queueClaims(ctx context.Context, js jetstream.JetStream, claims, sessions i
 type fleetResult struct {
 	rate             float64
 	verifier, server time.Duration // CPU per attestation
+	conflicts        float64       // failed compare-and-sets of verdict appends per attestation
+}
+
+// scrapeCounter reads one unlabelled counter from a Prometheus text page.
+func scrapeCounter(url, name string) (float64, error) {
+	resp, err := http.Get(url) //nolint:gosec,noctx // the benchmark's own child process on loopback
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, fmt.Errorf("%s: no %s", url, name)
 }
 
 // procCPU returns a process's user+system CPU time from /proc.
