@@ -249,30 +249,10 @@ func (h *hook) deliver(ctx context.Context, eventID, chain, token string, data [
 	if !h.sp.pending() && !h.sp.recentlyUnreachable(h.cfg.RetryAfter) {
 		// Fast path: nothing spooled, so publishing now keeps the order.
 		tried = true
-		// A connection kept from this invocation's event (for the gate
-		// decision record) is reused: no second connect and handshake.
-		c, kept := h.conn, h.conn != nil
-		var err error
-		if !kept {
-			c, err = h.dial(ctx)
-		}
+		err := h.publishNow(ctx, subject, eventID, data)
 		if errors.Is(err, oneshot.ErrNoTLS) {
 			// A configuration mistake, not an outage: say so every time.
 			fmt.Fprintf(h.stderr, "claimcheck-hook: %v; the event is spooled until then\n", err)
-		}
-		if err == nil {
-			var p oneshot.Pending
-			if p, err = c.Send(ctx, subject, map[string]string{"Nats-Msg-Id": eventID}, data); err == nil {
-				h.q.send(ctx, c) // the gate request, if any, rides behind the event
-				_, err = c.WaitAck(ctx, p)
-			}
-			switch {
-			case !kept:
-				h.release(c, err == nil)
-			case err != nil:
-				_ = c.Close()
-				h.conn = nil
-			}
 		}
 		if err == nil {
 			h.delivered = true
@@ -311,6 +291,41 @@ func (h *hook) deliver(ctx context.Context, eventID, chain, token string, data [
 		return fmt.Errorf("spool: %w", err)
 	}
 	return nil
+}
+
+// publishNow publishes on the connection kept from this invocation's event
+// (the gate decision record then needs no second connect and handshake),
+// or on a new one; a kept connection that fails (say, left mid-message by a
+// timed-out gate request) is dropped and the publish tried once more on a
+// new connection. The gate request, if any, rides behind the first publish.
+func (h *hook) publishNow(ctx context.Context, subject, eventID string, data []byte) error {
+	if c := h.conn; c != nil {
+		err := h.send(ctx, c, subject, eventID, data)
+		if err == nil || permanent(err) {
+			return err
+		}
+		_ = c.Close()
+		h.conn = nil
+	}
+	c, err := h.dial(ctx)
+	if err != nil {
+		return err
+	}
+	err = h.send(ctx, c, subject, eventID, data)
+	h.release(c, err == nil)
+	return err
+}
+
+// send publishes one envelope on c and waits for its acknowledgement,
+// sending the gate request right behind it.
+func (h *hook) send(ctx context.Context, c *oneshot.Conn, subject, eventID string, data []byte) error {
+	p, err := c.Send(ctx, subject, map[string]string{"Nats-Msg-Id": eventID}, data)
+	if err != nil {
+		return err
+	}
+	h.q.send(ctx, c)
+	_, err = c.WaitAck(ctx, p)
+	return err
 }
 
 // flush delivers spooled events in order; it stops at the first failure
