@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -171,30 +172,36 @@ func fleetBench(o options, tmp string) error {
 	if o.quick {
 		claims, sessions = 900, 900
 	}
-	fmt.Printf("Verifier fleet: %d pre-queued test_pass claims over %d sessions, each decided from the ledger, recorded (sync_interval always), signed (ECDSA) and stored in ATTEST\n", claims, sessions)
-	fmt.Printf("  %-20s %15s %8s %26s %22s %18s\n", "verifier processes", "attestations/s", "vs 1", "verifier CPU/attestation", "server CPU/attestation", "CAS retries/att.")
-	var base float64
-	for _, procs := range []int{1, 2, 3} {
-		r, err := fleetRun(o, filepath.Join(tmp, fmt.Sprintf("fleet-%d", procs)), procs, claims, sessions)
-		if err != nil {
-			return fmt.Errorf("%d verifiers: %w", procs, err)
+	for _, oneByOne := range []bool{false, true} {
+		if !oneByOne {
+			fmt.Printf("Verifier fleet: %d pre-queued test_pass claims over %d sessions, each decided from the ledger, recorded (sync_interval always), signed (ECDSA) and stored in ATTEST\n", claims, sessions)
+		} else {
+			fmt.Printf("  the same with claims arriving one at a time per session, as an agent makes them (%d sessions at once; each claim chained, queued, answered, then the next)\n", sessions)
 		}
-		rate := r.rate
-		if procs == 1 {
-			base = rate
-		}
-		fmt.Printf("  %-20d %15.0f %7.2f× %23.0f µs %19.0f µs %18.2f\n", procs, rate, rate/base, us(r.verifier), us(r.server), r.conflicts)
-		if procs == 2 {
-			defer fmt.Printf("  target: ≥ 1.7× from 1 to 2 processes: %s (%.2f×)\n", verdict(rate/base >= 1.7), rate/base)
+		fmt.Printf("  %-20s %15s %8s %26s %22s %18s\n", "verifier processes", "attestations/s", "vs 1", "verifier CPU/attestation", "server CPU/attestation", "CAS retries/att.")
+		var base float64
+		for _, procs := range []int{1, 2, 3} {
+			r, err := fleetRun(o, filepath.Join(tmp, fmt.Sprintf("fleet-%d-%v", procs, oneByOne)), procs, claims, sessions, oneByOne)
+			if err != nil {
+				return fmt.Errorf("%d verifiers: %w", procs, err)
+			}
+			rate := r.rate
+			if procs == 1 {
+				base = rate
+			}
+			fmt.Printf("  %-20d %15.0f %7.2f× %23.0f µs %19.0f µs %18s\n", procs, rate, rate/base, us(r.verifier), us(r.server), fmtRetries(r.conflicts))
+			if procs == 2 && !oneByOne {
+				defer fmt.Printf("  target: ≥ 1.7× from 1 to 2 processes: %s (%.2f×, pre-queued)\n", verdict(rate/base >= 1.7), rate/base)
+			}
 		}
 	}
 	fmt.Printf("  each process runs 4 workers; the NATS server (in this benchmark's process), the verifiers and the benchmark share %d CPUs:\n", numCPU())
 	fmt.Println("  when verifier + server CPU per attestation × rate ≈ the CPU count, more processes cannot help on this machine.")
-	fmt.Println("  verifier CPU includes process start-up; server CPU includes the benchmark's polling.")
+	fmt.Println("  verifier CPU includes process start-up; server CPU includes the benchmark's polling (and, one at a time, its chaining of the claims).")
 	return nil
 }
 
-func fleetRun(o options, dir string, procs, claims, sessions int) (fleetResult, error) {
+func fleetRun(o options, dir string, procs, claims, sessions int, oneByOne bool) (fleetResult, error) {
 	ctx := context.Background()
 	l, err := startLocalJS(ctx, filepath.Join(dir, "nats"), jetstream.WithPublishAsyncMaxPending(2000))
 	if err != nil {
@@ -210,7 +217,8 @@ func fleetRun(o options, dir string, procs, claims, sessions int) (fleetResult, 
 	if _, _, err := keyring.EnsureFirst(ctx, reg, keyring.Dir{Path: keyDir}, keyring.ECDSA, time.Now()); err != nil {
 		return fleetResult{}, err
 	}
-	if err := queueClaims(ctx, js, claims, sessions); err != nil {
+	drive, err := queueClaims(ctx, l.nc, js, claims, sessions, oneByOne)
+	if err != nil {
 		return fleetResult{}, err
 	}
 	selfStart := procCPU(os.Getpid())
@@ -248,8 +256,17 @@ func fleetRun(o options, dir string, procs, claims, sessions int) (fleetResult, 
 	if err != nil {
 		return fleetResult{}, err
 	}
+	driven := make(chan error, 1)
+	go func() { driven <- drive() }()
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
+		select {
+		case err := <-driven:
+			if err != nil {
+				return fleetResult{}, err
+			}
+		default:
+		}
 		info, err := att.Info(ctx)
 		if err != nil {
 			return fleetResult{}, err
@@ -273,7 +290,7 @@ func fleetRun(o options, dir string, procs, claims, sessions int) (fleetResult, 
 				if err != nil {
 					return fleetResult{}, err
 				}
-				conflicts += v
+				conflicts += v // NaN (not reported) stays NaN
 			}
 			res := fleetResult{
 				rate:      float64(claims-1) / last.Time.Sub(first.Time).Seconds(),
@@ -292,8 +309,10 @@ func fleetRun(o options, dir string, procs, claims, sessions int) (fleetResult, 
 
 // queueClaims writes sessions (prompt, contract, a passing go test run)
 // and then claims into the ledger as ingest would, and queues them on
-// CLAIMS.
-func queueClaims(ctx context.Context, js jetstream.JetStream, claims, sessions int) error {
+// CLAIMS. Pre-queued, it does all of it before returning (drive does
+// nothing); one by one, it writes the sessions, and drive then makes each
+// session's claims in turn, waiting for each answer before the next.
+func queueClaims(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, claims, sessions int, oneByOne bool) (drive func() error, err error) {
 	app := ledger.NewAppender(js, ledger.AppenderConfig{})
 	gen := id.NewGenerator(clock.Real{}, nil)
 	now := time.Now().UTC().Format(time.RFC3339Nano)
@@ -306,41 +325,86 @@ func queueClaims(ctx context.Context, js jetstream.JetStream, claims, sessions i
 		return e
 	}
 	const prompt = "Fix the flaky store tests and run `go test ./...` until they pass"
+	none := func() error { return nil }
 	perSession := make([][]*schemas.Entry, sessions)
 	for s := range sessions {
 		name := fmt.Sprintf("bench-%04d", s)
 		p := entry(name, schemas.EntryEvent, "UserPromptSubmit", "", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"UserPromptSubmit","prompt":%q}`, name, prompt))
 		c, ok := contract.Derive(contract.Prompt{SessionID: name, EventID: p.EventID, Text: prompt})
 		if !ok {
-			return errors.New("bench prompt is not actionable")
+			return nil, errors.New("bench prompt is not actionable")
 		}
 		ce := entry(name, schemas.EntryContract, "UserPromptSubmit", "", "")
 		ce.Contract = &c
 		run := entry(name, schemas.EntryEvent, "PostToolUse", "Bash", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/store\t0.412s\n","stderr":"","interrupted":false}}`, name))
 		perSession[s] = []*schemas.Entry{p, ce, run}
 	}
-	var works []schemas.ClaimWork
-	for i := range claims {
-		s := i % sessions
+	claim := func(s int, replyTo string) (*schemas.Entry, schemas.ClaimWork) {
 		name := fmt.Sprintf("bench-%04d", s)
 		reqID, _ := gen.New()
 		e := entry(name, schemas.EntryClaim, schemas.ClaimRequestEvent, "", "")
-		e.Claim = &schemas.Claim{RequestID: reqID, Claim: "done", Validator: "test_pass", Args: []byte(`{"command_substring":"go test ./..."}`), ReplyTo: "_INBOX.bench" + reqID}
-		perSession[s] = append(perSession[s], e)
-		works = append(works, schemas.ClaimWork{V: 1, SessionID: name, ClaimEventID: e.EventID, RequestID: reqID})
+		if replyTo == "" {
+			replyTo = "_INBOX.bench" + reqID
+		}
+		e.Claim = &schemas.Claim{RequestID: reqID, Claim: "done", Validator: "test_pass", Args: []byte(`{"command_substring":"go test ./..."}`), ReplyTo: replyTo}
+		return e, schemas.ClaimWork{V: 1, SessionID: name, ClaimEventID: e.EventID, RequestID: reqID}
+	}
+	workMsg := func(w schemas.ClaimWork) *nats.Msg {
+		b, _ := json.Marshal(w)
+		m := nats.NewMsg(subject.Claims(w.SessionID))
+		m.Data = b
+		m.Header.Set(jetstream.MsgIDHeader, w.ClaimEventID)
+		return m
+	}
+	var works []schemas.ClaimWork
+	if !oneByOne {
+		for i := range claims {
+			e, w := claim(i%sessions, "")
+			perSession[i%sessions] = append(perSession[i%sessions], e)
+			works = append(works, w)
+		}
 	}
 	for s, entries := range perSession {
 		if _, err := app.Append(ctx, fmt.Sprintf("bench-%04d", s), entries); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return publishAll(js, len(works), func(i int) *nats.Msg {
-		b, _ := json.Marshal(works[i])
-		m := nats.NewMsg(subject.Claims(works[i].SessionID))
-		m.Data = b
-		m.Header.Set(jetstream.MsgIDHeader, works[i].ClaimEventID)
-		return m
-	})
+	if !oneByOne {
+		return none, publishAll(js, len(works), func(i int) *nats.Msg { return workMsg(works[i]) })
+	}
+	return func() error {
+		var wg sync.WaitGroup
+		errs := make(chan error, sessions)
+		for s := range sessions {
+			wg.Go(func() {
+				inbox := fmt.Sprintf("_INBOX.bench%d", s) // claim.v1's reply_to allows no further dots
+				sub, err := nc.SubscribeSync(inbox)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer func() { _ = sub.Unsubscribe() }()
+				for k := range claims / sessions {
+					e, w := claim(s, inbox)
+					if _, err := app.Append(ctx, w.SessionID, []*schemas.Entry{e}); err != nil {
+						errs <- err
+						return
+					}
+					if _, err := js.PublishMsg(ctx, workMsg(w)); err != nil {
+						errs <- err
+						return
+					}
+					if _, err := sub.NextMsg(time.Minute); err != nil {
+						errs <- fmt.Errorf("session %d claim %d: %w", s, k, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		return <-errs
+	}, nil
 }
 
 type fleetResult struct {
@@ -349,7 +413,14 @@ type fleetResult struct {
 	conflicts        float64       // failed compare-and-sets of verdict appends per attestation
 }
 
-// scrapeCounter reads one unlabelled counter from a Prometheus text page.
+func fmtRetries(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// scrapeCounter reads one unlabelled counter (NaN when the page lacks it) from a Prometheus text page.
 func scrapeCounter(url, name string) (float64, error) {
 	resp, err := http.Get(url) //nolint:gosec,noctx // the benchmark's own child process on loopback
 	if err != nil {
@@ -365,7 +436,7 @@ func scrapeCounter(url, name string) (float64, error) {
 			return strconv.ParseFloat(strings.TrimSpace(v), 64)
 		}
 	}
-	return 0, fmt.Errorf("%s: no %s", url, name)
+	return math.NaN(), nil // a verifier too old to report it
 }
 
 // procCPU returns a process's user+system CPU time from /proc.
