@@ -51,6 +51,9 @@ lint:
 	@mkdir -p $(BIN)
 	cd tools && GOWORK=off $(GO) build -o $(BIN)/golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 	@set -e; for m in $(MODULES) e2e; do echo "== lint $$m"; (cd $$m && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml ./...); done
+	@echo "== lint the lean hook build (-tags oneshot_notls)"
+	cd pkg && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml --build-tags oneshot_notls ./oneshot/... ./decision/...
+	cd cmd/claimcheck-hook && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml --build-tags oneshot_notls ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go' 2>/dev/null || find . -name '*.go')); \
