@@ -6,12 +6,14 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -53,9 +55,12 @@ type Common struct {
 	Streams    stream.Options `mapstructure:"streams"`
 }
 
-// NATS locates the server.
+// NATS locates the server and says how to authenticate.
 type NATS struct {
 	URL string `mapstructure:"url"`
+	// Creds is a NATS credentials file (user JWT and nkey seed) or an nkey
+	// seed file; empty for none (user/password or a token go in the URL).
+	Creds string `mapstructure:"creds"`
 }
 
 // Log configures logging.
@@ -92,13 +97,14 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 	fs.SetOutput(stderr)
 	cfgFile := fs.String("config", "", "configuration file (YAML, JSON or TOML)")
 	fs.String("nats-url", "", "NATS server URL(s) (env CLAIMCHECK_NATS_URL)")
+	fs.String("nats-creds", "", "NATS credentials: a .creds file or an nkey seed file (env CLAIMCHECK_NATS_CREDS)")
 	fs.String("http-listen", "", "address for /healthz, /readyz and /metrics; empty disables (env CLAIMCHECK_HTTP_LISTEN; default 127.0.0.1:9090)")
 	fs.String("log-level", "", "debug, info, warn or error")
 	fs.String("log-format", "", "text or json")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := config.BindFlags(v, fs, map[string]string{"nats-url": "nats.url", "http-listen": "http_listen", "log-level": "log.level", "log-format": "log.format"}); err != nil {
+	if err := config.BindFlags(v, fs, map[string]string{"nats-url": "nats.url", "nats-creds": "nats.creds", "http-listen": "http_listen", "log-level": "log.level", "log-format": "log.format"}); err != nil {
 		return err
 	}
 	if err := config.SetDefaults(v, "", DefaultCommon()); err != nil {
@@ -129,7 +135,7 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	nc, err := Connect(ctx, common.NATS.URL, spec.Name, log)
+	nc, err := Connect(ctx, common.NATS, spec.Name, log)
 	if err != nil {
 		return err
 	}
@@ -193,9 +199,29 @@ func decodeAll[C any](v *viper.Viper, name string, common *Common, svc *C) error
 	return nil
 }
 
+// CredsOption turns a credentials file into the nats.go option that
+// authenticates with it: a .creds file (user JWT and seed, as nsc writes
+// them) or a bare nkey seed.
+func CredsOption(path string) (nats.Option, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("nats credentials: %w", err)
+	}
+	defer clear(raw)
+	if bytes.Contains(raw, []byte("BEGIN NATS USER JWT")) {
+		return nats.UserCredentials(path), nil
+	}
+	opt, err := nats.NkeyOptionFromSeed(path)
+	if err != nil {
+		return nil, fmt.Errorf("nats credentials %s: neither a .creds file nor an nkey seed: %w", path, err)
+	}
+	return opt, nil
+}
+
 // Connect connects to NATS (reconnecting for ever afterwards) and logs
 // connection changes.
-func Connect(ctx context.Context, url, name string, log *slog.Logger) (*nats.Conn, error) {
+func Connect(ctx context.Context, n NATS, name string, log *slog.Logger) (*nats.Conn, error) {
+	url := n.URL
 	opts := []nats.Option{
 		nats.Name("claimcheck-" + name),
 		nats.MaxReconnects(-1),
@@ -207,6 +233,13 @@ func Connect(ctx context.Context, url, name string, log *slog.Logger) (*nats.Con
 			}
 		}),
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrlRedacted()) }),
+	}
+	if n.Creds != "" {
+		opt, err := CredsOption(n.Creds)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, opt)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -4,8 +4,10 @@ package oneshot_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
+	"github.com/claimcheck/claimcheck/pkg/natstest"
 	"github.com/claimcheck/claimcheck/pkg/oneshot"
 )
 
@@ -22,5 +24,10 @@ func TestNoTLSBuildRefusesTLS(t *testing.T) {
 	// refused the same way, before anything secret is sent.
 	if _, err := oneshot.Dial(ctx(t), oneshot.Options{URL: "nats://u:p@" + addr}); !errors.Is(err, oneshot.ErrNoTLS) {
 		t.Fatalf("server requiring TLS: %v, want ErrNoTLS", err)
+	}
+	// Nor NATS credentials: refused before anything is sent.
+	s := natstest.RunServer(t)
+	if _, err := oneshot.Dial(ctx(t), oneshot.Options{URL: s.ClientURL(), Creds: "/dev/null"}); err == nil || !strings.Contains(err.Error(), "no NATS credentials support") {
+		t.Fatalf("credentials in the lean build: %v", err)
 	}
 }

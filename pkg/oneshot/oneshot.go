@@ -52,6 +52,11 @@ type Options struct {
 	// requires TLS). Builds with the oneshot_notls tag have no TLS (see
 	// TLSSupported).
 	TLS *TLSConfig
+	// Creds is a NATS credentials file (a user JWT and its nkey seed, as
+	// `nsc` writes them) or a file holding an nkey seed alone: Dial signs
+	// the server's nonce with it. Builds with the oneshot_notls tag have no
+	// credentials support either (see TLSSupported).
+	Creds string
 	// Verify makes Dial complete the handshake (PING/PONG) before returning;
 	// otherwise the handshake travels with the first request.
 	Verify bool
@@ -92,6 +97,9 @@ type connectMsg struct {
 	User         string `json:"user,omitempty"`
 	Pass         string `json:"pass,omitempty"`
 	Token        string `json:"auth_token,omitempty"`
+	JWT          string `json:"jwt,omitempty"`
+	NKey         string `json:"nkey,omitempty"`
+	Sig          string `json:"sig,omitempty"`
 }
 
 // Dial connects to the first reachable URL: it reads the server's INFO,
@@ -141,7 +149,7 @@ func dialOne(ctx context.Context, raw string, o Options) (*Conn, error) {
 	// INFO before speaking: send CONNECT at once and read INFO with the
 	// first reply. With credentials or TLS, INFO is read first, so that
 	// nothing secret is ever sent before TLS is known to be in place.
-	c.optimistic = u.Scheme == "nats" && u.User == nil && o.TLS == nil
+	c.optimistic = u.Scheme == "nats" && u.User == nil && o.TLS == nil && o.Creds == ""
 	if err := c.handshake(ctx, u, o); err != nil {
 		_ = nc.Close()
 		return nil, fmt.Errorf("nats %s: %w", host, err)
@@ -183,6 +191,12 @@ func (c *Conn) handshake(ctx context.Context, u *url.URL, o Options) error {
 			cm.User, cm.Pass = u.User.Username(), p
 		} else {
 			cm.Token = u.User.Username()
+		}
+	}
+	if o.Creds != "" {
+		var err error
+		if cm.JWT, cm.NKey, cm.Sig, err = signNonce(o.Creds, info.Nonce); err != nil {
+			return err
 		}
 	}
 	// CONNECT and our reply subscription are buffered, not sent: the first

@@ -20,6 +20,7 @@ import (
 // the whole publish (see README, "hook start-up").
 type Config struct {
 	NATSURL       string        // --nats-url, CLAIMCHECK_NATS_URL
+	NATSCreds     string        // --creds, CLAIMCHECK_NATS_CREDS: .creds or nkey seed file
 	StateDir      string        // --state-dir, CLAIMCHECK_HOOK_STATE_DIR
 	MaxInputBytes int           // --max-input-bytes, CLAIMCHECK_HOOK_MAX_INPUT_BYTES
 	Deadline      time.Duration // --deadline, CLAIMCHECK_HOOK_DEADLINE
@@ -91,6 +92,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		return func(v string) error { d, err := time.ParseDuration(v); *p = d; return err }
 	}
 	env("NATS_URL", str(&c.NATSURL))
+	env("NATS_CREDS", str(&c.NATSCreds))
 	env("HOOK_STATE_DIR", str(&c.StateDir))
 	env("HOOK_MAX_INPUT_BYTES", func(v string) error { n, err := strconv.Atoi(v); c.MaxInputBytes = n; return err })
 	env("HOOK_DEADLINE", dur(&c.Deadline))
@@ -106,6 +108,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs := flag.NewFlagSet("claimcheck-hook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "NATS server URL(s), comma-separated (env CLAIMCHECK_NATS_URL)")
+	fs.StringVar(&c.NATSCreds, "creds", c.NATSCreds, "NATS credentials: a .creds file (user JWT and seed) or an nkey seed file; claimcheck-hook-tls only (env CLAIMCHECK_NATS_CREDS)")
 	fs.StringVar(&c.StateDir, "state-dir", c.StateDir, "private directory for the spool and per-session sequences (env CLAIMCHECK_HOOK_STATE_DIR)")
 	fs.IntVar(&c.MaxInputBytes, "max-input-bytes", c.MaxInputBytes, "largest hook payload accepted (env CLAIMCHECK_HOOK_MAX_INPUT_BYTES)")
 	fs.DurationVar(&c.Deadline, "deadline", c.Deadline, "time allowed to deliver (connect, publish, acknowledgement) before spooling (env CLAIMCHECK_HOOK_DEADLINE)")

@@ -397,7 +397,10 @@ func (h *hook) failed(eventID, chain, token string, data []byte, cause error) er
 }
 
 func (h *hook) dial(ctx context.Context) (*oneshot.Conn, error) {
-	c, err := oneshot.Dial(ctx, oneshot.Options{URL: h.cfg.NATSURL, Name: "claimcheck-hook"})
+	if h.cfg.NATSCreds != "" && !oneshot.TLSSupported {
+		return nil, fmt.Errorf("%w: NATS credentials (--creds) need claimcheck-hook-tls; this claimcheck-hook is the lean build", oneshot.ErrNoTLS)
+	}
+	c, err := oneshot.Dial(ctx, oneshot.Options{URL: h.cfg.NATSURL, Name: "claimcheck-hook", Creds: h.cfg.NATSCreds})
 	if errors.Is(err, oneshot.ErrNoTLS) {
 		return nil, fmt.Errorf("%w: this claimcheck-hook is the lean build without TLS; run claimcheck-hook-tls for TLS NATS (`claimcheck hooks install` picks it for tls:// URLs)", err)
 	}

@@ -357,4 +357,14 @@ func TestHooksInstallPicksTheTLSBuildForTLSURLs(t *testing.T) {
 	if strings.Contains(string(got), "claimcheck-hook-tls") || strings.Count(string(got), "claimcheck-hook") != len(hookEvents) {
 		t.Fatalf("entries not switched back to the lean build:\n%s", got)
 	}
+	// NATS credentials also need the TLS build, and travel with the command.
+	creds := filepath.Join(dir, "hook.creds")
+	r = runCLI(t, env, "hooks", "install", "--settings", settings, "--nats-url", "nats://127.0.0.1:4222", "--nats-creds", creds)
+	if r.code != 0 {
+		t.Fatalf("install with credentials: %+v", r)
+	}
+	got, _ = os.ReadFile(settings)
+	if n := strings.Count(string(got), "claimcheck-hook-tls"); n != len(hookEvents) || strings.Count(string(got), "--creds "+creds) != len(hookEvents) {
+		t.Fatalf("entries with credentials:\n%s", got)
+	}
 }

@@ -99,13 +99,14 @@ idempotent), and backs the file up before changing it.`,
 }
 
 // hookCommandLine builds the shell command Claude Code runs. For tls://
-// NATS URLs it picks claimcheck-hook-tls: the plain claimcheck-hook is the
-// lean build without TLS (its start-up is shorter by TLS's and X.509's
-// package initialisation).
+// NATS URLs or NATS credentials it picks claimcheck-hook-tls: the plain
+// claimcheck-hook is the lean build without TLS or credentials support (its
+// start-up is shorter by their package initialisation).
 func (a *app) hookCommandLine(path string, withURL bool) (string, error) {
 	name := "claimcheck-hook"
-	if needsTLS(a.v.GetString("nats.url")) {
-		name = "claimcheck-hook-tls"
+	creds := a.v.GetString("nats.creds")
+	if needsTLS(a.v.GetString("nats.url")) || creds != "" {
+		name = "claimcheck-hook-tls" // the lean build has neither TLS nor credentials
 	}
 	if path == "" {
 		if exe, err := os.Executable(); err == nil {
@@ -136,6 +137,13 @@ func (a *app) hookCommandLine(path string, withURL bool) (string, error) {
 	line := shellQuote(abs)
 	if url := a.v.GetString("nats.url"); withURL || a.env.Getenv("CLAIMCHECK_NATS_URL") != "" {
 		line += " --nats-url " + shellQuote(url)
+	}
+	if creds != "" {
+		abs, err := filepath.Abs(creds)
+		if err != nil {
+			return "", err
+		}
+		line += " --creds " + shellQuote(abs)
 	}
 	return line, nil
 }

@@ -104,9 +104,11 @@ func (a *app) rootCommand() *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.cfgFile, "config", "", "configuration file (YAML, JSON or TOML); env CLAIMCHECK_* and flags override it")
 	pf.String("nats-url", "", "NATS server URL(s) (env CLAIMCHECK_NATS_URL; default nats://127.0.0.1:4222)")
+	pf.String("nats-creds", "", "NATS credentials: a .creds file or an nkey seed file (env CLAIMCHECK_NATS_CREDS)")
 	pf.String("log-level", "", "debug, info, warn or error (env CLAIMCHECK_LOG_LEVEL)")
 	pf.String("log-format", "", "text or json (env CLAIMCHECK_LOG_FORMAT)")
 	_ = a.v.BindPFlag("nats.url", pf.Lookup("nats-url"))
+	_ = a.v.BindPFlag("nats.creds", pf.Lookup("nats-creds"))
 	_ = a.v.BindPFlag("log.level", pf.Lookup("log-level"))
 	_ = a.v.BindPFlag("log.format", pf.Lookup("log-format"))
 	root.AddCommand(a.upCommand(), a.hooksCommand(), a.ledgerCommand(), a.claimCommand(), a.keysCommand(), a.attestCommand(), a.gateCommand(), a.archiveCommand())
@@ -116,7 +118,15 @@ func (a *app) rootCommand() *cobra.Command {
 // connect opens a client connection for the short-lived commands.
 func (a *app) connect(ctx context.Context) (*nats.Conn, jetstream.JetStream, error) {
 	url := a.v.GetString("nats.url")
-	nc, err := nats.Connect(url, nats.Name("claimcheck-cli"), nats.Timeout(5*time.Second))
+	opts := []nats.Option{nats.Name("claimcheck-cli"), nats.Timeout(5 * time.Second)}
+	if creds := a.v.GetString("nats.creds"); creds != "" {
+		opt, err := daemon.CredsOption(creds)
+		if err != nil {
+			return nil, nil, &exitError{ExitError, err}
+		}
+		opts = append(opts, opt)
+	}
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		return nil, nil, &exitError{ExitError, fmt.Errorf("connect to NATS at %s: %w (is `claimcheck up` running? set --nats-url or CLAIMCHECK_NATS_URL)", url, err)}
 	}
