@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
@@ -13,6 +12,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/claimcheck/claimcheck/pkg/daemon"
+	"github.com/claimcheck/claimcheck/pkg/natstest"
 )
 
 // The services and the CLI authenticate with a credentials file: an nkey
@@ -22,15 +22,7 @@ func TestCredsOption(t *testing.T) {
 	user, _ := nkeys.CreateUser()
 	pub, _ := user.PublicKey()
 	seed, _ := user.Seed()
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, Nkeys: []*server.NkeyUser{{Nkey: pub}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(5 * time.Second) {
-		t.Fatal("server not ready")
-	}
+	srv := natstest.RunWithOptions(t, &server.Options{Nkeys: []*server.NkeyUser{{Nkey: pub}}})
 	dir := t.TempDir()
 	write := func(name string, b []byte) string {
 		p := filepath.Join(dir, name)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -24,6 +25,28 @@ import (
 func RunServer(tb testing.TB) *embedded.Server {
 	tb.Helper()
 	return RunServerAt(tb, tb.TempDir(), "127.0.0.1:0")
+}
+
+// RunWithOptions starts a nats-server with options of the test's own (TLS,
+// nkey users, operator mode) on 127.0.0.1 and a random port, and returns
+// it once it accepts connections. JetStream, if enabled, stores under a
+// temporary directory.
+func RunWithOptions(tb testing.TB, o *server.Options) *server.Server {
+	tb.Helper()
+	o.Host, o.Port, o.NoSigs = "127.0.0.1", -1, true
+	if o.JetStream && o.StoreDir == "" {
+		o.StoreDir = tb.TempDir()
+	}
+	srv, err := server.NewServer(o)
+	if err != nil {
+		tb.Fatalf("nats server: %v", err)
+	}
+	go srv.Start()
+	tb.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(5 * time.Second) {
+		tb.Fatal("nats server not ready within 5s")
+	}
+	return srv
 }
 
 // RunServerAt starts a server on a given store directory and address (to

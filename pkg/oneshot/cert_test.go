@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/claimcheck/claimcheck/pkg/natstest"
 )
 
 // tlsServer runs a NATS server that requires TLS (a self-signed
@@ -20,17 +22,8 @@ import (
 func tlsServer(t *testing.T, user, pass string) (addr string, cert tls.Certificate) {
 	t.Helper()
 	cert = selfSigned(t)
-	o := &server.Options{Host: "127.0.0.1", Port: -1, Username: user, Password: pass, NoSigs: true,
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, TLS: true}
-	srv, err := server.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(5 * time.Second) {
-		t.Fatal("server not ready")
-	}
+	srv := natstest.RunWithOptions(t, &server.Options{Username: user, Password: pass,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, TLS: true})
 	return srv.Addr().String(), cert
 }
 

@@ -7,28 +7,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 
+	"github.com/claimcheck/claimcheck/pkg/natstest"
 	"github.com/claimcheck/claimcheck/pkg/oneshot"
 )
 
 func startServer(t *testing.T, o *server.Options) string {
 	t.Helper()
-	o.Host, o.Port, o.NoSigs = "127.0.0.1", -1, true
-	srv, err := server.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(5 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	return srv.ClientURL()
+	return natstest.RunWithOptions(t, o).ClientURL()
 }
 
 func writeFile(t *testing.T, name string, b []byte) string {

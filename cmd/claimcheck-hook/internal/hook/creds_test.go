@@ -23,16 +23,7 @@ func TestCredsAuthenticateTheHook(t *testing.T) {
 	user, _ := nkeys.CreateUser()
 	pub, _ := user.PublicKey()
 	seed, _ := user.Seed()
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, JetStream: true, StoreDir: t.TempDir(),
-		Nkeys: []*server.NkeyUser{{Nkey: pub}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(5 * time.Second) {
-		t.Fatal("server not ready")
-	}
+	srv := natstest.RunWithOptions(t, &server.Options{JetStream: true, Nkeys: []*server.NkeyUser{{Nkey: pub}}})
 	seedFile := filepath.Join(t.TempDir(), "hook.nk")
 	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
 		t.Fatal(err)
