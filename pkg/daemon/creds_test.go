@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
@@ -16,8 +15,8 @@ import (
 )
 
 // The services and the CLI authenticate with a credentials file: an nkey
-// seed against a server that knows the public key; a .creds file is handed
-// to nats.go as user credentials; anything else is refused naming the file.
+// seed against a server that knows the public key, a .creds file against a
+// server in operator mode; anything else is refused naming the file.
 func TestCredsOption(t *testing.T) {
 	user, _ := nkeys.CreateUser()
 	pub, _ := user.PublicKey()
@@ -44,15 +43,16 @@ func TestCredsOption(t *testing.T) {
 		nc.Close()
 		t.Fatal("the server accepts clients without credentials: the test shows nothing")
 	}
-	acct, _ := nkeys.CreateAccount() // only the file's format matters here
-	userJWT, err := jwt.NewUserClaims(pub).Encode(acct)
+	// A .creds file against a server in operator (JWT) mode.
+	jwtURL, creds, _ := natstest.OperatorMode(t)
+	opt, err = daemon.CredsOption(write("svc.creds", creds))
 	if err != nil {
-		t.Fatal(err)
-	}
-	creds, _ := jwt.FormatUserConfig(userJWT, seed)
-	if _, err := daemon.CredsOption(write("svc.creds", creds)); err != nil {
 		t.Fatalf(".creds file: %v", err)
 	}
+	if nc, err = nats.Connect(jwtURL, opt); err != nil {
+		t.Fatalf(".creds file: %v", err)
+	}
+	nc.Close()
 	if _, err := daemon.CredsOption(filepath.Join(dir, "missing.creds")); err == nil || !strings.Contains(err.Error(), "missing.creds") {
 		t.Fatalf("missing file: %v", err)
 	}

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 
 	"github.com/claimcheck/claimcheck/pkg/embedded"
 	"github.com/claimcheck/claimcheck/pkg/stream"
@@ -47,6 +49,49 @@ func RunWithOptions(tb testing.TB, o *server.Options) *server.Server {
 		tb.Fatal("nats server not ready within 5s")
 	}
 	return srv
+}
+
+// OperatorMode starts a server in operator (JWT) mode with one account, and
+// returns its URL and a credentials file's contents for a user of that
+// account (user JWT and seed, as nsc writes them), plus a second user's
+// seed for forgeries.
+func OperatorMode(tb testing.TB) (url string, creds, otherSeed []byte) {
+	tb.Helper()
+	must := func(err error) {
+		if err != nil {
+			tb.Fatalf("operator mode: %v", err)
+		}
+	}
+	op, err := nkeys.CreateOperator()
+	must(err)
+	opPub, err := op.PublicKey()
+	must(err)
+	acct, err := nkeys.CreateAccount()
+	must(err)
+	acctPub, err := acct.PublicKey()
+	must(err)
+	acctJWT, err := jwt.NewAccountClaims(acctPub).Encode(op)
+	must(err)
+	user, err := nkeys.CreateUser()
+	must(err)
+	userPub, err := user.PublicKey()
+	must(err)
+	uc := jwt.NewUserClaims(userPub)
+	uc.IssuerAccount = acctPub
+	userJWT, err := uc.Encode(acct)
+	must(err)
+	seed, err := user.Seed()
+	must(err)
+	creds, err = jwt.FormatUserConfig(userJWT, seed)
+	must(err)
+	other, err := nkeys.CreateUser()
+	must(err)
+	otherSeed, err = other.Seed()
+	must(err)
+	res := &server.MemAccResolver{}
+	must(res.Store(acctPub, acctJWT))
+	srv := RunWithOptions(tb, &server.Options{TrustedOperators: []*jwt.OperatorClaims{jwt.NewOperatorClaims(opPub)}, AccountResolver: res})
+	return srv.ClientURL(), creds, otherSeed
 }
 
 // RunServerAt starts a server on a given store directory and address (to

@@ -70,40 +70,15 @@ func TestNKeySeedAuth(t *testing.T) {
 // JWT authentication (operator mode): a .creds file with the user JWT and
 // its seed, as nsc writes it.
 func TestCredsFileAuth(t *testing.T) {
-	op, _ := nkeys.CreateOperator()
-	opPub, _ := op.PublicKey()
-	oc := jwt.NewOperatorClaims(opPub)
-	acct, _ := nkeys.CreateAccount()
-	acctPub, _ := acct.PublicKey()
-	ac := jwt.NewAccountClaims(acctPub)
-	acctJWT, err := ac.Encode(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	user, _ := nkeys.CreateUser()
-	userPub, _ := user.PublicKey()
-	uc := jwt.NewUserClaims(userPub)
-	uc.IssuerAccount = acctPub
-	userJWT, err := uc.Encode(acct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed, _ := user.Seed()
-	creds, err := jwt.FormatUserConfig(userJWT, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := &server.MemAccResolver{}
-	if err := res.Store(acctPub, acctJWT); err != nil {
-		t.Fatal(err)
-	}
-	url := startServer(t, &server.Options{TrustedOperators: []*jwt.OperatorClaims{oc}, AccountResolver: res})
+	url, creds, otherSeed := natstest.OperatorMode(t)
 	if err := request(t, url, writeFile(t, "user.creds", creds)); err != nil {
 		t.Fatalf("creds: %v", err)
 	}
 	// The JWT with another user's seed: the signature does not match.
-	other, _ := nkeys.CreateUser()
-	otherSeed, _ := other.Seed()
+	userJWT, err := nkeys.ParseDecoratedJWT(creds)
+	if err != nil {
+		t.Fatal(err)
+	}
 	forged, _ := jwt.FormatUserConfig(userJWT, otherSeed)
 	if err := request(t, url, writeFile(t, "forged.creds", forged)); err == nil {
 		t.Fatal("a JWT signed for with another seed was accepted")
