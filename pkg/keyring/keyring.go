@@ -107,6 +107,16 @@ func (r *Registry) List(ctx context.Context) ([]schemas.Key, error) {
 	return out, nil
 }
 
+// Set returns the verification set of every registered key (List, then
+// NewSet).
+func (r *Registry) Set(ctx context.Context) (*Set, error) {
+	keys, err := r.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewSet(keys)
+}
+
 // Add registers a new key; it fails if the key id exists.
 func (r *Registry) Add(ctx context.Context, k schemas.Key) error {
 	b, err := json.Marshal(k)

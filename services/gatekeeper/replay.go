@@ -47,11 +47,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, cfg Config, session str
 	if err != nil {
 		return err
 	}
-	keys, err := reg.List(ctx)
-	if err != nil {
-		return err
-	}
-	vs, err := keyring.NewSet(keys)
+	vs, err := reg.Set(ctx)
 	if err != nil {
 		return err
 	}

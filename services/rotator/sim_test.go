@@ -131,11 +131,7 @@ func (e *env) pass() rotator.PassReport {
 
 func (e *env) keySet() *keyring.Set {
 	e.t.Helper()
-	keys, err := e.reg.List(e.t.Context())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	set, err := keyring.NewSet(keys)
+	set, err := e.reg.Set(e.t.Context())
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -210,11 +210,7 @@ func (f *flow) attestations(session string) [][]byte {
 
 func (f *flow) keySet() *keyring.Set {
 	f.t.Helper()
-	keys, err := f.registry.List(f.t.Context())
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	set, err := keyring.NewSet(keys)
+	set, err := f.registry.Set(f.t.Context())
 	if err != nil {
 		f.t.Fatal(err)
 	}

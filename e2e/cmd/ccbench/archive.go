@@ -400,11 +400,7 @@ func verifyArchive(ctx context.Context, js jetstream.JetStream, reg *keyring.Reg
 		return r, err
 	}
 	defer func() { _ = st.Close() }()
-	keys, err := reg.List(ctx)
-	if err != nil {
-		return r, err
-	}
-	set, err := keyring.NewSet(keys)
+	set, err := reg.Set(ctx)
 	if err != nil {
 		return r, err
 	}

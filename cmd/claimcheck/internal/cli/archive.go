@@ -240,11 +240,7 @@ func registryKeys(ctx context.Context, js jetstream.JetStream) (*keyring.Set, er
 	if err != nil {
 		return nil, &exitError{ExitError, fmt.Errorf("%w (has `claimcheck up` run against this NATS?)", err)}
 	}
-	keys, err := reg.List(ctx)
-	if err != nil {
-		return nil, &exitError{ExitError, err}
-	}
-	set, err := keyring.NewSet(keys)
+	set, err := reg.Set(ctx)
 	if err != nil {
 		return nil, &exitError{ExitError, err}
 	}
