@@ -77,7 +77,7 @@ func (a *app) upDefaults() upConfig {
 		DataDir:    defaultDataDir(a.env.Getenv),
 		Listen:     "127.0.0.1:4222",
 		HTTPListen: "127.0.0.1:0",
-		Services:   allServices,
+		Services:   slices.Clone(allServices), // decoding --services writes into this array
 		Log:        daemon.Log{Level: "info", Format: "text"},
 		Streams:    stream.DefaultOptions(),
 		Ingest:     ingest.DefaultConfig(),
