@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/nats-io/nats.go"
@@ -40,6 +42,13 @@ type AppenderConfig struct {
 	Logger *slog.Logger
 	// OnFault is called (if set) for every fault found in a loaded chain.
 	OnFault func(*chain.Fault)
+	// AtomicBatch bounds the blocks AppendBatch commits in one atomic batch
+	// (default 500, at most MaxAtomicBatch; negative: AppendBatch writes
+	// nothing and leaves every group to Append).
+	AtomicBatch int
+	// BatchTimeout bounds the wait for an atomic batch's acknowledgement
+	// when the caller's context has no deadline (default 10s).
+	BatchTimeout time.Duration
 }
 
 // Appender appends entries to chains. Appends to one chain are serialised in
@@ -52,6 +61,9 @@ type Appender struct {
 	r   *Reader
 	// anchors say where chains trimmed by the rotator begin.
 	anchors *Anchors
+
+	// atomicOff is set once the stream refused an atomic batch.
+	atomicOff atomic.Bool
 
 	mu     sync.Mutex
 	chains map[string]*list.Element // of *chainState
@@ -81,6 +93,12 @@ func NewAppender(js jetstream.JetStream, cfg AppenderConfig) *Appender {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.AtomicBatch == 0 {
+		cfg.AtomicBatch = 500
+	}
+	if cfg.BatchTimeout <= 0 {
+		cfg.BatchTimeout = 10 * time.Second
 	}
 	return &Appender{js: js, cfg: cfg, r: NewReader(js, stream.Ledger), anchors: NewAnchors(js), chains: map[string]*list.Element{}, lru: list.New()}
 }

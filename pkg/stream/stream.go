@@ -118,7 +118,11 @@ func IntakeConfig(o Options) jetstream.StreamConfig {
 }
 
 // LedgerConfig is LEDGER: limits retention, no deletes, none of the allow_*
-// header features (rollup, TTL, counters, batches, schedules). Purges are
+// header features that remove, expire, rewrite or schedule messages (rollup,
+// TTL, counters, schedules). Atomic batches are allowed: ingest commits the
+// blocks of many sessions in one batch (one fsync instead of one per
+// session); the server checks each block's compare-and-set and message id
+// as for a single publish and stores all of a batch or nothing. Purges are
 // allowed for the rotator alone, which removes entries from the hot stream
 // only once their archive copy is verified, by chain and below a sequence,
 // never a chain's last message (deny_purge cannot be relaxed on an
@@ -136,6 +140,10 @@ func LedgerConfig(o Options) jetstream.StreamConfig {
 		Duplicates:  o.DuplicateWindow,
 		DenyDelete:  true,
 		AllowDirect: true,
+		// Per-subject compare-and-set holds inside a batch (nats-server
+		// jetstream_batching.go: each subject once per batch, checked
+		// against the store).
+		AllowAtomicPublish: true,
 	}
 }
 
@@ -306,10 +314,13 @@ func same(a, b jetstream.StreamConfig) bool {
 func CheckAppendOnly(c jetstream.StreamConfig) error { return checkEvidence(c, false) }
 
 // CheckLedger is CheckAppendOnly for LEDGER, whose archived entries the
-// rotator may purge: deny_purge may be false.
+// rotator may purge (deny_purge may be false) and whose writers may commit
+// several chains' blocks in one atomic batch (allow_atomic may be true: a
+// batch only adds messages, each under the same checks as a single publish).
 func CheckLedger(c jetstream.StreamConfig) error { return checkEvidence(c, true) }
 
-func checkEvidence(c jetstream.StreamConfig, purgeable bool) error {
+func checkEvidence(c jetstream.StreamConfig, ledger bool) error {
+	purgeable := ledger
 	var bad []string
 	if !c.DenyDelete {
 		bad = append(bad, "deny_delete is false")
@@ -326,7 +337,7 @@ func checkEvidence(c jetstream.StreamConfig, purgeable bool) error {
 	if c.AllowMsgCounter {
 		bad = append(bad, "allow_msg_counter is true")
 	}
-	if c.AllowAtomicPublish {
+	if c.AllowAtomicPublish && !ledger {
 		bad = append(bad, "allow_atomic is true")
 	}
 	if c.AllowBatchPublish {

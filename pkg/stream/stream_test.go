@@ -3,6 +3,7 @@ package stream_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +80,35 @@ func TestEnsureKeepsAnOlderLedgersDenyPurge(t *testing.T) {
 	l, _ := js.Stream(ctx, stream.Ledger)
 	if c := l.CachedInfo().Config; !c.DenyPurge || stream.Trimmable(c) {
 		t.Fatalf("deny_purge=%v after Ensure", c.DenyPurge)
+	}
+}
+
+// A ledger created before atomic batches were used gets allow_atomic (the
+// server can turn it on for an existing stream); the other evidence stream
+// may not have it.
+func TestEnsureEnablesAtomicBatchesOnAnOlderLedger(t *testing.T) {
+	s := natstest.RunServer(t)
+	_, js := natstest.Connect(t, s.ClientURL())
+	ctx := t.Context()
+	cfg := stream.LedgerConfig(stream.DefaultOptions())
+	cfg.AllowAtomicPublish = false
+	if _, err := js.CreateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Ensure(ctx, js, stream.DefaultOptions()); err != nil {
+		t.Fatalf("Ensure: %v", err)
+	}
+	l, _ := js.Stream(ctx, stream.Ledger)
+	if c := l.CachedInfo().Config; !c.AllowAtomicPublish {
+		t.Fatal("allow_atomic still off after Ensure")
+	}
+	if err := stream.CheckLedger(l.CachedInfo().Config); err != nil {
+		t.Fatalf("CheckLedger: %v", err)
+	}
+	c := stream.AttestConfig(stream.DefaultOptions())
+	c.AllowAtomicPublish = true
+	if err := stream.CheckAppendOnly(c); err == nil || !strings.Contains(err.Error(), "allow_atomic") {
+		t.Fatalf("CheckAppendOnly with allow_atomic: %v", err)
 	}
 }
 
@@ -176,7 +206,7 @@ func TestIntakePartitionsBySession(t *testing.T) {
 // against them is detection (see the rotator's and archive's tests).
 func TestLedgerRefusesDeletesAndHeaderFeatures(t *testing.T) {
 	s := natstest.RunServer(t)
-	_, js := natstest.Connect(t, s.ClientURL())
+	nc, js := natstest.Connect(t, s.ClientURL())
 	natstest.Bootstrap(t, js, nil)
 	ctx := t.Context()
 	ack, err := js.Publish(ctx, subject.Ledger("s1"), []byte(`{"n":1}`))
@@ -191,21 +221,55 @@ func TestLedgerRefusesDeletesAndHeaderFeatures(t *testing.T) {
 	if err := a.Purge(ctx); err == nil {
 		t.Error("purge of ATTEST succeeded")
 	}
-	for hdr, val := range map[string]string{"Nats-Rollup": "sub", "Nats-TTL": "1s", "Nats-Incr": "1", "Nats-Batch-Id": "b1"} {
+	for hdr, val := range map[string]string{"Nats-Rollup": "sub", "Nats-TTL": "1s", "Nats-Incr": "1"} {
 		m := nats.NewMsg(subject.Ledger("s1"))
 		m.Header.Set(hdr, val)
-		if hdr == "Nats-Batch-Id" {
-			m.Header.Set("Nats-Batch-Sequence", "1")
-			m.Header.Set("Nats-Batch-Commit", "1")
-		}
 		m.Data = []byte(`{"n":2}`)
 		if _, err := js.PublishMsg(ctx, m); err == nil {
 			t.Errorf("publish with %s accepted by the ledger", hdr)
 		}
 	}
+	// Atomic batches are allowed on the ledger (ingest commits many
+	// sessions at once), but every message in one keeps its own
+	// compare-and-set: a batch with one stale expectation stores nothing.
+	batch := func(id string, expect ...string) error {
+		for i, e := range expect {
+			m := nats.NewMsg(subject.Ledger(fmt.Sprintf("b%d", i)))
+			m.Data = []byte(`{"n":1}`)
+			m.Header.Set("Nats-Batch-Id", id)
+			m.Header.Set("Nats-Batch-Sequence", fmt.Sprint(i+1))
+			m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, e)
+			if i == len(expect)-1 {
+				m.Header.Set("Nats-Batch-Commit", "1")
+				_, err := js.PublishMsg(ctx, m)
+				return err
+			}
+			if err := nc.PublishMsg(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := batch("stale", "0", "7", "0"); err == nil || !strings.Contains(err.Error(), "wrong last sequence") {
+		t.Errorf("a batch with a stale compare-and-set: %v, want it refused", err)
+	}
 	info, _ := l.Info(ctx)
 	if info.State.Msgs != 1 {
 		t.Fatalf("ledger holds %d messages after refused operations, want 1", info.State.Msgs)
+	}
+	if err := batch("fresh", "0", "0", "0"); err != nil {
+		t.Fatalf("a consistent batch: %v", err)
+	}
+	if info, _ = l.Info(ctx); info.State.Msgs != 4 {
+		t.Fatalf("ledger holds %d messages after a batch of 3, want 4", info.State.Msgs)
+	}
+	// ATTEST takes no batches at all.
+	m := nats.NewMsg(subject.Attestation("s1", "x"))
+	m.Header.Set("Nats-Batch-Id", "a1")
+	m.Header.Set("Nats-Batch-Sequence", "1")
+	m.Header.Set("Nats-Batch-Commit", "1")
+	if _, err := js.PublishMsg(ctx, m); err == nil {
+		t.Error("an atomic batch was accepted by ATTEST")
 	}
 }
 

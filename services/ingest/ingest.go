@@ -47,6 +47,10 @@ type Config struct {
 	MaxBlockBytes int `mapstructure:"max_block_bytes"`
 	// MaxChains bounds the sessions whose head and event ids stay cached.
 	MaxChains int `mapstructure:"max_chains"`
+	// AtomicBatch bounds the sessions' blocks committed together in one
+	// JetStream atomic batch (one fsync for all of them); 0 turns batching
+	// off (one publish, one fsync, per session of a batch).
+	AtomicBatch int `mapstructure:"atomic_batch"`
 	// MaxDepth bounds payload nesting.
 	MaxDepth int `mapstructure:"max_depth"`
 	// AckWait is how long a delivered intake message may stay unacknowledged
@@ -77,6 +81,7 @@ func DefaultConfig() Config {
 		InlineMaxBytes: 32 << 10,
 		MaxBlockBytes:  512 << 10,
 		MaxChains:      10000,
+		AtomicBatch:    500,
 		MaxDepth:       payload.DefaultMaxDepth,
 		AckWait:        30 * time.Second,
 		PinnedTTL:      45 * time.Second,
@@ -100,6 +105,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxChains < 1 {
 		errs = append(errs, fmt.Errorf("ingest.max_chains %d: must be positive", c.MaxChains))
+	}
+	if c.AtomicBatch != 0 && (c.AtomicBatch < 2 || c.AtomicBatch > ledger.MaxAtomicBatch) {
+		errs = append(errs, fmt.Errorf("ingest.atomic_batch %d: must be 0 (off) or 2..%d", c.AtomicBatch, ledger.MaxAtomicBatch))
 	}
 	if c.MaxDepth < 2 || c.MaxDepth > 10000 {
 		errs = append(errs, fmt.Errorf("ingest.max_depth %d: must be 2..10000", c.MaxDepth))
@@ -173,7 +181,12 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 		},
 		m: m,
 	}
+	atomicBatch := cfg.AtomicBatch
+	if atomicBatch == 0 {
+		atomicBatch = -1 // off
+	}
 	s.appender = ledger.NewAppender(js, ledger.AppenderConfig{
+		AtomicBatch:   atomicBatch,
 		MaxBlockBytes: cfg.MaxBlockBytes,
 		MaxChains:     cfg.MaxChains,
 		Logger:        set.Logger,
@@ -285,6 +298,7 @@ type metrics struct {
 	claims      prometheus.Counter
 	batchSize   prometheus.Histogram
 	batchTime   prometheus.Histogram
+	appends     *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -299,8 +313,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		claims:      prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_ingest_claims_forwarded_total", Help: "Claim requests queued on CLAIMS for the verifiers."}),
 		batchSize:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_ingest_batch_messages", Help: "Intake messages per batch.", Buckets: prometheus.ExponentialBuckets(1, 4, 7)}),
 		batchTime:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_ingest_batch_seconds", Help: "Time to chain and acknowledge one batch.", Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9)}),
+		appends:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_ingest_chain_appends_total", Help: "Session chains appended to, by path: atomic (in a JetStream atomic batch with other sessions) or single (one publish of its own)."}, []string{"path"}),
 	}
-	for _, c := range []prometheus.Collector{m.records, m.duplicates, m.redactions, m.artifacts, m.chainFaults, m.retries, m.purged, m.claims, m.batchSize, m.batchTime} {
+	for _, c := range []prometheus.Collector{m.records, m.duplicates, m.redactions, m.artifacts, m.chainFaults, m.retries, m.purged, m.claims, m.batchSize, m.batchTime, m.appends} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}

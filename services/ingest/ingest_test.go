@@ -50,6 +50,13 @@ type harness struct {
 
 func start(t *testing.T, mutate func(*ingest.Config)) *harness {
 	t.Helper()
+	return startAfter(t, mutate, nil)
+}
+
+// startAfter is start, with before run on the harness once the streams
+// exist and before ingest starts (to queue events it then takes in bulk).
+func startAfter(t *testing.T, mutate func(*ingest.Config), before func(*harness)) *harness {
+	t.Helper()
 	s := natstest.RunServer(t)
 	nc, js := natstest.Connect(t, s.ClientURL())
 	cfg := ingest.DefaultConfig()
@@ -58,6 +65,10 @@ func start(t *testing.T, mutate func(*ingest.Config)) *harness {
 		mutate(&cfg)
 	}
 	natstest.Bootstrap(t, js, &cfg.Streams)
+	h := &harness{t: t, nc: nc, js: js, gen: id.NewGenerator(clock.Real{}, nil)}
+	if before != nil {
+		before(h)
+	}
 	svc, err := ingest.New(cfg, service.Settings{Conn: nc})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +76,6 @@ func start(t *testing.T, mutate func(*ingest.Config)) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- svc.Run(ctx) }()
-	h := &harness{t: t, nc: nc, js: js, gen: id.NewGenerator(clock.Real{}, nil)}
 	h.stop = func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -359,5 +369,72 @@ func TestIngestDerivesContractsAndForwardsClaims(t *testing.T) {
 	info, _ := claims.Info(t.Context())
 	if info.State.Msgs != 1 {
 		t.Fatalf("%d claims queued, want 1 (the invalid one is not forwarded)", info.State.Msgs)
+	}
+}
+
+// Events of many sessions queued together are chained with atomic batches
+// (one ledger message per session, several sessions per commit), while
+// another writer appends to some of the same sessions (as verifiers and the
+// gatekeeper do): every session's chain verifies and holds each event once,
+// in order, with the other writer's entries interleaved, never forked.
+func TestIngestCommitsManySessionsInAtomicBatches(t *testing.T) {
+	const sessions, per = 60, 4
+	want := map[string][]string{}
+	name := func(i int) string { return fmt.Sprintf("many-%02d", i) }
+	h := startAfter(t, nil, func(h *harness) {
+		for k := range per {
+			for i := range sessions {
+				sess := name(i)
+				want[sess] = append(want[sess], h.publish(fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_%d_%d","tool_input":{"command":"echo %d"},"tool_response":{"stdout":"ok\n"}}`, sess, i, k, k)))
+			}
+		}
+	})
+	// The other writer: one entry on each of ten sessions, racing ingest.
+	other := ledger.NewAppender(h.js, ledger.AppenderConfig{MaxConflicts: 1000})
+	for i := 0; i < 30; i += 3 {
+		e := &schemas.Entry{V: 1, Kind: schemas.EntryVerdict, Chain: name(i), SessionID: name(i), EventID: fmt.Sprintf("other-%d", i), IngestedAt: "2026-11-23T00:00:00.000Z", Bundle: "test"}
+		if _, err := other.Append(t.Context(), name(i), []*schemas.Entry{e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batched := map[string]bool{}
+	for i := range sessions {
+		sess := name(i)
+		n := per
+		if i < 30 && i%3 == 0 {
+			n++
+		}
+		var got []string
+		for _, e := range h.chainOf(sess, n) {
+			if e.EventID != "" && e.Kind == schemas.EntryEvent {
+				got = append(got, e.EventID)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(want[sess], ",") {
+			t.Fatalf("%s holds events %v, want %v (each once, in order)", sess, got, want[sess])
+		}
+	}
+	l, err := h.js.Stream(t.Context(), stream.Ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := l.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := l.GetMsg(t.Context(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id := m.Header.Get("Nats-Batch-Id"); id != "" {
+			batched[id] = true
+		}
+	}
+	if len(batched) == 0 {
+		t.Fatal("no ledger message was written by an atomic batch")
+	}
+	if uint64(len(batched)) >= info.State.Msgs/2 {
+		t.Fatalf("%d batches for %d messages: sessions were not committed together", len(batched), info.State.Msgs)
 	}
 }

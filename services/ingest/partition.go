@@ -125,15 +125,15 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) error {
 		}
 		byChain[c] = append(byChain[c], i)
 	}
+	// First every session's block in atomic batches (one fsync for many
+	// sessions); what a batch could not take goes chain by chain below.
+	single := p.appendAtomic(ctx, entries, order, byChain)
 	var rejected []int // entries whose own chain cannot take them
 	var mu sync.Mutex
 	sem := make(chan struct{}, 256)
 	var wg sync.WaitGroup
 	var firstErr error
-	for _, c := range order {
-		if c == schemas.RejectedChain {
-			continue // appended last, together with anything redirected to it
-		}
+	for _, c := range single {
 		idx := byChain[c]
 		sem <- struct{}{}
 		wg.Go(func() {
@@ -215,6 +215,47 @@ func (p *partition) build(batch []jetstream.Msg) []record.Record {
 	return recs
 }
 
+// appendAtomic chains the sessions of order (but _rejected) with atomic
+// batches and returns the chains left to append one by one.
+func (p *partition) appendAtomic(ctx context.Context, all []*schemas.Entry, order []string, byChain map[string][]int) []string {
+	var groups []ledger.Group
+	var left []string
+	for _, c := range order {
+		if c == schemas.RejectedChain {
+			continue // appended last, together with anything redirected to it
+		}
+		idx := byChain[c]
+		g := ledger.Group{Chain: c, Entries: make([]*schemas.Entry, len(idx))}
+		for k, i := range idx {
+			g.Entries[k] = all[i]
+		}
+		groups = append(groups, g)
+	}
+	res, err := p.s.appender.AppendBatch(ctx, groups)
+	if err != nil {
+		// Expected now and then (a verifier or gatekeeper appended to one
+		// of the sessions); those chains go one by one.
+		p.s.set.Logger.Debug("ingest: atomic batch not committed; appending its sessions one by one", "err", err)
+	}
+	for i, r := range res {
+		if !r.Done {
+			left = append(left, groups[i].Chain)
+			continue
+		}
+		p.s.m.appends.WithLabelValues("atomic").Inc()
+		p.count(r.Appended)
+	}
+	return left
+}
+
+func (p *partition) count(res ledger.Appended) {
+	for _, e := range res.Entries {
+		p.s.m.records.WithLabelValues(e.Kind).Inc()
+		p.s.m.redactions.Add(float64(len(e.Redactions)))
+	}
+	p.s.m.duplicates.Add(float64(res.Duplicates))
+}
+
 // appendChain appends the entries at idx to chain c.
 func (p *partition) appendChain(ctx context.Context, c string, all []*schemas.Entry, idx []int) error {
 	entries := make([]*schemas.Entry, len(idx))
@@ -222,11 +263,10 @@ func (p *partition) appendChain(ctx context.Context, c string, all []*schemas.En
 		entries[k] = all[i]
 	}
 	res, err := p.s.appender.Append(ctx, c, entries)
-	for _, e := range res.Entries {
-		p.s.m.records.WithLabelValues(e.Kind).Inc()
-		p.s.m.redactions.Add(float64(len(e.Redactions)))
+	if c != schemas.RejectedChain && len(res.Entries) > 0 {
+		p.s.m.appends.WithLabelValues("single").Inc()
 	}
-	p.s.m.duplicates.Add(float64(res.Duplicates))
+	p.count(res)
 	return err
 }
 
