@@ -295,7 +295,8 @@ func ingestBench(o options, tmp string) error {
 		shutdown(servers)
 	}
 	fmt.Println("  raw publish = one event per JetStream message, asynchronous publishes, same server and payload, measured just before the drain.")
-	fmt.Println("  ingest packs each session's events of a batch into one ledger message (one fsync) and removes consumed intake messages in bulk.")
+	fmt.Println("  ingest packs each session's events of a batch into one ledger message, commits many sessions' messages in one atomic batch")
+	fmt.Println("  (one fsync; ingest.atomic_batch) and removes consumed intake messages in bulk.")
 	fmt.Println("  payloads (every event checked chained as a valid event, no redaction; the raw publish sends the first of the same bytes):")
 	for _, m := range mixes {
 		fmt.Println(m)
