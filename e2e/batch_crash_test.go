@@ -7,16 +7,13 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/claimcheck/claimcheck/pkg/clock"
-	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
 	"github.com/claimcheck/claimcheck/pkg/stream"
-	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
@@ -39,20 +36,14 @@ func TestUpKilledWhileCommittingAtomicBatches(t *testing.T) {
 	p, url := upEnv(t, env, data, listen, "--services", "verifier")
 	nc, js := natstest.Connect(t, url)
 	gen := id.NewGenerator(clock.Real{}, nil)
-	src := envelope.Source{Host: "h", AgentType: "claude-code", AgentID: "a"}
 	want := map[string][]string{}
 	var acks []jetstream.PubAckFuture
 	for i := range total {
 		sess := fmt.Sprintf("crash-%03d", i%sessions)
-		eid, _ := gen.New()
-		raw := fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"echo %d"}}`, sess, i)
-		envl, err := envelope.Event(eid, sess, "PostToolUse", uint64(len(want[sess])+1), time.Now(), src, []byte(raw))
+		m, eid, err := bashEvent(gen, sess, len(want[sess])+1, i)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := nats.NewMsg(subject.Intake(sess, "PostToolUse"))
-		m.Data = envl
-		m.Header.Set(jetstream.MsgIDHeader, eid)
 		f, err := js.PublishMsgAsync(m)
 		if err != nil {
 			t.Fatal(err)

@@ -48,6 +48,24 @@ func chainEvents(t *testing.T, js jetstream.JetStream, c string) []string {
 	return ids
 }
 
+// bashEvent is the intake message of a PostToolUse event of session sess
+// (its seq-th), as claimcheck-hook publishes it; it returns the event id.
+func bashEvent(gen *id.Generator, sess string, seq, i int) (*nats.Msg, string, error) {
+	eid, err := gen.New()
+	if err != nil {
+		return nil, "", err
+	}
+	raw := fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"echo %d"}}`, sess, i)
+	env, err := envelope.Event(eid, sess, "PostToolUse", uint64(seq), time.Now(), envelope.Source{Host: "h", AgentType: "claude-code", AgentID: "a"}, []byte(raw))
+	if err != nil {
+		return nil, "", err
+	}
+	m := nats.NewMsg(subject.Intake(sess, "PostToolUse"))
+	m.Data = env
+	m.Header.Set(jetstream.MsgIDHeader, eid)
+	return m, eid, nil
+}
+
 // TestIngestKilledMidStream keeps publishing acknowledged events while the
 // ingest process is killed with SIGKILL again and again mid-stream, then
 // checks that every acknowledged event is chained exactly once, in order.
@@ -62,19 +80,13 @@ func TestIngestKilledMidStream(t *testing.T) {
 	produced := make(chan error, 1)
 	go func() {
 		gen := id.NewGenerator(clock.Real{}, nil)
-		src := envelope.Source{Host: "h", AgentType: "claude-code", AgentID: "a"}
 		for i := range total {
 			sess := fmt.Sprintf("kill-%02d", i%sessions)
-			eid, _ := gen.New()
-			raw := fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"echo %d"}}`, sess, i)
-			env, err := envelope.Event(eid, sess, "PostToolUse", uint64(len(want[sess])+1), time.Now(), src, []byte(raw))
+			m, eid, err := bashEvent(gen, sess, len(want[sess])+1, i)
 			if err != nil {
 				produced <- err
 				return
 			}
-			m := nats.NewMsg(subject.Intake(sess, "PostToolUse"))
-			m.Data = env
-			m.Header.Set(jetstream.MsgIDHeader, eid)
 			if _, err := js.PublishMsg(ctx, m); err != nil { // acknowledged: must be chained
 				produced <- err
 				return
