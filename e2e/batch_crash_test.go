@@ -117,17 +117,7 @@ func TestUpKilledWhileCommittingAtomicBatches(t *testing.T) {
 		}
 		return nil
 	})
-	for sess, ids := range want {
-		got := chainEvents(t, js, sess)
-		if len(got) != len(ids) {
-			t.Fatalf("%s: %d entries, want %d (each acknowledged event exactly once)", sess, len(got), len(ids))
-		}
-		for i := range ids {
-			if got[i] != ids[i] {
-				t.Fatalf("%s position %d: %s, want %s (order)", sess, i+1, got[i], ids[i])
-			}
-		}
-	}
+	checkChained(t, js, want)
 	if r := runBin(t, []string{"CLAIMCHECK_NATS_URL=" + url}, nil, "claimcheck", "ledger", "verify"); r.code != 0 {
 		t.Fatalf("ledger verify: %+v", r)
 	}

@@ -48,6 +48,23 @@ func chainEvents(t *testing.T, js jetstream.JetStream, c string) []string {
 	return ids
 }
 
+// checkChained checks that each session's chain verifies and holds exactly
+// the event ids of want, in order.
+func checkChained(t *testing.T, js jetstream.JetStream, want map[string][]string) {
+	t.Helper()
+	for sess, ids := range want {
+		got := chainEvents(t, js, sess)
+		if len(got) != len(ids) {
+			t.Fatalf("%s: %d entries, want %d (each acknowledged event exactly once)", sess, len(got), len(ids))
+		}
+		for i := range ids {
+			if got[i] != ids[i] {
+				t.Fatalf("%s position %d: %s, want %s (order)", sess, i+1, got[i], ids[i])
+			}
+		}
+	}
+}
+
 // bashEvent is the intake message of a PostToolUse event of session sess
 // (its seq-th), as claimcheck-hook publishes it; it returns the event id.
 func bashEvent(gen *id.Generator, sess string, seq, i int) (*nats.Msg, string, error) {
@@ -140,17 +157,7 @@ func TestIngestKilledMidStream(t *testing.T) {
 	})
 	p.waitStderr(t, 30*time.Second, "ingest running")
 	p.stop(t)
-	for sess, ids := range want {
-		got := chainEvents(t, js, sess)
-		if len(got) != len(ids) {
-			t.Fatalf("%s: %d entries, want %d (each acknowledged event exactly once)", sess, len(got), len(ids))
-		}
-		for i := range ids {
-			if got[i] != ids[i] {
-				t.Fatalf("%s position %d: %s, want %s (order)", sess, i+1, got[i], ids[i])
-			}
-		}
-	}
+	checkChained(t, js, want)
 	t.Logf("%d SIGKILLs mid-stream; %d events in %d sessions chained exactly once, in order", kills, total, sessions)
 }
 
