@@ -243,7 +243,6 @@ var errDuplicateBlock = errors.New("block already stored")
 // publish seals and writes todo in blocks; it returns how many entries were
 // durably chained.
 func (a *Appender) publish(ctx context.Context, st *chainState, todo []*schemas.Entry) (int, error) {
-	subject := subject.Ledger(st.name)
 	done := 0
 	for done < len(todo) {
 		n, prev := st.n, st.hash
@@ -268,12 +267,8 @@ func (a *Appender) publish(ctx context.Context, st *chainState, todo []*schemas.
 			body = append(body, sealed...)
 			n, prev = e.N, e.Hash
 		}
-		msg := nats.NewMsg(subject)
-		msg.Data = body
 		first := todo[done].N
-		msg.Header.Set(jetstream.MsgIDHeader, st.name+":"+strconv.FormatUint(first, 10))
-		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(st.seq, 10))
-		ack, err := a.js.PublishMsg(ctx, msg)
+		ack, err := a.js.PublishMsg(ctx, st.block(first, body))
 		if err != nil {
 			return done, fmt.Errorf("append to %s at n=%d: %w", st.name, first, err)
 		}
@@ -289,6 +284,17 @@ func (a *Appender) publish(ctx context.Context, st *chainState, todo []*schemas.
 		done = k
 	}
 	return done, nil
+}
+
+// block is the message of one block of st whose first entry is at
+// position first: deduplicated by chain and position, and chained only
+// while the chain's last block is still the one st knows.
+func (st *chainState) block(first uint64, body []byte) *nats.Msg {
+	msg := nats.NewMsg(subject.Ledger(st.name))
+	msg.Data = body
+	msg.Header.Set(jetstream.MsgIDHeader, st.name+":"+strconv.FormatUint(first, 10))
+	msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(st.seq, 10))
+	return msg
 }
 
 func isConflict(err error) bool {

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +15,6 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/claimcheck/claimcheck/pkg/chain"
-	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
@@ -83,15 +83,7 @@ func (a *Appender) AppendBatch(ctx context.Context, groups []Group) ([]BatchResu
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(x, y int) int {
-		switch {
-		case groups[x].Chain < groups[y].Chain:
-			return -1
-		case groups[x].Chain > groups[y].Chain:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(groups[x].Chain, groups[y].Chain) })
 	for k := 1; k < len(order); k++ {
 		if groups[order[k]].Chain == groups[order[k-1]].Chain {
 			return out, fmt.Errorf("append batch: chain %q given twice", groups[order[k]].Chain)
@@ -134,11 +126,7 @@ func (a *Appender) AppendBatch(ctx context.Context, groups []Group) ([]BatchResu
 			out[i].Duplicates = 0
 			continue
 		}
-		msg := nats.NewMsg(subject.Ledger(st.name))
-		msg.Data = body
-		msg.Header.Set(jetstream.MsgIDHeader, st.name+":"+strconv.FormatUint(st.n+1, 10))
-		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(st.seq, 10))
-		ready = append(ready, pending{group: i, todo: todo, msg: msg, n: n, hash: hash})
+		ready = append(ready, pending{group: i, todo: todo, msg: st.block(st.n+1, body), n: n, hash: hash})
 	}
 	size := min(a.cfg.AtomicBatch, MaxAtomicBatch)
 	var chunks [][]pending
