@@ -310,6 +310,20 @@ func TestConfigValidate(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "pinned_ttl") || !strings.Contains(err.Error(), "batch_size") {
 		t.Fatalf("Validate() = %v", err)
 	}
+	for _, n := range []int{1, -1, 1001} {
+		c := ingest.DefaultConfig()
+		c.AtomicBatch = n
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "ingest.atomic_batch") {
+			t.Errorf("atomic_batch %d: Validate() = %v, want it named", n, err)
+		}
+	}
+	for _, n := range []int{0, 2, 1000} {
+		c := ingest.DefaultConfig()
+		c.AtomicBatch = n
+		if err := c.Validate(); err != nil {
+			t.Errorf("atomic_batch %d: %v", n, err)
+		}
+	}
 	if err := ingest.DefaultConfig().Validate(); err != nil {
 		t.Fatal(err)
 	}
