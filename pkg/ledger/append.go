@@ -46,6 +46,10 @@ type AppenderConfig struct {
 	// (default 500, at most MaxAtomicBatch; negative: AppendBatch writes
 	// nothing and leaves every group to Append).
 	AtomicBatch int
+	// AtomicMin is the fewest chains AppendBatch commits in one atomic batch
+	// (default stream.MinAtomicBatch; smaller batches cost more than they
+	// save on R1 file storage); fewer are left to Append.
+	AtomicMin int
 	// BatchTimeout bounds the wait for an atomic batch's acknowledgement
 	// when the caller's context has no deadline (default 10s).
 	BatchTimeout time.Duration
@@ -96,6 +100,9 @@ func NewAppender(js jetstream.JetStream, cfg AppenderConfig) *Appender {
 	}
 	if cfg.AtomicBatch == 0 {
 		cfg.AtomicBatch = 500
+	}
+	if cfg.AtomicMin < 2 {
+		cfg.AtomicMin = stream.MinAtomicBatch
 	}
 	if cfg.BatchTimeout <= 0 {
 		cfg.BatchTimeout = 10 * time.Second
@@ -195,7 +202,7 @@ func (a *Appender) Append(ctx context.Context, chainName string, entries []*sche
 		if err == nil {
 			continue
 		}
-		if !isConflict(err) && !errors.Is(err, errDuplicateBlock) {
+		if !stream.IsWrongLastSequence(err) && !errors.Is(err, errDuplicateBlock) {
 			a.Forget(chainName) // unknown outcome: reload before the next append
 			return out, err
 		}
@@ -295,15 +302,6 @@ func (st *chainState) block(first uint64, body []byte) *nats.Msg {
 	msg.Header.Set(jetstream.MsgIDHeader, st.name+":"+strconv.FormatUint(first, 10))
 	msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(st.seq, 10))
 	return msg
-}
-
-func isConflict(err error) bool {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
-	}
-	return false
 }
 
 // load reads a chain from the stream: its head and every event id in it.

@@ -6,40 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 
-	"github.com/go-json-experiment/json"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 
 	"github.com/claimcheck/claimcheck/pkg/chain"
+	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
-// JetStream's atomic batch publish headers (nats-server 2.12+, ADR-50).
-const (
-	batchIDHeader     = "Nats-Batch-Id"
-	batchSeqHeader    = "Nats-Batch-Sequence"
-	batchCommitHeader = "Nats-Batch-Commit"
-)
-
-// jsAtomicPublishDisabled is the server's error code for a batch sent to a
-// stream without allow_atomic.
-const jsAtomicPublishDisabled jetstream.ErrorCode = 10174
-
-// jsAtomicPublishDuplicate refuses a batch holding a message id the stream
-// has seen within its duplicate window.
-const jsAtomicPublishDuplicate jetstream.ErrorCode = 10201
-
-// MaxAtomicBatch is the server's default bound on one atomic batch
-// (jetstream limit max_batch_size).
-const MaxAtomicBatch = 1000
-
-// MaxAtomicBatchBytes bounds the blocks' bytes in one batch (the server
-// stages a batch until its commit).
-const MaxAtomicBatchBytes = 8 << 20
+// MaxAtomicBatch is the server's default bound on one atomic batch.
+const MaxAtomicBatch = stream.MaxAtomicBatch
 
 // Group is one chain's entries for AppendBatch.
 type Group struct {
@@ -72,11 +50,11 @@ type BatchResult struct {
 // of it written by this call; the caller hands it to Append, which resolves
 // conflicts and duplicates chain by chain. The error, if any, says why a
 // batch was not committed (the first three reasons).
-// Chains must be distinct. Groups of fewer than two chains are left to
-// Append (a batch of one costs more than a plain publish).
+// Chains must be distinct. Fewer groups than AppenderConfig.AtomicMin are
+// left to Append (a small batch costs more than plain publishes).
 func (a *Appender) AppendBatch(ctx context.Context, groups []Group) ([]BatchResult, error) {
 	out := make([]BatchResult, len(groups))
-	if a.cfg.AtomicBatch < 2 || len(groups) < 2 || a.atomicOff.Load() {
+	if a.cfg.AtomicBatch < 2 || len(groups) < min(a.cfg.AtomicMin, a.cfg.AtomicBatch) || a.atomicOff.Load() {
 		return out, nil
 	}
 	order := make([]int, len(groups))
@@ -128,84 +106,58 @@ func (a *Appender) AppendBatch(ctx context.Context, groups []Group) ([]BatchResu
 		}
 		ready = append(ready, pending{group: i, todo: todo, msg: st.block(st.n+1, body), n: n, hash: hash})
 	}
-	size := min(a.cfg.AtomicBatch, MaxAtomicBatch)
-	var chunks [][]pending
-	for len(ready) > 0 {
-		k, bytes := 0, 0
-		for k < len(ready) && k < size && (k == 0 || bytes+len(ready[k].msg.Data) <= MaxAtomicBatchBytes) {
-			bytes += len(ready[k].msg.Data)
-			k++
-		}
-		chunks = append(chunks, ready[:k])
-		ready = ready[k:]
+	msgs := make([]*nats.Msg, len(ready))
+	for k, p := range ready {
+		msgs[k] = p.msg
 	}
 	var errs []error
-	for len(chunks) > 0 {
-		chunk := chunks[0]
-		chunks = chunks[1:]
-		if len(chunk) < 2 {
-			out[chunk[0].group].Duplicates = 0 // left to Append
-			continue
-		}
-		msgs := make([]*nats.Msg, len(chunk))
-		for k, p := range chunk {
-			msgs[k] = p.msg
-		}
-		ack, err := a.publishAtomic(ctx, msgs)
-		if err != nil {
-			if len(errs) < 3 {
-				errs = append(errs, err)
+	stream.AtomicBatches(ctx, a.js.Conn(), msgs, min(a.cfg.AtomicMin, a.cfg.AtomicBatch), a.cfg.AtomicBatch, a.cfg.BatchTimeout,
+		func(idx []int, ack stream.AtomicAck) {
+			consecutive := ack.Count == uint64(len(idx))
+			for k, i := range idx {
+				p := ready[i]
+				st := states[p.group]
+				for _, e := range p.todo {
+					if e.EventID != "" {
+						st.events[e.EventID] = struct{}{}
+					}
+				}
+				st.n, st.hash = p.n, p.hash
+				// An atomic batch is stored under the stream's isolation
+				// lock: its messages take consecutive sequences, the
+				// commit last.
+				st.seq = ack.Sequence - uint64(len(idx)-1-k)
+				if !consecutive {
+					st.loaded = false
+					a.Forget(st.name)
+				}
+				r := &out[p.group]
+				r.Done, r.Entries, r.N, r.Hash = true, p.todo, p.n, p.hash
 			}
+			if !consecutive {
+				errs = append(errs, fmt.Errorf("append batch: the server acknowledged %d messages, %d were sent; the chains are read again", ack.Count, len(idx)))
+			}
+		},
+		func(idx []int, err error) {
 			var apiErr *jetstream.APIError
 			refused := errors.As(err, &apiErr)
-			if refused && apiErr.ErrorCode == jsAtomicPublishDisabled {
-				a.atomicOff.Store(true)
+			if refused && apiErr.ErrorCode == stream.ErrCodeAtomicDisabled && !a.atomicOff.Swap(true) {
 				a.cfg.Logger.Warn("ledger: the stream does not allow atomic batches (allow_atomic); appending chain by chain", "err", err)
-				refused = false // nothing more to try
 			}
-			if refused && len(chunk) >= 4 && (isConflict(err) || apiErr.ErrorCode == jsAtomicPublishDuplicate) {
-				// Refused as a whole (one chain's head moved, one repeated
-				// message id): nothing was stored, so try each half; the
-				// offending chain ends in a small chunk left to Append.
-				h := len(chunk) / 2
-				chunks = append(chunks, chunk[:h], chunk[h:])
-				continue
+			if err != nil && len(errs) < 3 {
+				errs = append(errs, err)
 			}
-			for _, p := range chunk {
-				out[p.group].Duplicates = 0
-				if errors.As(err, &apiErr) {
-					continue
-				}
-				// Unknown outcome (the commit may have been stored):
-				// reload these chains before their next append.
-				states[p.group].loaded = false
-				a.Forget(groups[p.group].Chain)
-			}
-			continue
-		}
-		consecutive := ack.Count == uint64(len(chunk))
-		for k, p := range chunk {
-			st := states[p.group]
-			for _, e := range p.todo {
-				if e.EventID != "" {
-					st.events[e.EventID] = struct{}{}
+			for _, i := range idx {
+				p := ready[i]
+				out[p.group].Duplicates = 0 // left to Append
+				if err != nil && !refused {
+					// Unknown outcome (the commit may have been stored):
+					// reload these chains before their next append.
+					states[p.group].loaded = false
+					a.Forget(groups[p.group].Chain)
 				}
 			}
-			st.n, st.hash = p.n, p.hash
-			// An atomic batch is stored under the stream's isolation lock:
-			// its messages take consecutive sequences, the commit last.
-			st.seq = ack.Sequence - uint64(len(chunk)-1-k)
-			if !consecutive {
-				st.loaded = false
-				a.Forget(st.name)
-			}
-			r := &out[p.group]
-			r.Done, r.Entries, r.N, r.Hash = true, p.todo, p.n, p.hash
-		}
-		if !consecutive {
-			errs = append(errs, fmt.Errorf("append batch: the server acknowledged %d messages, %d were sent; the chains are read again", ack.Count, len(chunk)))
-		}
-	}
+		})
 	return out, errors.Join(errs...)
 }
 
@@ -254,63 +206,4 @@ func (a *Appender) seal(st *chainState, todo []*schemas.Entry) (body []byte, n u
 		n, hash = e.N, e.Hash
 	}
 	return body, n, hash, true
-}
-
-// batchAck is the acknowledgement of an atomic batch's commit (nats.go's
-// PubAck has no batch fields).
-type batchAck struct {
-	Stream   string `json:"stream"`
-	Sequence uint64 `json:"seq"`
-	BatchID  string `json:"batch"`
-	Count    uint64 `json:"count"`
-	Error    *struct {
-		Code        int    `json:"code"`
-		ErrorCode   uint16 `json:"err_code"`
-		Description string `json:"description"`
-	} `json:"error"`
-}
-
-// publishAtomic sends msgs as one atomic batch: every message but the last
-// without a reply (the server stages them), the last with the commit header
-// as a request whose answer is the batch's acknowledgement. Messages of one
-// connection reach the server in order. A refusal is a *jetstream.APIError
-// (the batch stored nothing); any other error leaves the outcome unknown.
-func (a *Appender) publishAtomic(ctx context.Context, msgs []*nats.Msg) (batchAck, error) {
-	nc := a.js.Conn()
-	id := nuid.Next()
-	last := len(msgs) - 1
-	for k, m := range msgs {
-		m.Header.Set(batchIDHeader, id)
-		m.Header.Set(batchSeqHeader, strconv.Itoa(k+1))
-		if k == last {
-			m.Header.Set(batchCommitHeader, "1")
-			break
-		}
-		m.Header.Del(batchCommitHeader) // it may have closed a refused batch
-		if err := nc.PublishMsg(m); err != nil {
-			return batchAck{}, fmt.Errorf("append batch of %d blocks: %w", len(msgs), err)
-		}
-	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, a.cfg.BatchTimeout)
-		defer cancel()
-	}
-	resp, err := nc.RequestMsgWithContext(ctx, msgs[last])
-	if err != nil {
-		return batchAck{}, fmt.Errorf("append batch of %d blocks: %w", len(msgs), err)
-	}
-	var ack batchAck
-	if err := json.Unmarshal(resp.Data, &ack); err != nil {
-		return batchAck{}, fmt.Errorf("append batch of %d blocks: unreadable acknowledgement %q: %w", len(msgs), resp.Data, err)
-	}
-	if ack.Error != nil {
-		return batchAck{}, fmt.Errorf("append batch of %d blocks: %w", len(msgs), &jetstream.APIError{
-			Code: ack.Error.Code, ErrorCode: jetstream.ErrorCode(ack.Error.ErrorCode), Description: ack.Error.Description,
-		})
-	}
-	if ack.Sequence == 0 || ack.BatchID != id {
-		return batchAck{}, fmt.Errorf("append batch of %d blocks: acknowledgement %q is not this batch's", len(msgs), resp.Data)
-	}
-	return ack, nil
 }

@@ -53,9 +53,9 @@ func TestAppendBatchChainsEverySessionInOneBatch(t *testing.T) {
 	js := setup(t)
 	ctx := t.Context()
 	names := chainNames(40)
-	a := ledger.NewAppender(js, ledger.AppenderConfig{AtomicBatch: 16})
+	a := ledger.NewAppender(js, ledger.AppenderConfig{AtomicMin: 2, AtomicBatch: 16})
 	// Some chains already have entries (loaded from the stream), most not.
-	pre := ledger.NewAppender(js, ledger.AppenderConfig{})
+	pre := ledger.NewAppender(js, ledger.AppenderConfig{AtomicMin: 2})
 	for _, c := range names[:10] {
 		if _, err := pre.Append(ctx, c, entries(c, 1, 2)); err != nil {
 			t.Fatal(err)
@@ -128,7 +128,7 @@ func TestAppendBatchSkipsChainedEvents(t *testing.T) {
 	js := setup(t)
 	ctx := t.Context()
 	names := chainNames(5)
-	a := ledger.NewAppender(js, ledger.AppenderConfig{})
+	a := ledger.NewAppender(js, ledger.AppenderConfig{AtomicMin: 2})
 	if _, err := a.AppendBatch(ctx, groups(names, 1, 3)); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestAppendBatchConflictIsIsolated(t *testing.T) {
 	js := setup(t)
 	ctx := t.Context()
 	names := chainNames(8)
-	a := ledger.NewAppender(js, ledger.AppenderConfig{})
+	a := ledger.NewAppender(js, ledger.AppenderConfig{AtomicMin: 2})
 	if _, err := a.AppendBatch(ctx, groups(names, 1, 1)); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestAppendBatchConflictIsIsolated(t *testing.T) {
 			t.Fatalf("ledger grew by %d messages, want 6 (refused batches store nothing)", got-before)
 		}
 	}
-	other := ledger.NewAppender(js, ledger.AppenderConfig{})
+	other := ledger.NewAppender(js, ledger.AppenderConfig{AtomicMin: 2})
 	if _, err := other.Append(ctx, names[5], entries(names[5], 2, 2)); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestAppendBatchLeavesWhatItCannotTake(t *testing.T) {
 	if _, err := js.Publish(ctx, subject.Ledger("unreadable"), []byte("not an entry")); err != nil {
 		t.Fatal(err)
 	}
-	a := ledger.NewAppender(js, ledger.AppenderConfig{MaxBlockBytes: 1500})
+	a := ledger.NewAppender(js, ledger.AppenderConfig{AtomicMin: 2, MaxBlockBytes: 1500})
 	gs := []ledger.Group{
 		{Chain: "big", Entries: entries("big", 1, 8)},
 		{Chain: "unreadable", Entries: entries("unreadable", 1, 1)},
@@ -271,7 +271,7 @@ func TestAppendBatchWithoutAllowAtomic(t *testing.T) {
 	if _, err := js.CreateStream(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	a := ledger.NewAppender(js, ledger.AppenderConfig{})
+	a := ledger.NewAppender(js, ledger.AppenderConfig{AtomicMin: 2})
 	names := chainNames(3)
 	res, err := a.AppendBatch(ctx, groups(names, 1, 1))
 	if err == nil || !strings.Contains(err.Error(), "atomic") {
@@ -297,7 +297,7 @@ func TestAbandonedBatchStoresNothing(t *testing.T) {
 	js := setup(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	names := chainNames(4)
-	a := ledger.NewAppender(js, ledger.AppenderConfig{})
+	a := ledger.NewAppender(js, ledger.AppenderConfig{AtomicMin: 2})
 	for _, c := range names {
 		a.Prime(c, 0, "", 0, slices.Values([]string(nil))) // known empty: nothing to read first
 	}
@@ -360,5 +360,39 @@ func BenchmarkManySessions(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N*len(names))/b.Elapsed().Seconds(), "entries/s")
 		})
+	}
+}
+
+// Fewer chains than AtomicMin (default stream.MinAtomicBatch) are left to
+// Append, untouched: on R1 file storage such a batch costs more than
+// publishing its blocks one by one.
+func TestAppendBatchLeavesSmallBatchesToAppend(t *testing.T) {
+	js := setup(t)
+	ctx := t.Context()
+	a := ledger.NewAppender(js, ledger.AppenderConfig{})
+	small := chainNames(stream.MinAtomicBatch - 1)
+	res, err := a.AppendBatch(ctx, groups(small, 1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Done || len(r.Entries) != 0 {
+			t.Fatalf("%s: %+v, want it left to Append", small[i], r)
+		}
+	}
+	if n := ledgerMsgs(t, js); n != 0 {
+		t.Fatalf("ledger holds %d messages after a batch below the minimum, want 0", n)
+	}
+	enough := chainNames(stream.MinAtomicBatch)
+	if res, err = a.AppendBatch(ctx, groups(enough, 1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !r.Done || len(r.Entries) != 2 {
+			t.Fatalf("%s: %+v, want both entries chained in the batch", enough[i], r)
+		}
+	}
+	if n := ledgerMsgs(t, js); n != uint64(stream.MinAtomicBatch) {
+		t.Fatalf("ledger holds %d messages, want one block per chain (%d)", n, stream.MinAtomicBatch)
 	}
 }
