@@ -170,7 +170,11 @@ func ClaimsConfig(o Options) jetstream.StreamConfig {
 	}
 }
 
-// AttestConfig is ATTEST: signed attestations, kept like the ledger.
+// AttestConfig is ATTEST: signed attestations, kept like the ledger (never
+// purged). Each attestation subject takes one message (writers expect last
+// subject sequence 0). Atomic batches are allowed: a verifier commits its
+// workers' attestations together, one fsync for all of them under
+// sync_interval always, each under its own compare-and-set.
 func AttestConfig(o Options) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        Attest,
@@ -185,6 +189,9 @@ func AttestConfig(o Options) jetstream.StreamConfig {
 		DenyDelete:  true,
 		DenyPurge:   true,
 		AllowDirect: true,
+		// Each attestation keeps its expected-last-subject-sequence 0 inside
+		// a batch (see LedgerConfig).
+		AllowAtomicPublish: true,
 	}
 }
 
@@ -311,16 +318,16 @@ func same(a, b jetstream.StreamConfig) bool {
 // CheckAppendOnly verifies the settings that make a stream append-only
 // evidence: deny delete and purge, no header feature that can remove, expire,
 // rewrite or schedule messages, not sealed, limits retention, no age limit.
+// Atomic batches (allow_atomic) are accepted: a batch only adds messages,
+// each under the same compare-and-set and message-id checks as a single
+// publish, stored all or none. Fast batches (allow_batched) are not.
 func CheckAppendOnly(c jetstream.StreamConfig) error { return checkEvidence(c, false) }
 
 // CheckLedger is CheckAppendOnly for LEDGER, whose archived entries the
-// rotator may purge (deny_purge may be false) and whose writers may commit
-// several chains' blocks in one atomic batch (allow_atomic may be true: a
-// batch only adds messages, each under the same checks as a single publish).
+// rotator may purge (deny_purge may be false).
 func CheckLedger(c jetstream.StreamConfig) error { return checkEvidence(c, true) }
 
-func checkEvidence(c jetstream.StreamConfig, ledger bool) error {
-	purgeable := ledger
+func checkEvidence(c jetstream.StreamConfig, purgeable bool) error {
 	var bad []string
 	if !c.DenyDelete {
 		bad = append(bad, "deny_delete is false")
@@ -336,9 +343,6 @@ func checkEvidence(c jetstream.StreamConfig, ledger bool) error {
 	}
 	if c.AllowMsgCounter {
 		bad = append(bad, "allow_msg_counter is true")
-	}
-	if c.AllowAtomicPublish && !ledger {
-		bad = append(bad, "allow_atomic is true")
 	}
 	if c.AllowBatchPublish {
 		bad = append(bad, "allow_batched is true")

@@ -83,32 +83,36 @@ func TestEnsureKeepsAnOlderLedgersDenyPurge(t *testing.T) {
 	}
 }
 
-// A ledger created before atomic batches were used gets allow_atomic (the
-// server can turn it on for an existing stream); the other evidence stream
-// may not have it.
-func TestEnsureEnablesAtomicBatchesOnAnOlderLedger(t *testing.T) {
+// A ledger and an ATTEST created before atomic batches were used get
+// allow_atomic (the server can turn it on for an existing stream), and the
+// evidence checks accept it; allow_batched (fast batches, no per-message
+// checks) stays refused.
+func TestEnsureEnablesAtomicBatchesOnOlderEvidenceStreams(t *testing.T) {
 	s := natstest.RunServer(t)
 	_, js := natstest.Connect(t, s.ClientURL())
 	ctx := t.Context()
-	cfg := stream.LedgerConfig(stream.DefaultOptions())
-	cfg.AllowAtomicPublish = false
-	if _, err := js.CreateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
+	for _, cfg := range []jetstream.StreamConfig{stream.LedgerConfig(stream.DefaultOptions()), stream.AttestConfig(stream.DefaultOptions())} {
+		cfg.AllowAtomicPublish = false
+		if _, err := js.CreateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := stream.Ensure(ctx, js, stream.DefaultOptions()); err != nil {
 		t.Fatalf("Ensure: %v", err)
 	}
-	l, _ := js.Stream(ctx, stream.Ledger)
-	if c := l.CachedInfo().Config; !c.AllowAtomicPublish {
-		t.Fatal("allow_atomic still off after Ensure")
-	}
-	if err := stream.CheckLedger(l.CachedInfo().Config); err != nil {
-		t.Fatalf("CheckLedger: %v", err)
-	}
-	c := stream.AttestConfig(stream.DefaultOptions())
-	c.AllowAtomicPublish = true
-	if err := stream.CheckAppendOnly(c); err == nil || !strings.Contains(err.Error(), "allow_atomic") {
-		t.Fatalf("CheckAppendOnly with allow_atomic: %v", err)
+	for name, check := range map[string]func(jetstream.StreamConfig) error{stream.Ledger: stream.CheckLedger, stream.Attest: stream.CheckAppendOnly} {
+		st, _ := js.Stream(ctx, name)
+		c := st.CachedInfo().Config
+		if !c.AllowAtomicPublish {
+			t.Fatalf("%s: allow_atomic still off after Ensure", name)
+		}
+		if err := check(c); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c.AllowBatchPublish = true
+		if err := check(c); err == nil || !strings.Contains(err.Error(), "allow_batched") {
+			t.Fatalf("%s with allow_batched: %v", name, err)
+		}
 	}
 }
 
@@ -230,46 +234,50 @@ func TestLedgerRefusesDeletesAndHeaderFeatures(t *testing.T) {
 		}
 	}
 	// Atomic batches are allowed on the ledger (ingest commits many
-	// sessions at once), but every message in one keeps its own
+	// sessions at once) and on ATTEST (a verifier commits its workers'
+	// attestations at once), but every message in one keeps its own
 	// compare-and-set: a batch with one stale expectation stores nothing.
-	batch := func(id string, expect ...string) error {
+	batch := func(subj func(int) string, expect ...string) error {
+		var msgs []*nats.Msg
 		for i, e := range expect {
-			m := nats.NewMsg(subject.Ledger(fmt.Sprintf("b%d", i)))
+			m := nats.NewMsg(subj(i))
 			m.Data = []byte(`{"n":1}`)
-			m.Header.Set("Nats-Batch-Id", id)
-			m.Header.Set("Nats-Batch-Sequence", fmt.Sprint(i+1))
 			m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, e)
-			if i == len(expect)-1 {
-				m.Header.Set("Nats-Batch-Commit", "1")
-				_, err := js.PublishMsg(ctx, m)
-				return err
-			}
-			if err := nc.PublishMsg(m); err != nil {
-				return err
-			}
+			msgs = append(msgs, m)
 		}
-		return nil
+		_, err := stream.PublishAtomic(ctx, nc, msgs, 5*time.Second)
+		return err
 	}
-	if err := batch("stale", "0", "7", "0"); err == nil || !strings.Contains(err.Error(), "wrong last sequence") {
+	ledgerSubj := func(i int) string { return subject.Ledger(fmt.Sprintf("b%d", i)) }
+	if err := batch(ledgerSubj, "0", "7", "0"); !stream.IsWrongLastSequence(err) {
 		t.Errorf("a batch with a stale compare-and-set: %v, want it refused", err)
 	}
 	info, _ := l.Info(ctx)
 	if info.State.Msgs != 1 {
 		t.Fatalf("ledger holds %d messages after refused operations, want 1", info.State.Msgs)
 	}
-	if err := batch("fresh", "0", "0", "0"); err != nil {
+	if err := batch(ledgerSubj, "0", "0", "0"); err != nil {
 		t.Fatalf("a consistent batch: %v", err)
 	}
 	if info, _ = l.Info(ctx); info.State.Msgs != 4 {
 		t.Fatalf("ledger holds %d messages after a batch of 3, want 4", info.State.Msgs)
 	}
-	// ATTEST takes no batches at all.
-	m := nats.NewMsg(subject.Attestation("s1", "x"))
-	m.Header.Set("Nats-Batch-Id", "a1")
-	m.Header.Set("Nats-Batch-Sequence", "1")
-	m.Header.Set("Nats-Batch-Commit", "1")
-	if _, err := js.PublishMsg(ctx, m); err == nil {
-		t.Error("an atomic batch was accepted by ATTEST")
+	// An attestation subject takes one message, in a batch as alone.
+	attSubj := func(i int) string { return subject.Attestation("s1", fmt.Sprintf("a%d", i)) }
+	if err := batch(attSubj, "0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := batch(func(i int) string { return attSubj(1 - i) }, "0", "0"); !stream.IsWrongLastSequence(err) {
+		t.Errorf("a batch writing an attestation subject again: %v, want it refused", err)
+	}
+	if info, _ = a.Info(ctx); info.State.Msgs != 1 {
+		t.Fatalf("ATTEST holds %d messages after a refused batch, want 1", info.State.Msgs)
+	}
+	if err := batch(func(i int) string { return attSubj(i + 1) }, "0", "0"); err != nil {
+		t.Fatalf("a consistent batch of attestations: %v", err)
+	}
+	if info, _ = a.Info(ctx); info.State.Msgs != 3 {
+		t.Fatalf("ATTEST holds %d messages after a batch of 2, want 3", info.State.Msgs)
 	}
 }
 
