@@ -8,6 +8,7 @@ package command
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -25,7 +26,9 @@ type Call struct {
 // Leading variable assignments are dropped. A line that does not parse is
 // split on white space as a fallback, so matching still works conservatively.
 func Parse(line string) []Call {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(line), "")
+	parsers.Put(p)
 	if err != nil {
 		return []Call{{Argv: strings.Fields(line)}}
 	}
@@ -48,6 +51,11 @@ func Parse(line string) []Call {
 	})
 	return calls
 }
+
+// parsers reuses shell parsers: a new one allocates several KiB of buffers,
+// most of the cost of parsing a short command line. A Parser may parse many
+// inputs, one at a time.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 // wordString returns the word with quotes removed when it is static.
 func wordString(w *syntax.Word) (string, bool) {

@@ -73,3 +73,12 @@ func FuzzParse(f *testing.F) {
 		_ = Program(line)
 	})
 }
+
+// BenchmarkParse: a short test command, the shape validators parse most.
+func BenchmarkParse(b *testing.B) {
+	for b.Loop() {
+		if c := Parse("cd web && CI=1 go test ./... -run TestStore"); len(c) != 2 {
+			b.Fatalf("%d calls", len(c))
+		}
+	}
+}
