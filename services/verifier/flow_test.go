@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/claimcheck/claimcheck/pkg/attest"
 	"github.com/claimcheck/claimcheck/pkg/chain"
@@ -33,7 +34,7 @@ import (
 // ingest writes them (same entry kinds, same chain), so the verifier sees
 // exactly what it sees in production.
 type flow struct {
-	t        *testing.T
+	t        testing.TB
 	url      string
 	nc       *nats.Conn
 	js       jetstream.JetStream
@@ -41,9 +42,11 @@ type flow struct {
 	registry *keyring.Registry
 	app      *ledger.Appender
 	gen      *id.Generator
+	// metrics, when set, receives the next verifier's metrics.
+	metrics *prometheus.Registry
 }
 
-func newFlow(t *testing.T) *flow {
+func newFlow(t testing.TB) *flow {
 	t.Helper()
 	srv := natstest.RunServer(t)
 	nc, js := natstest.Connect(t, srv.ClientURL())
@@ -69,7 +72,11 @@ func (f *flow) verifier(mutate func(*verifier.Config)) (stop func()) {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	svc, err := verifier.New(cfg, service.Settings{Conn: nc})
+	set := service.Settings{Conn: nc}
+	if f.metrics != nil {
+		set.Metrics = f.metrics
+	}
+	svc, err := verifier.New(cfg, set)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -443,7 +450,11 @@ func TestPolicyVersionsAreWriteOnce(t *testing.T) {
 	nc, _ := natstest.Connect(t, f.url)
 	cfg := verifier.DefaultConfig()
 	cfg.KeyDir, cfg.PolicyFile = f.keyDir, path
-	svc, err := verifier.New(cfg, service.Settings{Conn: nc})
+	set := service.Settings{Conn: nc}
+	if f.metrics != nil {
+		set.Metrics = f.metrics
+	}
+	svc, err := verifier.New(cfg, set)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -53,7 +54,9 @@ type Config struct {
 	KeyDir string `mapstructure:"key_dir"`
 	// ID names this verifier in verdicts (default host-pid).
 	ID string `mapstructure:"id"`
-	// Workers decide requests concurrently.
+	// Workers decide requests concurrently; their verdicts and attestations
+	// are committed together (group commit), so more workers also mean
+	// fewer fsyncs per attestation under load.
 	Workers int `mapstructure:"workers"`
 	// AckWait: a request not acknowledged within it goes to another verifier.
 	AckWait time.Duration `mapstructure:"ack_wait"`
@@ -70,7 +73,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{Workers: 4, AckWait: 30 * time.Second, MaxSessions: 1000, PurgeInterval: time.Second, Streams: stream.DefaultOptions()}
+	return Config{Workers: 128, AckWait: 30 * time.Second, MaxSessions: 1000, PurgeInterval: time.Second, Streams: stream.DefaultOptions()}
 }
 
 // Validate reports every problem.
@@ -117,6 +120,11 @@ type Service struct {
 	attestS  jetstream.Stream
 	m        *metrics
 	ready    service.Readiness
+
+	// Group commit of the workers' writes (see batcher).
+	verdictQ        *batcher[verdictAppend, appendResult]
+	attestQ         *batcher[*nats.Msg, attestResult]
+	attestAtomicOff atomic.Bool
 }
 
 // New checks the configuration, loads the policy and prepares the service.
@@ -156,6 +164,9 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	s := &Service{cfg: cfg, set: set, js: js, policy: p, keys: keyring.Dir{Path: cfg.KeyDir}, m: m}
 	s.appender = ledger.NewAppender(js, ledger.AppenderConfig{MaxChains: cfg.MaxSessions, Logger: set.Logger})
 	s.sessions = newSessionCache(ledger.NewReader(js, stream.Ledger), ledger.NewAnchors(js), cfg.MaxSessions)
+	observe := func(h prometheus.Observer) func(int) { return func(n int) { h.Observe(float64(n)) } }
+	s.verdictQ = newBatcher(cfg.Workers, s.commitVerdicts, observe(m.batch.WithLabelValues("verdicts")))
+	s.attestQ = newBatcher(cfg.Workers, s.commitAttestations, observe(m.batch.WithLabelValues("attestations")))
 	s.ready.NotReady("starting")
 	return s, nil
 }
@@ -238,6 +249,8 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { s.purgeLoop(runCtx, claims, cons) })
+	wg.Go(func() { s.verdictQ.run(runCtx) })
+	wg.Go(func() { s.attestQ.run(runCtx) })
 	for range s.cfg.Workers {
 		wg.Go(func() {
 			for {
@@ -388,7 +401,11 @@ func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 			// need not read it again.
 			n, h := view.head()
 			s.appender.Prime(w.SessionID, n, h, view.lastSeq, view.eventIDs)
-			res, err := s.appender.Append(ctx, w.SessionID, []*schemas.Entry{vEntry})
+			r, err := s.verdictQ.do(ctx, verdictAppend{chain: w.SessionID, entry: vEntry})
+			if err == nil {
+				err = r.err
+			}
+			res := r.res
 			s.m.conflicts.Add(float64(res.Conflicts))
 			if err != nil {
 				return fmt.Errorf("record verdict: %w", err)
@@ -492,14 +509,16 @@ func (s *Service) attest(ctx context.Context, v *schemas.Verdict, entry *schemas
 	msg.Data = env
 	msg.Header.Set(jetstream.MsgIDHeader, v.AttestationID)
 	msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
-	if _, err := s.js.PublishMsg(ctx, msg); err != nil {
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
-			return nil // another verifier wrote it first
-		}
-		return fmt.Errorf("store attestation: %w", err)
+	r, err := s.attestQ.do(ctx, msg)
+	if err == nil {
+		err = r.err
 	}
-	s.m.attestations.Inc()
+	if err != nil {
+		return err
+	}
+	if r.written {
+		s.m.attestations.Inc()
+	}
 	return nil
 }
 
@@ -511,6 +530,8 @@ type metrics struct {
 	reused       prometheus.Counter
 	purged       prometheus.Counter
 	conflicts    prometheus.Counter
+	appends      *prometheus.CounterVec
+	batch        *prometheus.HistogramVec
 	latency      prometheus.Histogram
 }
 
@@ -523,9 +544,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		reused:       prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_verdicts_reused_total", Help: "Requests answered with a verdict already in the ledger (a redelivery after it was recorded)."}),
 		purged:       prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_claims_purged_total", Help: "Answered requests removed from CLAIMS."}),
 		conflicts:    prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_append_conflicts_total", Help: "Verdict appends whose compare-and-set failed because another writer had moved the session's head (retried after reading it)."}),
+		appends:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_verifier_verdict_appends_total", Help: "Verdicts chained, by path: atomic (in a batch with other sessions' verdicts) or single."}, []string{"path"}),
+		batch:        prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "claimcheck_verifier_commit_batch_size", Help: "Writes gathered into one commit (group commit of the workers' verdicts and attestations).", Buckets: prometheus.ExponentialBuckets(1, 2, 9)}, []string{"kind"}),
 		latency:      prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_verifier_request_seconds", Help: "Time to decide, record and answer one request.", Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10)}),
 	}
-	for _, c := range []prometheus.Collector{m.verdicts, m.attestations, m.dropped, m.redelivered, m.reused, m.purged, m.conflicts, m.latency} {
+	for _, c := range []prometheus.Collector{m.verdicts, m.attestations, m.dropped, m.redelivered, m.reused, m.purged, m.conflicts, m.appends, m.batch, m.latency} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
