@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
@@ -231,4 +233,27 @@ func SilentServer(tb testing.TB) string {
 		}
 	})
 	return l.Addr().String()
+}
+
+// ProfileFromEnv starts a CPU profile into the file named by CC_PROF, if
+// set, and returns the function that stops it (a no-op otherwise). The
+// benchmarks call it around the part worth profiling (a drain, not its
+// setup).
+func ProfileFromEnv(tb testing.TB) (stop func()) {
+	tb.Helper()
+	p := os.Getenv("CC_PROF")
+	if p == "" {
+		return func() {}
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		tb.Fatalf("CC_PROF: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		tb.Fatalf("CC_PROF: %v", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}
 }

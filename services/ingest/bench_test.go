@@ -3,8 +3,6 @@ package ingest_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -56,11 +54,7 @@ func BenchmarkDrain(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			b.ResetTimer()
-			if p := os.Getenv("CC_PROF"); p != "" {
-				f, _ := os.Create(p)
-				_ = pprof.StartCPUProfile(f)
-				defer pprof.StopCPUProfile()
-			}
+			defer natstest.ProfileFromEnv(b)()
 			start := time.Now()
 			go func() { done <- svc.Run(ctx) }()
 			waitDrained(b, js, cfg.Streams.Partitions)

@@ -2,11 +2,10 @@ package verifier_test
 
 import (
 	"fmt"
-	"os"
-	"runtime/pprof"
 	"testing"
 	"time"
 
+	"github.com/claimcheck/claimcheck/pkg/natstest"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/services/verifier"
 )
@@ -18,7 +17,7 @@ import (
 // Workers: the verifier's workers (group commit gathers up to that many
 // verdicts and attestations per commit). CC_PROF=file profiles the drain.
 func BenchmarkPreQueued(b *testing.B) {
-	for _, workers := range []int{4, 64} {
+	for _, workers := range []int{4, 128} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			f := newFlow(b)
 			for i := range b.N {
@@ -31,14 +30,7 @@ func BenchmarkPreQueued(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if p := os.Getenv("CC_PROF"); p != "" {
-				pf, err := os.Create(p)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_ = pprof.StartCPUProfile(pf)
-				defer pprof.StopCPUProfile()
-			}
+			defer natstest.ProfileFromEnv(b)()
 			b.ResetTimer()
 			f.verifier(func(c *verifier.Config) { c.Workers = workers })
 			deadline := time.Now().Add(5 * time.Minute)
