@@ -42,8 +42,10 @@ type BatchResult struct {
 //
 // The server refuses a batch as a whole when one chain's head moved (another
 // writer appended) or one block repeats a message id; nothing of it is
-// stored, and AppendBatch tries each half again, so a conflict costs a few
-// more commits and leaves its chain (with at most two others) to Append.
+// stored, and AppendBatch tries each half again while the halves are not
+// below AtomicMin (stream.AtomicBatches), so a conflict costs a few more
+// commits and leaves its chain, with fewer than 2·AtomicMin neighbours, to
+// Append.
 // A group whose block no batch took (that conflict, a block above
 // MaxBlockBytes, a chain that cannot be loaded, the stream without
 // allow_atomic, an unknown outcome) is returned with Done false and nothing
