@@ -128,17 +128,21 @@ func (s *Service) commitVerdicts(ctx context.Context, items []verdictAppend) []a
 	for k, r := range res {
 		if r.Done {
 			out[at[k]] = appendResult{res: r.Appended}
-			s.m.appends.WithLabelValues("atomic").Inc()
+			if len(r.Entries) > 0 {
+				s.m.appends.WithLabelValues("atomic").Inc()
+			}
 		} else {
 			rest = append(rest, at[k])
 		}
 	}
 	var wg sync.WaitGroup
 	for _, i := range rest {
-		s.m.appends.WithLabelValues("single").Inc()
 		wg.Go(func() {
 			r, err := s.appender.Append(ctx, items[i].chain, []*schemas.Entry{items[i].entry})
 			out[i] = appendResult{res: r, err: err}
+			if err == nil && len(r.Entries) > 0 {
+				s.m.appends.WithLabelValues("single").Inc()
+			}
 		})
 	}
 	wg.Wait()
