@@ -392,9 +392,12 @@ func TestIngestDerivesContractsAndForwardsClaims(t *testing.T) {
 // gatekeeper do): every session's chain verifies and holds each event once,
 // in order, with the other writer's entries interleaved, never forked.
 func TestIngestCommitsManySessionsInAtomicBatches(t *testing.T) {
-	const sessions, per = 60, 4
+	// Enough sessions that each of the two partitions' batches can be
+	// halved around the racing writer's sessions (the first names) and
+	// still leave halves of at least stream.MinAtomicBatch.
+	const sessions, per = 160, 4
 	want := map[string][]string{}
-	name := func(i int) string { return fmt.Sprintf("many-%02d", i) }
+	name := func(i int) string { return fmt.Sprintf("many-%03d", i) }
 	h := startAfter(t, nil, func(h *harness) {
 		for k := range per {
 			for i := range sessions {
