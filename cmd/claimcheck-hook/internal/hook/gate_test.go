@@ -1,7 +1,10 @@
 package hook
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -387,4 +390,99 @@ func maps(m map[string]string, kv ...string) map[string]string {
 		out[kv[i]] = kv[i+1]
 	}
 	return out
+}
+
+// cutProxy forwards TCP connections to target; on the first connection it
+// drops both sides as soon as the client sends bytes containing cut,
+// without forwarding them. Later connections pass untouched.
+type cutProxy struct {
+	l     net.Listener
+	mu    sync.Mutex
+	conns int
+	cuts  int
+}
+
+func startCutProxy(t *testing.T, target, cut string) *cutProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{l: l}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			p.conns++
+			first := p.conns == 1
+			p.mu.Unlock()
+			go p.serve(c, target, cut, first)
+		}
+	}()
+	return p
+}
+
+func (p *cutProxy) serve(c net.Conn, target, cut string, first bool) {
+	defer func() { _ = c.Close() }()
+	s, err := net.Dial("tcp", target)
+	if err != nil {
+		return
+	}
+	defer func() { _ = s.Close() }()
+	go func() { _, _ = io.Copy(c, s) }()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			if first && bytes.Contains(buf[:n], []byte(cut)) {
+				p.mu.Lock()
+				p.cuts++
+				p.mu.Unlock()
+				return // both sides closed, the chunk never forwarded
+			}
+			if _, werr := s.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// The decision record goes out on the connection kept from the event and
+// the gate request; when that connection dies under the record's publish,
+// the hook publishes it again on a new connection instead of spooling it.
+func TestKeptConnectionLostUnderTheRecordIsReplaced(t *testing.T) {
+	f, g := gateSetup(t)
+	target := strings.TrimPrefix(f.env["CLAIMCHECK_NATS_URL"], "nats://")
+	p := startCutProxy(t, target, `"`+schemas.GateDecisionEvent+`"`)
+	f.env["CLAIMCHECK_NATS_URL"] = "nats://" + p.l.Addr().String()
+	g.set(func(_ schemas.GateRequest, d *schemas.GateDecision) []byte {
+		d.Decision, d.Reason = schemas.GateDeny, "recursive rm of /"
+		return nil
+	})
+	r := runHook(t, f.env, hookJSON("sess-cut", "PreToolUse", preToolPayload))
+	if r.code != 0 || !strings.Contains(r.stdout, `"permissionDecisionReason":"recursive rm of /"`) {
+		t.Fatalf("%+v", r)
+	}
+	p.mu.Lock()
+	conns, cuts := p.conns, p.cuts
+	p.mu.Unlock()
+	if cuts != 1 || conns != 2 {
+		t.Fatalf("proxy saw %d connections and cut %d, want the first cut under the record and one more", conns, cuts)
+	}
+	if len(g.requests) != 1 {
+		t.Fatalf("%d gate requests, want 1", len(g.requests))
+	}
+	if recs := f.decisions(t); len(recs) != 1 || recs[0].Decision.Decision != schemas.GateDeny || recs[0].Signed == nil {
+		t.Fatalf("decision records in INTAKE: %+v, want the gatekeeper's deny", recs)
+	}
+	if entries, _ := (&spool{dir: filepath.Join(f.dir, "state", "spool")}).list(); len(entries) != 0 {
+		t.Fatalf("%d spooled, want none", len(entries))
+	}
 }
