@@ -30,7 +30,7 @@ func entries(chainName string, from, to int) []*schemas.Entry {
 	return out
 }
 
-func setup(t *testing.T) jetstream.JetStream {
+func setup(t testing.TB) jetstream.JetStream {
 	s := natstest.RunServer(t)
 	_, js := natstest.Connect(t, s.ClientURL())
 	natstest.Bootstrap(t, js, nil)
