@@ -260,11 +260,7 @@ func (r *Reader) walkChain(ctx context.Context, subject, chain string, afterSeq 
 		return fmt.Errorf("read %s: %w", chain, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.timeout())
-		defer cancel()
-	}
+	_, deadline := ctx.Deadline()
 	api := r.apiPrefix() + "DIRECT.GET." + r.stream
 	for seq := afterSeq + 1; ; {
 		req, err := json.Marshal(directGet{Seq: seq, NextFor: subject, Batch: walkBatch, MaxBytes: walkBatchBytes})
@@ -274,7 +270,12 @@ func (r *Reader) walkChain(ctx context.Context, subject, chain string, afterSeq 
 		if err := nc.PublishRequest(api, inbox, req); err != nil {
 			return fmt.Errorf("read %s after seq %d: %w", chain, seq-1, err)
 		}
-		more, err := readBatch(ctx, ch, chain, &seq, fn)
+		rctx, cancel := ctx, context.CancelFunc(func() {})
+		if !deadline { // bound each request, not the whole (maybe long) walk
+			rctx, cancel = context.WithTimeout(ctx, r.timeout())
+		}
+		more, err := readBatch(rctx, ch, chain, &seq, fn)
+		cancel()
 		if err != nil || !more {
 			return err
 		}
@@ -330,7 +331,8 @@ func (r *Reader) apiPrefix() string {
 	return jetstream.DefaultAPIPrefix
 }
 
-// timeout bounds a read whose context has no deadline.
+// timeout bounds one read request when the caller's context has no
+// deadline.
 func (r *Reader) timeout() time.Duration {
 	if t := r.js.Options().DefaultTimeout; t > 0 {
 		return t
