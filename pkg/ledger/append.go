@@ -47,8 +47,9 @@ type AppenderConfig struct {
 	// nothing and leaves every group to Append).
 	AtomicBatch int
 	// AtomicMin is the fewest chains AppendBatch commits in one atomic batch
-	// (default stream.MinAtomicBatch; smaller batches cost more than they
-	// save on R1 file storage); fewer are left to Append.
+	// (default stream.MinAtomicBatch, right for R1: smaller batches cost more
+	// than they save on R1 file storage; stream.MinAtomicBatchFor gives the
+	// value for replicated streams); fewer are left to Append.
 	AtomicMin int
 	// BatchTimeout bounds the wait for an atomic batch's acknowledgement
 	// when the caller's context has no deadline (default 10s).

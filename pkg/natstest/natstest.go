@@ -140,7 +140,39 @@ func RunCluster(tb testing.TB, n int) []*embedded.Server {
 	for _, s := range servers {
 		tb.Cleanup(s.Shutdown)
 	}
+	// A JetStream API request sent before the cluster has a meta leader
+	// gets no answer at all (the caller waits out its deadline), so wait
+	// until every server answers one.
+	for _, s := range servers {
+		waitJetStream(tb, s.ClientURL(), time.Minute)
+	}
 	return servers
+}
+
+// waitJetStream polls url with account info requests until one is answered.
+func waitJetStream(tb testing.TB, url string, timeout time.Duration) {
+	tb.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		tb.Fatalf("connect %s: %v", url, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := js.AccountInfo(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("JetStream at %s not answering after %s: %v", url, timeout, err)
+		}
+	}
 }
 
 // FreePort returns a TCP port that was free a moment ago.

@@ -101,3 +101,11 @@ func TestAtomicBatchesLeaveSmallRuns(t *testing.T) {
 		t.Fatalf("ATTEST holds %d messages, want 0", info.State.Msgs)
 	}
 }
+
+func TestMinAtomicBatchFor(t *testing.T) {
+	for replicas, want := range map[int]int{0: stream.MinAtomicBatch, 1: stream.MinAtomicBatch, 3: 2, 5: 2} {
+		if got := stream.MinAtomicBatchFor(replicas); got != want {
+			t.Errorf("MinAtomicBatchFor(%d) = %d, want %d", replicas, got, want)
+		}
+	}
+}

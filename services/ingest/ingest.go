@@ -187,6 +187,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	}
 	s.appender = ledger.NewAppender(js, ledger.AppenderConfig{
 		AtomicBatch:   atomicBatch,
+		AtomicMin:     stream.MinAtomicBatchFor(cfg.Streams.Replicas),
 		MaxBlockBytes: cfg.MaxBlockBytes,
 		MaxChains:     cfg.MaxChains,
 		Logger:        set.Logger,

@@ -105,7 +105,7 @@ type appendResult struct {
 // commitVerdicts chains verdicts of several sessions: as many as one atomic
 // batch takes (each session's block under its own compare-and-set), the
 // rest (a session's head moved, a second verdict for one session in this
-// batch, fewer than stream.MinAtomicBatch) one session at a time,
+// batch, fewer than stream.MinAtomicBatchFor the replicas) one session at a time,
 // concurrently.
 func (s *Service) commitVerdicts(ctx context.Context, items []verdictAppend) []appendResult {
 	out := make([]appendResult, len(items))
@@ -157,18 +157,19 @@ type attestResult struct {
 // commitAttestations stores attestations in ATTEST: as many as one atomic
 // batch takes, each with expected last subject sequence 0, so an
 // attestation is still written once; what a batch did not store (another
-// verifier wrote one of them first, fewer than stream.MinAtomicBatch, a
+// verifier wrote one of them first, fewer than stream.MinAtomicBatchFor, a
 // stream without allow_atomic) one at a time, concurrently. An unknown outcome fails the items (their
 // requests come back and look the attestation up first).
 func (s *Service) commitAttestations(ctx context.Context, msgs []*nats.Msg) []attestResult {
 	out := make([]attestResult, len(msgs))
 	var single []int
-	if len(msgs) < stream.MinAtomicBatch || s.attestAtomicOff.Load() {
+	minBatch := stream.MinAtomicBatchFor(s.cfg.Streams.Replicas)
+	if len(msgs) < minBatch || s.attestAtomicOff.Load() {
 		for i := range msgs {
 			single = append(single, i)
 		}
 	} else {
-		stream.AtomicBatches(ctx, s.set.Conn, msgs, stream.MinAtomicBatch, stream.MaxAtomicBatch, 10*time.Second,
+		stream.AtomicBatches(ctx, s.set.Conn, msgs, minBatch, stream.MaxAtomicBatch, 10*time.Second,
 			func(idx []int, _ stream.AtomicAck) {
 				for _, i := range idx {
 					out[i].written = true

@@ -162,7 +162,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{cfg: cfg, set: set, js: js, policy: p, keys: keyring.Dir{Path: cfg.KeyDir}, m: m}
-	s.appender = ledger.NewAppender(js, ledger.AppenderConfig{MaxChains: cfg.MaxSessions, Logger: set.Logger})
+	s.appender = ledger.NewAppender(js, ledger.AppenderConfig{MaxChains: cfg.MaxSessions, Logger: set.Logger, AtomicMin: stream.MinAtomicBatchFor(cfg.Streams.Replicas)})
 	s.sessions = newSessionCache(ledger.NewReader(js, stream.Ledger), ledger.NewAnchors(js), cfg.MaxSessions)
 	observe := func(h prometheus.Observer) func(int) { return func(n int) { h.Observe(float64(n)) } }
 	s.verdictQ = newBatcher(cfg.Workers, s.commitVerdicts, observe(m.batch.WithLabelValues("verdicts")))
