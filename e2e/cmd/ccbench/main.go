@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -68,6 +69,10 @@ type options struct {
 	gateRuns     int
 	// archive
 	archiveEntries int
+	// profiling
+	cpuProfile string
+	// ingest
+	ingestWorkloads string
 }
 
 func run() error {
@@ -82,7 +87,22 @@ func run() error {
 	flag.IntVar(&o.gateRequests, "gate-requests", 5000, "gate requests per latency row (at 1000/s)")
 	flag.IntVar(&o.gateRuns, "gate-runs", 200, "hook executions per contender in the gate end-to-end table")
 	flag.IntVar(&o.archiveEntries, "archive-entries", 80000, "ledger entries in the archive table")
+	flag.StringVar(&o.ingestWorkloads, "ingest-workloads", "", "ingest: run only the workloads whose name contains one of these comma-separated words (default: all)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the in-process NATS servers, ingest and load generators) to this file")
 	flag.Parse()
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}()
+	}
 	if o.quick {
 		o.hookRuns, o.events = 100, 12000
 	}
@@ -276,7 +296,7 @@ func ingestBench(o options, tmp string) error {
 			return err
 		}
 		for _, sc := range scenarios {
-			if sc.r1Only && replicas != 1 {
+			if sc.r1Only && replicas != 1 || !o.wantsWorkload(sc.name) {
 				continue
 			}
 			payloads := sc.payloads(o.events, sc.sessions)
@@ -600,4 +620,17 @@ func startLocalJS(ctx context.Context, storeDir string, jsOpts ...jetstream.JetS
 func (l *localJS) close() {
 	l.nc.Close()
 	l.srv.Shutdown()
+}
+
+// wantsWorkload reports whether -ingest-workloads selects the named workload.
+func (o options) wantsWorkload(name string) bool {
+	if o.ingestWorkloads == "" {
+		return true
+	}
+	for w := range strings.SplitSeq(o.ingestWorkloads, ",") {
+		if w = strings.TrimSpace(w); w != "" && strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
