@@ -5,6 +5,7 @@ package scrub
 // text through the generic-api-key expression.
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -41,19 +42,32 @@ func BenchmarkScrub(b *testing.B) {
 }
 
 // BenchmarkScrubToolOutput: a 4 KB tool output, plain and with one common
-// keyword of generic-api-key in it.
+// keyword of generic-api-key in it; a 4 KB verbose curl output (its
+// keyword "curl" wakes curl-auth-header and curl-auth-user, which run
+// only when the text holds what they require: "ungated" runs them on
+// every text that holds "curl", as gitleaks does).
 func BenchmarkScrubToolOutput(b *testing.B) {
 	s, err := New()
 	if err != nil {
 		b.Fatal(err)
 	}
+	ungated := *s
+	ungated.gated = slices.Clone(s.gated)
+	for i := range ungated.gated {
+		ungated.gated[i].req = nil // a requirement of no clauses always holds
+	}
 	out := strings.Repeat(`ok  \tgithub.com/acme/app/internal/store\t0.412s\n`, 80)
-	for _, c := range []struct{ name, text string }{{"plain", out}, {"with-keyword", out + `refreshed the session token\n`}} {
+	curl := `*   Trying 93.184.215.14:443...\n> GET /v1/builds HTTP/1.1\n> User-Agent: curl/8.5.0\n< HTTP/1.1 200 OK\n` +
+		strings.Repeat(`  {\"id\": 4821, \"name\": \"build-4821\", \"status\": \"passed\"},\n`, 56)
+	for _, c := range []struct {
+		name, text string
+		s          *Scrubber
+	}{{"plain", out, s}, {"with-keyword", out + `refreshed the session token\n`, s}, {"curl", curl, s}, {"curl-ungated", curl, &ungated}} {
 		p := []byte(`{"tool_response":{"stdout":"` + c.text + `"}}`)
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(p)))
 			for b.Loop() {
-				if _, _, err := s.JSON(p); err != nil {
+				if _, _, err := c.s.JSON(p); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -4,6 +4,11 @@
 // the inline "gitleaks:allow" escape hatch is disabled, since the text being
 // scanned is written by the agent under audit.
 //
+// The rules scan a JSON document's View (its text with string escapes
+// decoded, so a tool's output reads as the tool printed it); the few rules
+// that repeat any character without bound run only on texts holding what
+// their expression requires (required.go).
+//
 // Redaction works on the JSON text as received: every string (or number)
 // token that contains a detected secret is rewritten with the secret replaced
 // by a marker; every other byte is left exactly as it was, so the stored
@@ -13,8 +18,11 @@ package scrub
 import (
 	"bytes"
 	"fmt"
+	"regexp/syntax"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
@@ -26,9 +34,11 @@ import (
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
-// RuleSet names the rule set and its version; it goes into every entry's
+// RuleSet names the rule set, its version and what it scans ("view": the
+// JSON text with its string escapes decoded, see View; entries written
+// before had the raw JSON text scanned); it goes into every entry's
 // bundle so a reader knows what scrubbing was applied.
-const RuleSet = "gitleaks-v8.30.1"
+const RuleSet = "gitleaks-v8.30.1+view"
 
 // Scrubber finds and redacts secrets. It is safe for concurrent use.
 type Scrubber struct {
@@ -37,6 +47,16 @@ type Scrubber struct {
 	// keywords (see windows).
 	generic *detect.Detector
 	trie    *ahocorasick.Trie // its keywords, lower case
+	// gated are the rules that repeat any character without bound, each
+	// run only on texts that hold what its expression requires (see
+	// spansLines and required).
+	gated []gatedRule
+}
+
+type gatedRule struct {
+	id  string
+	req requirement
+	d   *detect.Detector
 }
 
 // genericRule is gitleaks' generic-api-key. Its expression requires one of
@@ -61,8 +81,14 @@ func New() (*Scrubber, error) {
 	}
 	rest, only := d.Config, d.Config
 	rest.Rules, rest.Keywords, rest.OrderedRules = map[string]config.Rule{}, map[string]struct{}{}, nil
-	for id, r := range d.Config.Rules {
+	var gated []gatedRule
+	for _, id := range d.Config.OrderedRules {
+		r := d.Config.Rules[id]
 		if id == genericRule {
+			continue
+		}
+		if g, ok := gate(d.Config, id, r); ok {
+			gated = append(gated, g)
 			continue
 		}
 		rest.Rules[id] = r
@@ -77,29 +103,51 @@ func New() (*Scrubber, error) {
 		only.Keywords[strings.ToLower(k)] = struct{}{}
 		kws = append(kws, strings.ToLower(k))
 	}
-	sc := &Scrubber{d: detect.NewDetector(rest), generic: detect.NewDetector(only), trie: ahocorasick.NewTrieBuilder().AddStrings(kws).Build()}
+	sc := &Scrubber{d: detect.NewDetector(rest), generic: detect.NewDetector(only), trie: ahocorasick.NewTrieBuilder().AddStrings(kws).Build(), gated: gated}
 	for _, x := range []*detect.Detector{sc.d, sc.generic} {
 		x.IgnoreGitleaksAllow, x.MaxDecodeDepth = true, 0
 	}
 	return sc, nil
 }
 
+// gate makes rule id a gated rule when its expression repeats any
+// character without bound and requires some text. Over a one-line JSON
+// text such a rule costs a scan to the end of the text from every place
+// its start matches (curl-auth-header and curl-auth-user, whose keyword
+// "curl" is in every curl command and its verbose output, cost more than
+// the other 220 rules together on a curl output: ~200 µs each for 4 KB);
+// most texts lack what they require (" -h" or " --header", then
+// "authorization:" or "token:" ...), and a plain substring search says so.
+func gate(c config.Config, id string, r config.Rule) (gatedRule, bool) {
+	if r.Regex == nil {
+		return gatedRule{}, false
+	}
+	re, err := syntax.Parse(r.Regex.String(), syntax.Perl)
+	if err != nil || !spansLines(re) {
+		return gatedRule{}, false
+	}
+	req := required(re)
+	if len(req) == 0 {
+		return gatedRule{}, false
+	}
+	c.Rules, c.OrderedRules, c.Keywords = map[string]config.Rule{id: r}, []string{id}, map[string]struct{}{}
+	for _, k := range r.Keywords {
+		c.Keywords[strings.ToLower(k)] = struct{}{}
+	}
+	d := detect.NewDetector(c)
+	d.IgnoreGitleaksAllow, d.MaxDecodeDepth = true, 0
+	return gatedRule{id: id, req: req, d: d}, true
+}
+
 // windows returns the parts of text generic-api-key can match in: around
 // each keyword, from 56 bytes before it (the rule allows 50) to 40 bytes
 // after it (separators and quotes; the rule allows 31), extended over the
 // value's characters and 3 more (its terminator, possibly \n), merged
-// where they overlap. ok is false when text is not ASCII: Unicode case
-// folding (the Kelvin sign folds to k) could hide a keyword from this
-// search, so the caller scans the whole text.
-func (s *Scrubber) windows(text string) (out []string, ok bool) {
-	for i := 0; i < len(text); i++ {
-		if text[i] >= utf8.RuneSelf {
-			return nil, false
-		}
-	}
+// where they overlap. text must be ASCII and lower its lower case.
+func (s *Scrubber) windows(text, lower string) (out []string) {
 	type span struct{ a, b int }
 	var spans []span
-	for _, m := range s.trie.MatchString(asciiLower(text)) {
+	for _, m := range s.trie.MatchString(lower) {
 		p, n := int(m.Pos()), len(m.Match())
 		a, b := max(0, p-56), min(len(text), p+n+40)
 		for b < len(text) && isValueByte(text[b]) {
@@ -109,7 +157,7 @@ func (s *Scrubber) windows(text string) (out []string, ok bool) {
 		spans = append(spans, span{a, b})
 	}
 	if len(spans) == 0 {
-		return nil, true
+		return nil
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].a < spans[j].a })
 	cur := spans[0]
@@ -121,7 +169,7 @@ func (s *Scrubber) windows(text string) (out []string, ok bool) {
 		out = append(out, text[cur.a:cur.b])
 		cur = sp
 	}
-	return append(out, text[cur.a:cur.b]), true
+	return append(out, text[cur.a:cur.b])
 }
 
 // asciiLower lowers ASCII text (the caller checked it is ASCII, so the
@@ -144,10 +192,24 @@ type finding struct{ rule, secret string }
 func (s *Scrubber) find(text string) []finding {
 	seen := map[string]bool{}
 	var out []finding
+	// Keyword windows and requirements are searched in lower case; when
+	// text is not ASCII, Unicode case folding (the Kelvin sign folds to k)
+	// could hide a keyword from such a search, so every rule scans the
+	// whole text.
+	ascii := isASCII(text)
+	lower := ""
+	if ascii {
+		lower = asciiLower(text)
+	}
 	found := s.d.DetectString(text)
+	for _, g := range s.gated {
+		if !ascii || g.req.holds(lower) {
+			found = append(found, g.d.DetectString(text)...)
+		}
+	}
 	if s.generic != nil {
-		if ws, ok := s.windows(text); ok {
-			for _, w := range ws {
+		if ascii {
+			for _, w := range s.windows(text, lower) {
 				found = append(found, s.generic.DetectString(w)...)
 			}
 		} else {
@@ -174,19 +236,18 @@ func (s *Scrubber) find(text string) []finding {
 // one Redaction per distinct secret removed. raw must be valid JSON (the
 // caller has checked it); an error means it was not.
 func (s *Scrubber) JSON(raw []byte) ([]byte, []schemas.Redaction, error) {
-	found := s.find(string(raw))
+	found := s.find(View(raw))
 	if len(found) == 0 {
 		return raw, nil, nil
 	}
-	// Secrets as the detector saw them (JSON text) and as they read once the
-	// string is decoded (escapes such as \/ or \u0041 resolved).
+	// Secrets as the detector saw them: decoded, as string values read.
 	type target struct {
-		rule, raw, decoded string
-		used               bool
+		rule, decoded string
+		used          bool
 	}
 	targets := make([]*target, len(found))
 	for i, f := range found {
-		targets[i] = &target{rule: f.rule, raw: f.secret, decoded: unescapeFragment(f.secret)}
+		targets[i] = &target{rule: f.rule, decoded: f.secret}
 	}
 	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true))
 	var out bytes.Buffer
@@ -224,11 +285,9 @@ func (s *Scrubber) JSON(raw []byte) ([]byte, []schemas.Redaction, error) {
 		}
 		replaced := val
 		for _, t := range targets {
-			for _, sec := range []string{t.decoded, t.raw} {
-				if sec != "" && strings.Contains(replaced, sec) {
-					replaced = strings.ReplaceAll(replaced, sec, Marker(t.rule))
-					t.used = true
-				}
+			if strings.Contains(replaced, t.decoded) {
+				replaced = strings.ReplaceAll(replaced, t.decoded, Marker(t.rule))
+				t.used = true
 			}
 		}
 		if replaced == val {
@@ -260,6 +319,23 @@ func (s *Scrubber) JSON(raw []byte) ([]byte, []schemas.Redaction, error) {
 	return out.Bytes(), reds, nil
 }
 
+// View is the text the rules scan for a JSON document: the document with
+// every string escape decoded in place ("line1\nAKIA…" becomes two lines,
+// \"sk_live_…\" a quoted value). A backslash occurs in JSON text only
+// inside strings, so decoding every escape of the whole text decodes the
+// strings and leaves the structure ({"api_key": "…"} still reads as a
+// key and its value). gitleaks' rules are written for such text: over the
+// raw JSON text, a secret at the start of an output line follows the
+// letter n of its \n escape, so \b(AKIA…) never matches there, and one
+// in escaped quotes is followed by a backslash that no rule's terminator
+// ([\x60'"\s;]) accepts.
+func View(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw)
+	}
+	return unescapeFragment(string(raw))
+}
+
 // Text scrubs free text (an excerpt of an input that is not JSON). Invalid
 // UTF-8 is replaced first, so the result can be stored in a JSON string.
 func (s *Scrubber) Text(text string) (string, []schemas.Redaction) {
@@ -281,9 +357,18 @@ func unescapeFragment(s string) string {
 		return s
 	}
 	var b strings.Builder
+	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {
+		if j := strings.IndexByte(s[i:], '\\'); j != 0 {
+			if j < 0 {
+				j = len(s) - i
+			}
+			b.WriteString(s[i : i+j]) // the run up to the next escape
+			i += j - 1
+			continue
+		}
 		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
+		if i+1 >= len(s) {
 			b.WriteByte(c)
 			continue
 		}
@@ -321,6 +406,16 @@ func unescapeFragment(s string) string {
 						r |= h - 'A' + 10
 					default:
 						ok = false
+					}
+				}
+				if ok && utf16.IsSurrogate(r) && i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+					// A surrogate pair: \ud83d\ude00 is one character.
+					if lo, err := strconv.ParseUint(s[i+8:i+12], 16, 16); err == nil {
+						if p := utf16.DecodeRune(r, rune(lo)); p != utf8.RuneError {
+							b.WriteRune(p)
+							i += 11
+							continue
+						}
 					}
 				}
 				if ok && utf8.ValidRune(r) {

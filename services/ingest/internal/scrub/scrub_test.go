@@ -169,3 +169,48 @@ func FuzzJSON(f *testing.F) {
 		}
 	})
 }
+
+// Secrets beside JSON escapes: at the start of an output line (after \n),
+// after a tab, in escaped quotes, as a quoted value in JSON printed by a
+// tool, in a curl header. Over the raw JSON text most of these were
+// missed (the letter n of \n defeats \b, a backslash matches no rule's
+// terminator); the rules now scan View, the text with escapes decoded.
+func TestSecretsBesideEscapesAreRedacted(t *testing.T) {
+	s := newScrubber(t)
+	const stripeKey = "sk_live_x1V9rK3sQ7bT2mN8pL4wZ6cY0"
+	const generic = "Zk3pQ9vX2mL7nR4tW8yB1cF6"
+	cases := []struct{ name, stdout, secret string }{
+		{"aws key on its own line", "line1\n" + awsKey + "\nline3", awsKey},
+		{"aws key after a tab", "id\t" + awsKey + "\n", awsKey},
+		{"stripe key in quotes", `export STRIPE_KEY="` + stripeKey + `"` + "\n", stripeKey},
+		{"stripe key on its own line", "\n" + stripeKey + "\n", stripeKey},
+		{"api key in printed JSON", `{"api_key": "` + generic + `", "region": "eu"}`, generic},
+		{"bearer token in a curl header", `curl -s -H "Authorization: Bearer ` + generic + `" https://api.example.com/v1/builds`, generic},
+		{"user and password in curl -u", `curl -u "deploy:` + generic + `" https://example.com`, "deploy:" + generic},
+		{"slack token after an emoji", "done 😀\n" + slackTok + "\n", slackTok},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			raw := `{"session_id":"s1","tool_response":{"stdout":` + mustQuote(t, c.stdout) + `}}`
+			if c.name == "slack token after an emoji" {
+				raw = strings.Replace(raw, "😀", `\ud83d\ude00`, 1) // as an ASCII-only encoder writes it
+			}
+			out, reds, err := s.JSON([]byte(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(View(out), c.secret) {
+				t.Fatalf("secret survived scrubbing: %s", out)
+			}
+			if len(reds) == 0 {
+				t.Fatalf("no redaction recorded: %s", out)
+			}
+			if !jsontext.Value(out).IsValid() {
+				t.Fatalf("scrubbed output is not valid JSON: %s", out)
+			}
+			if !strings.Contains(string(out), "[REDACTED:") {
+				t.Fatalf("no marker in %s", out)
+			}
+		})
+	}
+}
