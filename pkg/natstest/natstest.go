@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -288,4 +289,24 @@ func ProfileFromEnv(tb testing.TB) (stop func()) {
 		pprof.StopCPUProfile()
 		_ = f.Close()
 	}
+}
+
+// SyncBuffer is an io.Writer safe for concurrent use, for the logs of a
+// service or command that a test reads while it runs.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -220,7 +220,10 @@ func (s *Service) Ready() error { return s.ready.Err() }
 // Run serves the gate until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
 	log := s.set.Logger
-	if err := stream.Ensure(ctx, s.js, s.cfg.Streams); err != nil {
+	if err := stream.EnsureRetry(ctx, s.js, s.cfg.Streams, log); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before JetStream was there
+		}
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	reg, err := keyring.OpenRegistry(ctx, s.js)

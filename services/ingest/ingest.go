@@ -207,7 +207,10 @@ func ConsumerName(p int) string { return fmt.Sprintf("ingest-p%d", p) }
 // batch in hand and returns.
 func (s *Service) Run(ctx context.Context) error {
 	log := s.set.Logger
-	if err := stream.Ensure(ctx, s.js, s.cfg.Streams); err != nil {
+	if err := stream.EnsureRetry(ctx, s.js, s.cfg.Streams, log); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before JetStream was there
+		}
 		return fmt.Errorf("ingest: %w", err)
 	}
 	obj, err := s.js.ObjectStore(ctx, stream.ObjectArtifacts)

@@ -158,7 +158,10 @@ func (s *Service) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("rotator: %w", err)
 	}
-	if err := stream.Ensure(ctx, js, s.cfg.Streams); err != nil {
+	if err := stream.EnsureRetry(ctx, js, s.cfg.Streams, s.set.Logger); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before JetStream was there
+		}
 		return fmt.Errorf("rotator: %w", err)
 	}
 	st, err := archive.Open(ctx, s.cfg.ArchiveURL)

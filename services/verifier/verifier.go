@@ -180,7 +180,10 @@ func (s *Service) Policy() *policy.Policy { return s.policy }
 // Run consumes claim requests until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
 	log := s.set.Logger
-	if err := stream.Ensure(ctx, s.js, s.cfg.Streams); err != nil {
+	if err := stream.EnsureRetry(ctx, s.js, s.cfg.Streams, log); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before JetStream was there
+		}
 		return fmt.Errorf("verifier: %w", err)
 	}
 	if err := RegisterPolicy(ctx, s.js, s.policy); err != nil {

@@ -6,27 +6,11 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/claimcheck/claimcheck/pkg/natstest"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // `up --services` runs exactly the services named, each once, and leaves
 // the default list alone (decoding the flag once wrote into the defaults'
@@ -39,7 +23,7 @@ func TestUpRunsExactlyTheNamedServices(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			pr, pw := io.Pipe()
-			var errb syncBuffer
+			var errb natstest.SyncBuffer
 			done := make(chan int, 1)
 			go func() {
 				env := Env{Getenv: func(k string) string { return map[string]string{"HOME": dir}[k] }, Stdin: strings.NewReader(""), Stdout: pw, Stderr: &errb}

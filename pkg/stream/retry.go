@@ -1,0 +1,63 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// EnsureRetry is Ensure for a service starting beside a NATS cluster that
+// may not serve JetStream yet: a cluster that has just formed answers no
+// JetStream request until it has elected a meta leader, and a server
+// restarting with JetStream answers with "not enabled" for a moment.
+// Such transient failures are logged and retried, with backoff up to
+// maxBackoff, until ctx ends; any other failure (an unsafe ledger, a
+// different partition count, invalid options) is returned at once.
+func EnsureRetry(ctx context.Context, js jetstream.JetStream, o Options, log *slog.Logger) error {
+	const first, maxBackoff = 250 * time.Millisecond, 5 * time.Second
+	wait := first
+	for attempt := 1; ; attempt++ {
+		err := Ensure(ctx, js, o)
+		if err == nil {
+			if attempt > 1 {
+				log.Info("JetStream streams ready", "attempts", attempt)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return errors.Join(ctx.Err(), err)
+		}
+		if !Transient(err) {
+			return err
+		}
+		log.Warn("JetStream not available yet; retrying", "attempt", attempt, "retry_in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), err)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxBackoff)
+	}
+}
+
+// Transient reports whether err is a failure to reach JetStream that
+// retrying can cure: no answer in time, nobody answering, JetStream not
+// (yet) enabled, or the server saying it is unavailable (503).
+func Transient(err error) bool {
+	if errors.Is(err, ErrUnsafe) {
+		return false
+	}
+	for _, t := range []error{context.DeadlineExceeded, nats.ErrTimeout, nats.ErrNoResponders, jetstream.ErrJetStreamNotEnabled,
+		nats.ErrConnectionClosed, nats.ErrConnectionReconnecting, nats.ErrDisconnected} {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.Code == http.StatusServiceUnavailable
+}
