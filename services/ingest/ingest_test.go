@@ -209,8 +209,10 @@ func digestOf(s string) string {
 
 func TestIngestStoresLargeOutputsAsArtifacts(t *testing.T) {
 	h := start(t, func(c *ingest.Config) { c.InlineMaxBytes = 4096 })
-	const gh = "ghp_x1V9rK3sQ7bT2mN8pL4wZ6cY0dF5gH1jK9aB"
-	big := strings.Repeat("line of build output\n", 3000) + "token " + gh + "\nPASS\n"
+	// Secrets beside escapes too: a key on a line of its own (after \n in
+	// the JSON text), one in quotes (\" in the JSON text).
+	const gh, aws, stripe = "ghp_x1V9rK3sQ7bT2mN8pL4wZ6cY0dF5gH1jK9aB", "AKIAQYLPMN5HHHFPZAM2", "sk_live_x1V9rK3sQ7bT2mN8pL4wZ6cY0"
+	big := strings.Repeat("line of build output\n", 3000) + "token " + gh + "\n" + aws + "\nSTRIPE=\"" + stripe + "\"\nPASS\n"
 	quoted, _ := json.Marshal(big)
 	h.publish(`{"session_id":"big","hook_event_name":"PostToolUse","tool_name":"Bash","tool_response":{"stdout":` + string(quoted) + `}}`)
 	e := h.chainOf("big", 1)[0]
@@ -229,8 +231,13 @@ func TestIngestStoresLargeOutputsAsArtifacts(t *testing.T) {
 	if len(data) != e.Artifact.Size || !strings.Contains(string(data), "PASS") {
 		t.Fatalf("artifact %d bytes, want %d", len(data), e.Artifact.Size)
 	}
-	if strings.Contains(string(data), gh) {
-		t.Fatal("secret stored in the artifact")
+	for _, secret := range []string{gh, aws, stripe} {
+		if strings.Contains(string(data), secret) || strings.Contains(*e.Payload, secret) {
+			t.Fatalf("secret %.12s… stored in the artifact or the entry", secret)
+		}
+	}
+	if len(e.Redactions) != 3 {
+		t.Fatalf("redactions %+v, want 3", e.Redactions)
 	}
 	if !strings.HasSuffix(*e.Payload, `PASS\n"}}`) {
 		t.Fatalf("inline payload lost its tail: …%s", (*e.Payload)[len(*e.Payload)-40:])
