@@ -20,7 +20,7 @@ import (
 	"github.com/claimcheck/claimcheck/schemas/validation"
 )
 
-func verdict(t *testing.T) schemas.Verdict {
+func verdict(t testing.TB) schemas.Verdict {
 	req := "01JDB3H5KX0000000000000001"
 	att, err := ID(req)
 	if err != nil {
