@@ -73,6 +73,7 @@ type options struct {
 	cpuProfile string
 	// ingest
 	ingestWorkloads string
+	drainProfiles   string
 }
 
 func run() error {
@@ -88,8 +89,12 @@ func run() error {
 	flag.IntVar(&o.gateRuns, "gate-runs", 200, "hook executions per contender in the gate end-to-end table")
 	flag.IntVar(&o.archiveEntries, "archive-entries", 80000, "ledger entries in the archive table")
 	flag.StringVar(&o.ingestWorkloads, "ingest-workloads", "", "ingest: run only the workloads whose name contains one of these comma-separated words (default: all)")
+	flag.StringVar(&o.drainProfiles, "drain-profiles", "", "ingest: write a CPU profile of each timed drain (not the pre-fill) into this directory")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the in-process NATS servers, ingest and load generators) to this file")
 	flag.Parse()
+	if o.cpuProfile != "" && o.drainProfiles != "" {
+		return errors.New("-cpuprofile and -drain-profiles cannot be used together")
+	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -300,7 +305,14 @@ func ingestBench(o options, tmp string) error {
 				continue
 			}
 			payloads := sc.payloads(o.events, sc.sessions)
-			raw, ing, err := ingestScenario(servers, replicas, sc, payloads)
+			profile := ""
+			if o.drainProfiles != "" {
+				profile = filepath.Join(o.drainProfiles, fmt.Sprintf("r%d-%s.prof", replicas, strings.Fields(sc.name)[0]+"-"+strings.Fields(sc.name)[1]))
+				if strings.Contains(sc.name, "realistic") {
+					profile = strings.TrimSuffix(profile, ".prof") + "-realistic.prof"
+				}
+			}
+			raw, ing, err := ingestScenario(servers, replicas, sc, payloads, profile)
 			if err != nil {
 				shutdown(servers)
 				return fmt.Errorf("cluster R%d, %s: %w", replicas, sc.name, err)
@@ -328,7 +340,7 @@ func ingestBench(o options, tmp string) error {
 	return nil
 }
 
-func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, payloads [][]byte) (rawRate, ingestRate float64, err error) {
+func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, payloads [][]byte, profile string) (rawRate, ingestRate float64, err error) {
 	events := len(payloads)
 	ctx := context.Background()
 	nc, err := nats.Connect(servers[0].ClientURL())
@@ -397,9 +409,24 @@ func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, paylo
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	stopProfile := func() {}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			cancel()
+			return 0, 0, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			cancel()
+			return 0, 0, err
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); _ = f.Close() }
+	}
 	start = time.Now()
 	go func() { done <- svc.Run(rctx) }()
-	if err := waitChained(reg, events, done); err != nil {
+	err = waitChained(reg, events, done)
+	stopProfile()
+	if err != nil {
 		cancel()
 		return 0, 0, err
 	}

@@ -734,14 +734,14 @@ func (a *analysis) interpreter(argv []field, spec interp, st *state, depth int) 
 			return stream{}
 		case slices.Contains(spec.code, s):
 			if i+1 < len(args) {
-				code := args[i+1]
-				if code.download || code.decoded {
-					a.nestedScript(prog+" "+s, code, st, depth)
-				}
+				a.inlineCode(argv, prog, args[i+1], st, depth)
 			}
 			return stream{}
 		case prog != "node" && len(s) > 2 && slices.Contains(spec.code, s[:2]):
-			return stream{} // -c'code' attached
+			code := f
+			code.s = s[2:] // -c'code' attached
+			a.inlineCode(argv, prog, code, st, depth)
+			return stream{}
 		case strings.HasPrefix(prog, "python") && (s == "-m" || strings.HasPrefix(s, "-m") && len(s) > 2 && !strings.HasPrefix(s, "--")):
 			return stream{} // a module
 		case s == "-":

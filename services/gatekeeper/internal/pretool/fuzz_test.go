@@ -46,6 +46,9 @@ func FuzzDecideShell(f *testing.F) {
 		"alias a='rm -rf'; a /", "f() { f | f & }; f", "env -S 'rm -rf /'", "printf '%s' 'rm -rf /' | bash",
 		"sudo -u root -- timeout 5 nice -n 1 xargs -I{} rm -rf {} <<< /", "$'\\x72\\x6d' -rf $'\\57'",
 		"a=${b:-${c:?}}; ${a%/*}", "cd \"$(mktemp -d)\" && rm -rf *", "exec 3<>/etc/passwd", "'unterminated",
+		`python3 -c "import subprocess; subprocess.run(['rm', '-rf', '/'])"`, `perl -e 'qx{rm -rf ~}; exec "rm", "-rf", "/"'`,
+		`node -e "require('child_process').spawnSync('rm', ['-rf', '/'])"`, `python3 -c "exec('eval(\"exec(1)\")')"`,
+		`ruby -e 'system(%x(echo x)); FileUtils.rm_rf("/")'`, `python3 -c '"""unterminated'`,
 	} {
 		f.Add(s)
 	}

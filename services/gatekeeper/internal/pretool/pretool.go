@@ -138,6 +138,7 @@ const (
 	RuleDynamicShell   = "shell.dynamic.shell_string"
 	RuleDynamicAlias   = "shell.dynamic.alias"
 	RuleDynamicRmRoot  = "shell.dynamic.rm_target"
+	RuleDynamicInterp  = "shell.dynamic.interpreter_exec"
 
 	// actions.claimcheck.
 	RuleHookExec      = "claimcheck.hook_exec"
