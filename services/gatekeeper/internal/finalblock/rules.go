@@ -69,6 +69,12 @@ var rules = []rule{
 	{kind: KindDone, phrase: "(compiles|builds|compiled|built) (cleanly|successfully|fine|now|without errors|without warnings)"},
 	{kind: KindDone, phrase: "ready (to|for) (merge|ship|deploy|release|review|go|production|use|land)"},
 	{kind: KindDone, phrase: "all set", predicate: true, notBefore: "to for up"},
+	{kind: KindDone, phrase: "(deployed|released|merged|landed|pushed|rolled out) (it |them |this |the fix |the change |)(to|into|in) (production|prod|main|master|staging|the main branch|release)",
+		notAfter: determiners + " be been"},
+	{kind: KindDone, phrase: "good to go", notBefore: "to for"},
+	{kind: KindDone, phrase: "(has|have|is|are|was|were) (now |)(been |)(addressed|taken care of|sorted out)"},
+	{kind: KindDone, phrase: "(fix|fixes|change|changes|patch|patches) (is|are) (now |)in place"},
+	{kind: KindDone, phrase: "(0|zero) (failures|failed|failing|errors)"},
 
 	// blocked: the agent cannot go on by itself.
 	{kind: KindBlocked, phrase: "blocked (by|on)"},
