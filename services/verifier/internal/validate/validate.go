@@ -263,7 +263,18 @@ func commandZeroExit(cmd string, after []evidence.Entry, retry func(string) stri
 		return fail(fmt.Sprintf("fix what fails and run `%s` again", cmd),
 			fmt.Sprintf("the latest run of `%s` (n=%d) failed: %s", cmd, last.N, firstLine(last.Output)))
 	}
+	if o := observe(last, cmd); !o.Status {
+		return fail(fmt.Sprintf("run `%s` as a command of its own (not before `||`, `;` or `|`; or after `set -o pipefail`), then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
+			fmt.Sprintf("the latest run of `%s` (n=%d) exited 0 only as far as its line shows: %s", cmd, last.N, o.StatusWhy))
+	}
 	return pass(last)
+}
+
+// observe says how an entry's command line ran cmd (see
+// command.Observe).
+func observe(e evidence.Entry, cmd string) command.Observation {
+	want, _ := command.Want(cmd)
+	return command.Observe(e.Command, want)
 }
 
 func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.Entry, retry func(string) string) Result {
@@ -305,7 +316,13 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 	var passing []evidence.Entry
 	stale := 0
 	unrecognized := 0
+	var filtered []string
 	for _, r := range runs {
+		if o := observe(r, cmd); !o.Output {
+			// A filter may have cut failures out of what was recorded.
+			filtered = append(filtered, fmt.Sprintf("n=%d: %s", r.N, o.OutputWhy))
+			continue
+		}
 		s := evidence.Summarize(r.Output)
 		if r.Failed || !s.Recognized || s.Failed > 0 || s.Passed == 0 {
 			if !r.Failed && !s.Recognized {
@@ -327,6 +344,10 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 	if stale > 0 && lastEdit != nil {
 		reasons = append(reasons, fmt.Sprintf("the edit of %s at n=%d came after the passing run(s) of `%s`; they no longer count", lastEdit.FilePath, lastEdit.N, cmd))
 		next = fmt.Sprintf("re-run `%s` after your last edit (%s), then %s", cmd, lastEdit.FilePath, retry(`{"command_substring":"`+cmd+`"}`))
+	}
+	if len(filtered) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` did not leave their whole output in the record, so failures may have been cut: %s", len(filtered), cmd, strings.Join(filtered, "; ")))
+		next = fmt.Sprintf("run `%s` without filtering its output (no `| tail`, `| grep`, `> file`; `2>&1 | tee file` is fine), then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`))
 	}
 	if unrecognized > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` had no test summary claimcheck recognises (pytest, go test, cargo test, jest, vitest, mocha, maven surefire)", unrecognized, cmd))

@@ -113,6 +113,33 @@ func TestValidatorMatrix(t *testing.T) {
 		{"test failed run", func(l *ledger) { l.prompt(prompt); l.bashFail("npm test", "Exit code 1\nFAIL src/app.test.ts") }, claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "FAIL", "Exit code 1", ""},
 		{"test min runs", func(l *ledger) { l.prompt(prompt); l.bash("npm test", jestPass) }, claim("done", "test_pass", map[string]any{"command_substring": "npm test", "min_runs": 2}), "FAIL", "1 of 2", ""},
 		{"test no summary", func(l *ledger) { l.prompt(prompt); l.bash("npm test", "done") }, claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "FAIL", "no test summary", ""},
+		// A run whose output went through a filter does not count: the
+		// filter may have cut the failures (jest's summary line survives
+		// tail; a failing suite's lines above it need not).
+		{"test filtered through tail", func(l *ledger) { l.prompt(prompt); l.bash("npm test 2>&1 | tail -3", jestPass) },
+			claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "FAIL", "went through `tail -3`", "without filtering its output"},
+		{"test filtered through grep", func(l *ledger) { l.prompt(prompt); l.bash("npm test | grep -v FAIL", jestPass) },
+			claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "FAIL", "grep -v FAIL", "without filtering"},
+		{"test redirected", func(l *ledger) {
+			l.prompt(prompt)
+			l.bash("npm test > /dev/null; echo 'Tests: 3 passed, 3 total'", "Tests: 3 passed, 3 total")
+		}, claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "FAIL", "redirected", "without filtering"},
+		{"test through tee passes", func(l *ledger) { l.prompt(prompt); l.bash("npm test 2>&1 | tee test.log", jestPass) },
+			claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "PASS", "", ""},
+		{"test filtered, then whole", func(l *ledger) {
+			l.prompt(prompt)
+			l.bash("npm test | tail -1", jestPass)
+			l.bash("npm test", jestPass)
+		}, claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "PASS", "", ""},
+		// command_zero_exit needs the line's exit status to be the command's.
+		{"cze masked by or-true", func(l *ledger) { l.prompt(prompt); l.bash("npm test || true", jestFail) },
+			claim("done", "command_zero_exit", map[string]string{"command_substring": "npm test"}), "FAIL", "`||` ignores its failure", "command of its own"},
+		{"cze masked by a later command", func(l *ledger) { l.prompt(prompt); l.bash("npm test; echo finished", jestFail) },
+			claim("done", "command_zero_exit", map[string]string{"command_substring": "npm test"}), "FAIL", "later command", ""},
+		{"cze masked by a pipe", func(l *ledger) { l.prompt(prompt); l.bash("npm test | tee log", jestFail) },
+			claim("done", "command_zero_exit", map[string]string{"command_substring": "npm test"}), "FAIL", "pipefail", "pipefail"},
+		{"cze pipefail", func(l *ledger) { l.prompt(prompt); l.bash("set -o pipefail; npm test | tee log", jestPass) },
+			claim("done", "command_zero_exit", map[string]string{"command_substring": "npm test"}), "PASS", "", ""},
 		{"test fake with echo", func(l *ledger) {
 			l.prompt(prompt)
 			l.bash("echo npm test; echo 'Tests: 3 passed, 3 total'", "npm test\nTests: 3 passed, 3 total")
