@@ -136,6 +136,14 @@ func TestValidatorMatrixEndToEnd(t *testing.T) {
 			a.prompt(matrixPrompt)
 			a.bashFail("go test ./...", goTestFail)
 		}, "FAIL", "Exit code 1"},
+		{"test fail filtered output", "done", "test_pass", `{"command_substring":"go test ./..."}`, func(a *agent) {
+			a.prompt(matrixPrompt)
+			a.bash("go test ./... 2>&1 | tail -1", "ok  \tgithub.com/acme/app/internal/store\t0.412s\n")
+		}, "FAIL", "went through `tail -1`"},
+		{"cze fail masked exit", "done", "command_zero_exit", `{"command_substring":"go test ./..."}`, func(a *agent) {
+			a.prompt(matrixPrompt)
+			a.bash("go test ./... || true", goTestFail)
+		}, "FAIL", "`||` ignores its failure"},
 		{"test refused weak", "done", "test_pass", `{"command_substring":"go"}`, func(a *agent) {
 			a.prompt(matrixPrompt)
 			a.bash("go test ./...", goTestPass)
