@@ -82,10 +82,10 @@ func TestScrubbingCoversRawAndDecodedScans(t *testing.T) {
 	full := fullScan(t)
 	r := rand.New(rand.NewPCG(5, 6))
 	found := 0
-	for range 400 {
+	for range 150 { // FuzzScrubbedLeavesNoSecret explores further
 		found += checkScrubbed(t, s, full, wrapOutput(t, outputDoc(r)))
 	}
-	if found < 400 {
+	if found < 300 {
 		t.Fatalf("the generated documents hold only %d secrets: the test does not exercise the rules", found)
 	}
 	t.Logf("%d secrets found by plain scans, none left after scrubbing", found)
