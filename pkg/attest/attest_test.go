@@ -34,7 +34,11 @@ func verdict(t testing.TB) schemas.Verdict {
 }
 
 func setup(t *testing.T) (*keyring.Signer, *keyring.Set, schemas.Key) {
-	dir := keyring.Dir{Path: filepath.Join(t.TempDir(), "k")}
+	return setupIn(t, keyring.Dir{Path: filepath.Join(t.TempDir(), "k")})
+}
+
+// setupIn makes an ECDSA key in dir, its signer and its key set.
+func setupIn(t testing.TB, dir keyring.Dir) (*keyring.Signer, *keyring.Set, schemas.Key) {
 	k, err := dir.Generate("v1", keyring.ECDSA, time.Now().Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)

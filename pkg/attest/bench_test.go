@@ -20,18 +20,7 @@ import (
 // statement checks).
 func BenchmarkSignVerify(b *testing.B) {
 	dir := keyring.Dir{Path: filepath.Join(b.TempDir(), "k")}
-	k, err := dir.Generate("v1", keyring.ECDSA, time.Now().Add(-time.Hour))
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := keyring.NewSigner([]schemas.Key{k}, dir, time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	set, err := keyring.NewSet([]schemas.Key{k})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, set, k := setupIn(b, dir)
 	raw, err := dir.Load(k)
 	if err != nil {
 		b.Fatal(err)
