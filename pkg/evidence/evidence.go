@@ -166,7 +166,7 @@ var (
 	pytestLineRE = regexp.MustCompile(`(?m)^=*\s*(?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s`)
 	// go test writes "ok  \t<pkg>\t<time>" and "FAIL\t<pkg>\t<time>" (tabs), which
 	// keeps jest's "PASS src/x.test.ts" / "FAIL src/x.test.ts" apart.
-	goOkRE        = regexp.MustCompile(`(?m)^ok[ ]*\t\S+\t(?:\(cached\)|[\d.]+s)`)
+	goOkRE        = regexp.MustCompile(`(?m)^ok[ ]*\t\S+\t(?:\(cached\)|[\d.]+s)(.*)$`)
 	goFailRE      = regexp.MustCompile(`(?m)^(?:FAIL\t\S+|--- FAIL: |FAIL$|panic: )`)
 	goPassRE      = regexp.MustCompile(`(?m)^(?:--- PASS: |PASS$)`)
 	cargoRE       = regexp.MustCompile(`(?m)^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed`)
@@ -196,8 +196,18 @@ func Summarize(output string) Summary {
 		}
 		add(p, f)
 	}
-	if oks, fails := goOkRE.FindAllString(output, -1), goFailRE.FindAllString(output, -1); len(oks) > 0 || len(fails) > 0 {
-		add(len(oks)+len(goPassRE.FindAllString(output, -1)), len(fails))
+	if oks, fails := goOkRE.FindAllStringSubmatch(output, -1), goFailRE.FindAllString(output, -1); len(oks) > 0 || len(fails) > 0 {
+		// A package that ran no test (go test -run with a name that matches
+		// none) reports ok "[no tests to run]", and its PASS line follows a
+		// warning: neither is a passed test.
+		passed := 0
+		for _, m := range oks {
+			if !strings.Contains(m[1], "[no tests to run]") {
+				passed++
+			}
+		}
+		passed += max(0, len(goPassRE.FindAllString(output, -1))-strings.Count(output, "testing: warning: no tests to run"))
+		add(passed, len(fails))
 	}
 	for _, m := range cargoRE.FindAllStringSubmatch(output, -1) {
 		p, _ := strconv.Atoi(m[1])

@@ -17,6 +17,10 @@ func TestSummarize(t *testing.T) {
 		{"pytest -q", "...\n3 passed in 0.01s\n", 3, 0, true},
 		{"go test", "ok  \tgithub.com/acme/app/store\t0.412s\nok  \tgithub.com/acme/app/cmd\t(cached)\n?   \tgithub.com/acme/app/doc\t[no test files]\n", 2, 0, true},
 		{"go test fail", "--- FAIL: TestX (0.00s)\n    x_test.go:9: boom\nFAIL\nFAIL\tgithub.com/acme/app\t0.01s\n", 0, 3, true},
+		// go test -run with a pattern that matches no test: recognised, nothing passed.
+		{"go test no tests to run", "ok  \tgithub.com/acme/app/store\t0.011s [no tests to run]\nok  \tgithub.com/acme/app/cmd\t(cached) [no tests to run]\n", 0, 0, true},
+		{"go test one package no tests", "testing: warning: no tests to run\nPASS\nok  \tgithub.com/acme/app\t0.01s [no tests to run]\n", 0, 0, true},
+		{"go test -v some ran", "=== RUN   TestA\n--- PASS: TestA (0.00s)\nPASS\nok  \tgithub.com/acme/app\t0.01s\nok  \tgithub.com/acme/b\t0.01s [no tests to run]\n", 3, 0, true},
 		{"cargo", "running 5 tests\ntest result: ok. 5 passed; 0 failed; 0 ignored\n\ntest result: ok. 2 passed; 0 failed;", 7, 0, true},
 		{"cargo fail", "test result: FAILED. 4 passed; 1 failed; 0 ignored", 4, 1, true},
 		{"jest", "PASS src/app.test.ts\nTests:       12 passed, 12 total\nSnapshots:   0 total\n", 12, 0, true},
