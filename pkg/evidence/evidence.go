@@ -260,14 +260,29 @@ var (
 // fetchPrograms are shell programs that fetch URLs.
 var fetchPrograms = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "httpie": true, "xh": true, "lynx": true, "w3m": true, "aria2c": true}
 
+// setup programs come before the one a line is about.
+var setup = map[string]bool{"cd": true, "pushd": true, "export": true, "set": true, "sleep": true, "true": true, ":": true}
+
 // FetchTool names the fetching tool an entry used ("" when it is not a fetch).
 func FetchTool(e Entry) string {
 	switch {
 	case e.Tool == "WebFetch" || e.Tool == "WebSearch":
 		return e.Tool
 	case e.Tool == "Bash":
-		if p := command.Program(e.Command); fetchPrograms[p] {
-			return "Bash:" + p
+		// The first program that does something (`cd /tmp && curl …`).
+		for _, c := range e.Calls() {
+			progs := c.Programs()
+			argv := progs[len(progs)-1]
+			if len(argv) == 0 {
+				continue
+			}
+			p := argv[0][strings.LastIndex(argv[0], "/")+1:]
+			if fetchPrograms[p] {
+				return "Bash:" + p
+			}
+			if !setup[p] {
+				break
+			}
 		}
 	case strings.HasPrefix(e.Tool, "mcp__"):
 		lower := strings.ToLower(e.Tool)

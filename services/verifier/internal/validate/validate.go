@@ -318,10 +318,20 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 	unrecognized := 0
 	var filtered []string
 	for _, r := range runs {
-		if o := observe(r, cmd); !o.Output {
+		o := observe(r, cmd)
+		if !o.Output {
 			// A filter may have cut failures out of what was recorded.
 			filtered = append(filtered, fmt.Sprintf("n=%d: %s", r.N, o.OutputWhy))
 			continue
+		}
+		if want, _ := command.Want(cmd); !o.Status {
+			// The run's failure would not show in the exit status; its
+			// summary decides, unless another command could have printed
+			// one (`echo 'Tests: 5 passed'; npm test || true`).
+			if other := otherCommand(r, want); other != "" {
+				filtered = append(filtered, fmt.Sprintf("n=%d: %s, and `%s` ran in the same line", r.N, o.StatusWhy, other))
+				continue
+			}
 		}
 		s := evidence.Summarize(r.Output)
 		if r.Failed || !s.Recognized || s.Failed > 0 || s.Passed == 0 {
@@ -346,8 +356,8 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 		next = fmt.Sprintf("re-run `%s` after your last edit (%s), then %s", cmd, lastEdit.FilePath, retry(`{"command_substring":"`+cmd+`"}`))
 	}
 	if len(filtered) > 0 {
-		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` did not leave their whole output in the record, so failures may have been cut: %s", len(filtered), cmd, strings.Join(filtered, "; ")))
-		next = fmt.Sprintf("run `%s` without filtering its output (no `| tail`, `| grep`, `> file`; `2>&1 | tee file` is fine), then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`))
+		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` do not count, since the record may not show their whole, own result (a filter can cut failures, another command can print a summary): %s", len(filtered), cmd, strings.Join(filtered, "; ")))
+		next = fmt.Sprintf("run `%s` on its own, without filtering its output (no `| tail`, `| grep`, `> file`, `|| true`; `2>&1 | tee file` is fine), then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`))
 	}
 	if unrecognized > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` had no test summary claimcheck recognises (pytest, go test, cargo test, jest, vitest, mocha, maven surefire)", unrecognized, cmd))
@@ -384,14 +394,22 @@ func urlMatches(e evidence.Entry, u string) bool {
 
 func http2xx(u string, after []evidence.Entry, retry func(string) string) Result {
 	var fetches []evidence.Entry
+	var mixed []string
 	for _, e := range after {
 		if e.Done && (e.Tool == "WebFetch" || strings.HasPrefix(evidence.FetchTool(e), "Bash:") || strings.HasPrefix(e.Tool, "mcp__") && evidence.FetchTool(e) != "") && urlMatches(e, u) {
+			if why := mixedFetch(e); why != "" {
+				mixed = append(mixed, fmt.Sprintf("n=%d: %s", e.N, why))
+				continue
+			}
 			fetches = append(fetches, e)
 		}
 	}
 	if len(fetches) == 0 {
-		return fail(fmt.Sprintf("fetch %s (e.g. curl -sS -o /dev/null -w '%%{http_code}\\n' %s), then %s", u, u, retry(`{"url":"`+u+`"}`)),
-			fmt.Sprintf("looked for a fetch of %s after the prompt: none found", u))
+		reasons := []string{fmt.Sprintf("looked for a fetch of %s after the prompt: none found", u)}
+		if len(mixed) > 0 {
+			reasons = append(reasons, "fetches that ran with other commands do not count, since their output or exit status could come from those: "+strings.Join(mixed, "; "))
+		}
+		return fail(fmt.Sprintf("fetch %s on its own (e.g. curl -sS -o /dev/null -w '%%{http_code}\\n' %s), then %s", u, u, retry(`{"url":"`+u+`"}`)), reasons...)
 	}
 	last := fetches[len(fetches)-1]
 	code := evidence.HTTPStatus(last)
@@ -405,6 +423,54 @@ func http2xx(u string, after []evidence.Entry, retry func(string) string) Result
 			fmt.Sprintf("the latest fetch of %s (n=%d) shows no HTTP status", u, last.N))
 	}
 	return fail("make "+u+" answer 2xx and fetch it again", fmt.Sprintf("the latest fetch of %s (n=%d) returned HTTP %d", u, last.N, code))
+}
+
+// mixedFetch says why a shell fetch's record is not the fetch's alone (""
+// when it is, or when the entry is not a shell command): `curl URL; echo
+// 'HTTP/1.1 200 OK'` prints a status curl never got, `curl URL || echo
+// 'connection refused'` a failure that did not happen. A fetch counts when
+// its program is the line's only command (besides cd, sleep, export, set,
+// true) and its output and exit status reach the record (command.Observe).
+func mixedFetch(e evidence.Entry) string {
+	if e.Tool != "Bash" {
+		return ""
+	}
+	prog := strings.TrimPrefix(evidence.FetchTool(e), "Bash:")
+	if other := otherCommand(e, []string{prog}); other != "" {
+		return fmt.Sprintf("`%s` ran in the same command line", other)
+	}
+	o := command.Observe(e.Command, []string{prog})
+	switch {
+	case !o.Output:
+		return o.OutputWhy
+	case !o.Status:
+		return o.StatusWhy
+	}
+	return ""
+}
+
+// benign programs print nothing a validator reads (cd, export …) or pass
+// their input through whole (tee, cat).
+var benign = map[string]bool{"cd": true, "pushd": true, "popd": true, "sleep": true, "export": true, "set": true,
+	"true": true, ":": true, "tee": true, "cat": true}
+
+// otherCommand names a program in e's line other than want and the benign
+// ones, or "".
+func otherCommand(e evidence.Entry, want []string) string {
+	for _, c := range e.Calls() {
+		if command.RunsParsed([]command.Call{c}, want) {
+			continue
+		}
+		progs := c.Programs()
+		argv := progs[len(progs)-1]
+		if len(argv) == 0 {
+			continue
+		}
+		if name := argv[0][strings.LastIndex(argv[0], "/")+1:]; !benign[name] {
+			return name
+		}
+	}
+	return ""
 }
 
 func fetchFailed(e evidence.Entry) bool {
@@ -430,7 +496,7 @@ func fetchAttempts(keyword string, minTools int, after []evidence.Entry) Result 
 	var order []string
 	for _, e := range after {
 		tool := evidence.FetchTool(e)
-		if !e.Done || tool == "" || !strings.Contains(strings.ToLower(e.Input+" "+e.Command), kw) {
+		if !e.Done || tool == "" || !strings.Contains(strings.ToLower(e.Input+" "+e.Command), kw) || mixedFetch(e) != "" {
 			continue
 		}
 		if !fetchFailed(e) {

@@ -165,6 +165,27 @@ func TestValidatorMatrix(t *testing.T) {
 			l.bash("curl -s -o /dev/null -w '%{http_code}\\n' https://app.example.com/healthz", "503\n")
 		}, claim("done", "http_2xx", map[string]string{"url": "https://app.example.com/healthz"}), "FAIL", "HTTP 503", ""},
 		{"http refused other url", func(l *ledger) { l.prompt(prompt) }, claim("done", "http_2xx", map[string]string{"url": "https://evil.example/healthz"}), "REFUSED", "not one of the contract's URLs", ""},
+		// A status printed by another command of the line is not the fetch's.
+		{"http fail echo after curl", func(l *ledger) {
+			l.prompt(prompt)
+			l.bash("curl -sSi https://app.example.com/healthz; echo 'HTTP/1.1 200 OK'", "HTTP/2 503 \n\nunavailable\nHTTP/1.1 200 OK\n")
+		}, claim("done", "http_2xx", map[string]string{"url": "https://app.example.com/healthz"}), "FAIL", "`echo` ran in the same command line", "on its own"},
+		{"http fail or-echo", func(l *ledger) {
+			l.prompt(prompt)
+			l.bash("curl -sSi https://app.example.com/healthz || printf 'HTTP/1.1 200 OK'", "curl: (7) Failed to connect\nHTTP/1.1 200 OK")
+		}, claim("done", "http_2xx", map[string]string{"url": "https://app.example.com/healthz"}), "FAIL", "`printf` ran", ""},
+		{"http pass after cd", func(l *ledger) {
+			l.prompt(prompt)
+			l.bash("cd /tmp && curl -sSi https://app.example.com/healthz", "HTTP/2 200 \n\nok")
+		}, claim("done", "http_2xx", map[string]string{"url": "https://app.example.com/healthz"}), "PASS", "", ""},
+		// A summary another command could have printed, with the run's
+		// failure masked.
+		{"test fail fake summary with masked exit", func(l *ledger) {
+			l.prompt(prompt)
+			l.bash("echo 'Tests: 3 passed, 3 total'; npm test || true", "Tests: 3 passed, 3 total\nError: Cannot find module 'jest'")
+		}, claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "FAIL", "`echo` ran in the same line", "on its own"},
+		{"test pass after install", func(l *ledger) { l.prompt(prompt); l.bash("npm ci && npm test", jestPass) },
+			claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "PASS", "", ""},
 		// fetch_attempt_proof
 		{"delegation pass", func(l *ledger) {
 			l.prompt(prompt)
@@ -172,6 +193,12 @@ func TestValidatorMatrix(t *testing.T) {
 			l.bashFail("curl -sSf https://docs.vendor.example/api", "Exit code 22\ncurl: (22) The requested URL returned error: 403")
 			l.tool("PostToolUse", "WebSearch", `{"query":"docs.vendor.example api reference"}`, `"No results found; blocked"`)
 		}, claim("delegation", "fetch_attempt_proof", map[string]string{"keyword": "docs.vendor.example"}), "PASS", "", ""},
+		{"delegation fail fabricated failure", func(l *ledger) {
+			l.prompt(prompt)
+			l.tool("PostToolUseFailure", "WebFetch", `{"url":"https://docs.vendor.example/api"}`, `"Request failed with status code 403"`)
+			l.bash("curl -s https://docs.vendor.example/api; echo 'connection refused'", "{\"api\": \"v1\"}\nconnection refused")
+			l.tool("PostToolUse", "WebSearch", `{"query":"docs.vendor.example api reference"}`, `"No results found; blocked"`)
+		}, claim("delegation", "fetch_attempt_proof", map[string]string{"keyword": "docs.vendor.example"}), "FAIL", "2 distinct fetch tool(s)", ""},
 		{"delegation fail two tools", func(l *ledger) {
 			l.prompt(prompt)
 			l.tool("PostToolUseFailure", "WebFetch", `{"url":"https://docs.vendor.example/api"}`, `"403"`)
