@@ -535,10 +535,46 @@ func hopAttempted(h schemas.Hop, e evidence.Entry) bool {
 	if len(h.Tokens) == 0 {
 		return true
 	}
+	if e.Tool == "Bash" {
+		return shellAttempts(h, e)
+	}
 	text := strings.ToLower(e.Input + " " + e.Command + " " + e.FilePath + " " + e.URL + " " + e.Query)
 	for _, tok := range h.Tokens {
 		if strings.Contains(text, strings.ToLower(tok)) {
 			return true
+		}
+	}
+	return false
+}
+
+// printers only print their arguments: `echo curl https://…` attempts
+// nothing.
+var printers = map[string]bool{"echo": true, "printf": true, ":": true, "true": true, "false": true}
+
+// shellAttempts: a shell command attempts a hop when a program it runs
+// (not echo or printf) has a hop token in its arguments; for a hop that
+// is a command (Tools is Bash alone), the line must run that command
+// (command.Runs, so `echo go test` is not a run of go test).
+func shellAttempts(h schemas.Hop, e evidence.Entry) bool {
+	if len(h.Tools) == 1 {
+		for _, tok := range h.Tokens {
+			if want, ok := command.Want(tok); ok && command.RunsParsed(e.Calls(), want) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range e.Calls() {
+		progs := c.Programs()
+		argv := progs[len(progs)-1]
+		if len(argv) == 0 || printers[argv[0][strings.LastIndex(argv[0], "/")+1:]] {
+			continue
+		}
+		text := strings.ToLower(strings.Join(argv, " "))
+		for _, tok := range h.Tokens {
+			if strings.Contains(text, strings.ToLower(tok)) {
+				return true
+			}
 		}
 	}
 	return false

@@ -219,6 +219,17 @@ func TestValidatorMatrix(t *testing.T) {
 			l.prompt("Fetch the release notes from https://api.vendor.example/v2/releases and summarise them")
 			l.tool("PostToolUseFailure", "WebFetch", `{"url":"https://api.vendor.example/v2/releases"}`, `"Request failed with status code 401"`)
 		}, claim("blocked", "ladder_exhaustion_proof", map[string]string{}), "FAIL", "not attempted", "search"},
+		// Printing a hop's URL or command is not attempting it.
+		{"blocked fail echoed hops", func(l *ledger) {
+			l.prompt("Fetch the release notes from https://api.vendor.example/v2/releases and summarise them")
+			l.bashFail("echo curl https://api.vendor.example/v2/releases; exit 1", "Exit code 1\ncurl https://api.vendor.example/v2/releases")
+			l.tool("PostToolUse", "WebSearch", `{"query":"vendor release notes"}`, `"results: none"`)
+		}, claim("blocked", "ladder_exhaustion_proof", map[string]string{}), "FAIL", "not attempted", "fetch https://api.vendor.example/v2/releases"},
+		{"blocked pass curl hop", func(l *ledger) {
+			l.prompt("Fetch the release notes from https://api.vendor.example/v2/releases and summarise them")
+			l.bashFail("curl -sSf https://api.vendor.example/v2/releases", "Exit code 22\ncurl: (22) The requested URL returned error: 401")
+			l.tool("PostToolUse", "WebSearch", `{"query":"vendor release notes"}`, `"results: none"`)
+		}, claim("blocked", "ladder_exhaustion_proof", map[string]string{}), "PASS", "", ""},
 		{"blocked fail nothing failed", func(l *ledger) {
 			l.prompt("Fetch the release notes from https://api.vendor.example/v2/releases and summarise them")
 			l.tool("PostToolUse", "WebFetch", `{"url":"https://api.vendor.example/v2/releases"}`, `{"code":200,"result":"notes"}`)
