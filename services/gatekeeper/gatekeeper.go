@@ -64,6 +64,10 @@ type Config struct {
 	MaxInFlight int `mapstructure:"max_in_flight"`
 	// MaxTrail bounds the edits and runs kept per session for freshness.
 	MaxTrail int `mapstructure:"max_trail"`
+	// MaxEnvelopes bounds the attestation envelopes kept in memory (the
+	// newest; ~2 KB each); an older one a Stop cites is read back from
+	// ATTEST by sequence.
+	MaxEnvelopes int `mapstructure:"max_attestation_envelopes"`
 	// OverrideThreshold prompts asking to bypass the gate from one host
 	// within OverrideWindow raise an alert (once per day).
 	OverrideThreshold int           `mapstructure:"override_threshold"`
@@ -86,7 +90,7 @@ type Config struct {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	w := watch.DefaultConfig()
-	return Config{DecisionTTL: 30 * time.Second, StopWait: 2 * time.Second, StopBlockCap: 8, MaxInFlight: 256, MaxTrail: 4096,
+	return Config{DecisionTTL: 30 * time.Second, StopWait: 2 * time.Second, StopBlockCap: 8, MaxInFlight: 256, MaxTrail: 4096, MaxEnvelopes: 16384,
 		OverrideThreshold: w.OverrideThreshold, OverrideWindow: w.OverrideWindow, CrashThreshold: w.CrashThreshold, CrashWindow: w.CrashWindow,
 		Streams: stream.DefaultOptions()}
 }
@@ -111,6 +115,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxTrail < 16 {
 		errs = append(errs, fmt.Errorf("gatekeeper.max_trail %d: must be at least 16", c.MaxTrail))
+	}
+	if c.MaxEnvelopes < 1 {
+		errs = append(errs, fmt.Errorf("gatekeeper.max_attestation_envelopes %d: must be at least 1", c.MaxEnvelopes))
 	}
 	if c.OverrideThreshold < 1 || c.CrashThreshold < 1 {
 		errs = append(errs, fmt.Errorf("gatekeeper.override_threshold %d, gatekeeper.crash_threshold %d: must be positive", c.OverrideThreshold, c.CrashThreshold))
@@ -194,7 +201,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	}
 	s := &Service{
 		cfg: cfg, set: set, js: js, pretool: p, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home},
-		proj: newProjection(cfg.MaxTrail, watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
+		proj: newProjection(cfg.MaxTrail, cfg.MaxEnvelopes, watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
 			CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow})), keys: keyring.Dir{Path: cfg.KeyDir}, m: m,
 		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
 	}
@@ -525,6 +532,7 @@ type metrics struct {
 	decisions *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
 	failures  *prometheus.CounterVec
+	attReads  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -533,8 +541,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "claimcheck_gatekeeper_decision_seconds", Help: "Time from request to signed decision.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .05, .25, 1, 2.5}}, []string{"event"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_gatekeeper_failures_total", Help: "Signing and recording failures."}, []string{"what"}),
+		attReads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_gatekeeper_attestation_reads_total", Help: "Attestations cited at Stop, by where their envelope came from (memory, stream, failed)."}, []string{"from"}),
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.latency, m.failures} {
+	for _, c := range []prometheus.Collector{m.decisions, m.latency, m.failures, m.attReads} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

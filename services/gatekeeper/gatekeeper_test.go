@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
 	"github.com/claimcheck/claimcheck/pkg/attest"
@@ -111,6 +112,7 @@ type flow struct {
 	signer *keyring.Signer
 	pol    *policy.Policy
 	svc    *gatekeeper.Service
+	reg    *prometheus.Registry
 }
 
 func newFlow(t *testing.T, mutate func(*gatekeeper.Config)) *flow {
@@ -149,7 +151,8 @@ func newFlow(t *testing.T, mutate func(*gatekeeper.Config)) *flow {
 		mutate(&cfg)
 	}
 	gc, _ := natstest.Connect(t, srv.ClientURL())
-	if f.svc, err = gatekeeper.New(cfg, service.Settings{Conn: gc}); err != nil {
+	f.reg = prometheus.NewRegistry()
+	if f.svc, err = gatekeeper.New(cfg, service.Settings{Conn: gc, Metrics: f.reg}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -314,6 +317,49 @@ func TestStopDecisionsFollowTheLedger(t *testing.T) {
 	foreign := f.attest(o, ocn, "done", "test_pass", `{"command_substring":"pytest"}`)
 	if d := f.stop(s, block("claimcheck", "done", foreign)); d.Decision != schemas.GateBlock || !strings.Contains(d.Reason, "another session") {
 		t.Fatalf("foreign: %+v", d)
+	}
+}
+
+// Only the newest attestation envelopes stay in memory; a Stop citing an
+// older one reads it back from ATTEST and judges it the same way.
+func TestEvictedAttestationsAreReadBack(t *testing.T) {
+	f := newFlow(t, func(c *gatekeeper.Config) { c.MaxEnvelopes = 1 })
+	s := "sess-evict"
+	cn := f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	f.bash(s, "pytest", "===== 3 passed in 0.10s =====", false)
+	old := f.attest(s, cn, "done", "test_pass", `{"command_substring":"pytest"}`)
+	o := "sess-evict-other"
+	ocn := f.prompt(o, "Fix the failing test in `src/app.py` and run `pytest`")
+	f.bash(o, "pytest", "===== 3 passed in 0.10s =====", false)
+	newer := f.attest(o, ocn, "done", "test_pass", `{"command_substring":"pytest"}`)
+	if d := f.stop(s, block("claimcheck", "done", old)); d.Decision != schemas.GateAllow {
+		t.Fatalf("an evicted fresh pass: %+v", d)
+	}
+	if d := f.stop(o, block("claimcheck", "done", newer)); d.Decision != schemas.GateAllow {
+		t.Fatalf("a kept fresh pass: %+v", d)
+	}
+	reads := map[string]float64{}
+	mfs, err := f.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "claimcheck_gatekeeper_attestation_reads_total" {
+			for _, m := range mf.GetMetric() {
+				reads[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	if reads["stream"] < 1 || reads["memory"] < 1 || reads["failed"] != 0 {
+		t.Fatalf("attestation reads by source %v: want the evicted one from the stream, the newest from memory", reads)
+	}
+	// Still stale after an edit, still foreign in another session.
+	f.edit(s, "/repo/src/app.py")
+	if d := f.stop(s, block("claimcheck", "done", old)); d.Decision != schemas.GateBlock || d.Rule != "stop.attestation_stale" {
+		t.Fatalf("an evicted pass after an edit: %+v", d)
+	}
+	if d := f.stop(o, block("claimcheck", "done", old)); d.Decision != schemas.GateBlock || !strings.Contains(d.Reason, "another session") {
+		t.Fatalf("an evicted foreign pass: %+v", d)
 	}
 }
 

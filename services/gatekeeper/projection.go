@@ -30,6 +30,12 @@ type projection struct {
 	anchors  *ledger.Anchors // where chains trimmed by the rotator begin
 	sessions map[string]*sessionState
 	atts     map[string]*storedAttestation
+	// withEnvelope lists, oldest first, the attestations whose envelope is
+	// kept in memory (at most maxEnvelopes); the others are read back from
+	// ATTEST by sequence when a Stop cites them.
+	withEnvelope []string
+	maxEnvelopes int
+	js           jetstream.JetStream
 	// changed is closed (and replaced) whenever entries were applied, so
 	// waiters can re-check.
 	changed chan struct{}
@@ -42,7 +48,8 @@ type projection struct {
 
 type storedAttestation struct {
 	session  string
-	envelope []byte
+	seq      uint64 // in ATTEST
+	envelope []byte // nil once evicted (see projection.withEnvelope)
 	storedAt time.Time
 }
 
@@ -81,11 +88,11 @@ type sessionState struct {
 	overrideR string
 }
 
-func newProjection(maxTrail int, w *watch.Watch) *projection {
+func newProjection(maxTrail, maxEnvelopes int, w *watch.Watch) *projection {
 	return &projection{
 		sessions: map[string]*sessionState{}, atts: map[string]*storedAttestation{},
 		changed: make(chan struct{}), ledgerCaught: make(chan struct{}), attestCaught: make(chan struct{}),
-		maxTrail: maxTrail, watch: w,
+		maxTrail: maxTrail, maxEnvelopes: max(1, maxEnvelopes), watch: w,
 	}
 }
 
@@ -312,7 +319,7 @@ func firstLine(s string) string {
 	return s
 }
 
-func (p *projection) applyAttestation(subj string, data []byte, stored time.Time) {
+func (p *projection) applyAttestation(subj string, seq uint64, data []byte, stored time.Time) {
 	rest, ok := strings.CutPrefix(subj, subject.AttestPrefix+".")
 	if !ok {
 		return
@@ -322,7 +329,18 @@ func (p *projection) applyAttestation(subj string, data []byte, stored time.Time
 		return
 	}
 	p.mu.Lock()
-	p.atts[attID] = &storedAttestation{session: session, envelope: data, storedAt: stored}
+	if _, seen := p.atts[attID]; !seen {
+		p.withEnvelope = append(p.withEnvelope, attID)
+	}
+	p.atts[attID] = &storedAttestation{session: session, seq: seq, envelope: data, storedAt: stored}
+	if n := len(p.withEnvelope) - p.maxEnvelopes; n > 0 {
+		for _, old := range p.withEnvelope[:n] {
+			if a := p.atts[old]; a != nil {
+				a.envelope = nil
+			}
+		}
+		p.withEnvelope = append(p.withEnvelope[:0:0], p.withEnvelope[n:]...)
+	}
 	p.notify()
 	p.mu.Unlock()
 }
@@ -388,11 +406,35 @@ func (p *projection) head(session string) schemas.Position {
 	return schemas.Position{}
 }
 
-func (p *projection) attestation(id string) (*storedAttestation, bool) {
+// attestation returns a copy of a stored attestation, its envelope read
+// back from ATTEST when it is no longer kept in memory (fromStream).
+func (p *projection) attestation(ctx context.Context, id string) (a storedAttestation, ok, fromStream bool, err error) {
 	p.mu.RLock()
-	defer p.mu.RUnlock()
-	a, ok := p.atts[id]
-	return a, ok
+	stored, ok := p.atts[id]
+	if ok {
+		a = *stored
+	}
+	js := p.js
+	p.mu.RUnlock()
+	if !ok || a.envelope != nil {
+		return a, ok, false, nil
+	}
+	if js == nil {
+		return a, true, true, errors.New("ATTEST is not being followed")
+	}
+	st, err := js.Stream(ctx, stream.Attest)
+	if err != nil {
+		return a, true, true, fmt.Errorf("read attestation %s: %w", id, err)
+	}
+	m, err := st.GetMsg(ctx, a.seq)
+	if err != nil {
+		return a, true, true, fmt.Errorf("read attestation %s (ATTEST seq %d): %w", id, a.seq, err)
+	}
+	if m.Subject != subject.AttestPrefix+"."+a.session+"."+id {
+		return a, true, true, fmt.Errorf("ATTEST seq %d holds %s, not attestation %s", a.seq, m.Subject, id)
+	}
+	a.envelope = m.Data
+	return a, true, true, nil
 }
 
 // decided applies a decision this gatekeeper made.
@@ -490,7 +532,7 @@ func follow(ctx context.Context, js jetstream.JetStream, streamName string, caug
 // start follows LEDGER and ATTEST.
 func (p *projection) start(ctx context.Context, js jetstream.JetStream) error {
 	p.mu.Lock()
-	p.ctx, p.anchors = ctx, ledger.NewAnchors(js)
+	p.ctx, p.anchors, p.js = ctx, ledger.NewAnchors(js), js
 	p.mu.Unlock()
 	err := follow(ctx, js, stream.Ledger, p.ledgerCaught, func(m jetstream.Msg) {
 		if c, ok := subject.ChainOf(m.Subject()); ok {
@@ -502,10 +544,11 @@ func (p *projection) start(ctx context.Context, js jetstream.JetStream) error {
 	}
 	return follow(ctx, js, stream.Attest, p.attestCaught, func(m jetstream.Msg) {
 		var at time.Time
+		var seq uint64
 		if meta, err := m.Metadata(); err == nil {
-			at = meta.Timestamp
+			at, seq = meta.Timestamp, meta.Sequence.Stream
 		}
-		p.applyAttestation(m.Subject(), m.Data(), at)
+		p.applyAttestation(m.Subject(), seq, m.Data(), at)
 	})
 }
 

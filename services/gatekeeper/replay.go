@@ -58,8 +58,9 @@ func Replay(ctx context.Context, js jetstream.JetStream, cfg Config, session str
 	if cfg.MaxTrail < 16 {
 		cfg.MaxTrail = DefaultConfig().MaxTrail
 	}
-	s := &Service{cfg: cfg, set: service.Settings{Clock: clock.Real{}}, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}), pretool: pol, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home}, proj: newProjection(cfg.MaxTrail, watch.New(watch.DefaultConfig())), policies: newPolicyCache(pkv)}
+	s := &Service{cfg: cfg, set: service.Settings{Clock: clock.Real{}}, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}), pretool: pol, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home}, proj: newProjection(cfg.MaxTrail, cfg.MaxEnvelopes, watch.New(watch.DefaultConfig())), policies: newPolicyCache(pkv)}
 	s.verify.Store(vs)
+	s.proj.js = js // envelopes beyond the projection's bound are read back
 	// The session's attestations (others' are reported as foreign: absent here).
 	as, err := js.Stream(ctx, stream.Attest)
 	if err != nil {
@@ -73,7 +74,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, cfg Config, session str
 		if err != nil {
 			return fmt.Errorf("read attestations: %w", err)
 		}
-		s.proj.applyAttestation(m.Subject, m.Data, m.Time)
+		s.proj.applyAttestation(m.Subject, m.Sequence, m.Data, m.Time)
 		seq = m.Sequence + 1
 	}
 	var steps []*ReplayStep

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/nats-io/nats.go/jetstream"
@@ -68,6 +69,14 @@ func (s *Service) judgeStop(d schemas.GateDecision, req schemas.GateRequest, sna
 	return d
 }
 
+// countAttRead counts where a cited attestation's envelope came from (the
+// replay command runs without metrics).
+func (s *Service) countAttRead(from string) {
+	if s.m != nil {
+		s.m.attReads.WithLabelValues(from).Inc()
+	}
+}
+
 // sessionEvidence looks up cited attestations for one Stop.
 type sessionEvidence struct {
 	s       *Service
@@ -77,9 +86,19 @@ type sessionEvidence struct {
 
 func (e *sessionEvidence) Attestation(attID string) (stopgate.Attestation, error) {
 	var a stopgate.Attestation
-	stored, ok := e.s.proj.attestation(attID)
-	if !ok {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	stored, ok, fromStream, err := e.s.proj.attestation(ctx, attID)
+	switch {
+	case !ok:
 		return a, errors.New("no such attestation in ATTEST (use the id `claimcheck claim` printed with PASS)")
+	case err != nil:
+		e.s.countAttRead("failed")
+		return a, fmt.Errorf("it could not be read back: %w", err)
+	case fromStream:
+		e.s.countAttRead("stream")
+	default:
+		e.s.countAttRead("memory")
 	}
 	if stored.session != e.session {
 		return a, errors.New("it belongs to another session")
