@@ -271,6 +271,12 @@ func callsWithoutLiteral(src string) []string {
 		for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
 			k++
 		}
+		if k < len(src) && k > j && (src[k] == '$' || src[k] == '@') && isSpawn(src, name, j, true) {
+			// Perl and Ruby call without parentheses: system $cmd, exec @ARGV.
+			out = append(out, name)
+			i = j - 1
+			continue
+		}
 		if k >= len(src) || src[k] != '(' || !isSpawn(src, name, j, true) {
 			i = j - 1
 			continue
