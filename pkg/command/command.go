@@ -130,6 +130,16 @@ func (c Call) Programs() [][]string {
 	return out
 }
 
+// Program returns the innermost program c runs (after wrappers and
+// runners) as its base name and its arguments; "" when there is none.
+func (c Call) Program() (name string, argv []string) {
+	progs := c.Programs()
+	if argv = progs[len(progs)-1]; len(argv) == 0 {
+		return "", nil
+	}
+	return baseName(argv[0]), argv
+}
+
 func isDuration(s string) bool {
 	s = strings.TrimRight(s, "smhd")
 	return s != "" && strings.Trim(s, "0123456789.") == ""
@@ -210,9 +220,8 @@ func Mentions(line, token string) bool {
 // and runners), or "".
 func Program(line string) string {
 	for _, c := range Parse(line) {
-		progs := c.Programs()
-		if last := progs[len(progs)-1]; len(last) > 0 {
-			return baseName(last[0])
+		if name, _ := c.Program(); name != "" {
+			return name
 		}
 	}
 	return ""

@@ -271,12 +271,10 @@ func FetchTool(e Entry) string {
 	case e.Tool == "Bash":
 		// The first program that does something (`cd /tmp && curl …`).
 		for _, c := range e.Calls() {
-			progs := c.Programs()
-			argv := progs[len(progs)-1]
-			if len(argv) == 0 {
+			p, _ := c.Program()
+			if p == "" {
 				continue
 			}
-			p := argv[0][strings.LastIndex(argv[0], "/")+1:]
 			if fetchPrograms[p] {
 				return "Bash:" + p
 			}

@@ -461,12 +461,7 @@ func otherCommand(e evidence.Entry, want []string) string {
 		if command.RunsParsed([]command.Call{c}, want) {
 			continue
 		}
-		progs := c.Programs()
-		argv := progs[len(progs)-1]
-		if len(argv) == 0 {
-			continue
-		}
-		if name := argv[0][strings.LastIndex(argv[0], "/")+1:]; !benign[name] {
+		if name, _ := c.Program(); name != "" && !benign[name] {
 			return name
 		}
 	}
@@ -565,9 +560,8 @@ func shellAttempts(h schemas.Hop, e evidence.Entry) bool {
 		return false
 	}
 	for _, c := range e.Calls() {
-		progs := c.Programs()
-		argv := progs[len(progs)-1]
-		if len(argv) == 0 || printers[argv[0][strings.LastIndex(argv[0], "/")+1:]] {
+		name, argv := c.Program()
+		if name == "" || printers[name] {
 			continue
 		}
 		text := strings.ToLower(strings.Join(argv, " "))
