@@ -6,6 +6,7 @@ package evidence
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,6 +151,48 @@ func IsEdit(tool string) bool {
 		return true
 	}
 	return false
+}
+
+// EditOf says whether e changed one of paths, and names what it changed:
+// a successful Edit/Write of one of them (of any file when paths is empty),
+// or a shell command that writes one of them (command.Writes: sed -i,
+// > file, cp, git checkout -- file, …) or changes files it does not name
+// (git apply, patch, git reset --hard) while paths names some. A shell
+// write counts only against named paths: a contract without paths would
+// otherwise make every log file a shell writes an edit.
+func EditOf(e Entry, paths []string) (string, bool) {
+	if !e.Done {
+		return "", false
+	}
+	if IsEdit(e.Tool) {
+		if e.Failed || e.FilePath == "" {
+			return "", false
+		}
+		if len(paths) == 0 || slices.ContainsFunc(paths, func(p string) bool { return SamePath(e.FilePath, p) }) {
+			return e.FilePath, true
+		}
+		return "", false
+	}
+	if e.Tool != "Bash" || e.Command == "" || len(paths) == 0 {
+		return "", false
+	}
+	written, unknown := command.Writes(e.Command)
+	for _, p := range paths {
+		if unknown || slices.ContainsFunc(written, func(w string) bool { return SamePath(w, p) }) {
+			return p + " (by `" + clipCommand(e.Command) + "`)", true
+		}
+	}
+	return "", false
+}
+
+func clipCommand(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return s
 }
 
 // ---- test summaries ------------------------------------------------------------

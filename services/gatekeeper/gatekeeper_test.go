@@ -320,6 +320,26 @@ func TestStopDecisionsFollowTheLedger(t *testing.T) {
 	}
 }
 
+// A shell command that writes a contract path (sed -i, > file, git apply)
+// makes an earlier pass stale like an Edit does; writing another file
+// does not.
+func TestShellWritesMakePassesStale(t *testing.T) {
+	f := newFlow(t, nil)
+	s := "sess-shell-edit"
+	cn := f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	f.bash(s, "pytest", "===== 3 passed in 0.10s =====", false)
+	att := f.attest(s, cn, "done", "test_pass", `{"command_substring":"pytest"}`)
+	f.bash(s, "echo checked > notes.txt", "", false)
+	if d := f.stop(s, block("claimcheck", "done", att)); d.Decision != schemas.GateAllow {
+		t.Fatalf("fresh pass after writing another file: %+v", d)
+	}
+	f.bash(s, "sed -i 's/== 2/== 3/' src/app.py", "", false)
+	d := f.stop(s, block("claimcheck", "done", att))
+	if d.Decision != schemas.GateBlock || d.Rule != "stop.attestation_stale" || !strings.Contains(d.Reason, "src/app.py (by `sed -i") {
+		t.Fatalf("pass after sed -i of a contract path: %+v", d)
+	}
+}
+
 // Only the newest attestation envelopes stay in memory; a Stop citing an
 // older one reads it back from ATTEST and judges it the same way.
 func TestEvictedAttestationsAreReadBack(t *testing.T) {

@@ -56,6 +56,11 @@ type storedAttestation struct {
 type pathAt struct {
 	n    uint64
 	path string
+	// shell: written by a Bash command (path is what it wrote, or ""
+	// when it changed files it does not name); such writes count only
+	// against a contract's named paths (see evidence.EditOf).
+	shell   bool
+	command string
 }
 
 type runAt struct {
@@ -160,11 +165,14 @@ func (p *projection) applyLedger(chainName string, data []byte) {
 
 // prepared is an entry with what applyEntry needs decoded (outside p.mu).
 type prepared struct {
-	e        schemas.Entry
-	edit     *pathAt
-	run      *runAt
-	record   *schemas.GateRecord
-	override *schemas.GateOverride
+	e    schemas.Entry
+	edit *pathAt
+	// shellEdit marks a Bash command that writes files (the staleness
+	// check asks command.Writes which, against the contract's paths).
+	shellEdit *pathAt
+	run       *runAt
+	record    *schemas.GateRecord
+	override  *schemas.GateOverride
 }
 
 func prepare(e schemas.Entry) prepared {
@@ -182,6 +190,9 @@ func prepare(e schemas.Entry) prepared {
 			sum := evidence.Summarize(ev.Output)
 			failed := ev.Failed || (sum.Recognized && sum.Failed > 0)
 			pr.run = &runAt{n: e.N, command: ev.Command, failed: failed, summary: firstLine(ev.Output)}
+			if written, unknown := command.Writes(ev.Command); len(written) > 0 || unknown {
+				pr.shellEdit = &pathAt{n: e.N, shell: true, command: ev.Command}
+			}
 		}
 	case schemas.GateDecisionEvent:
 		var r schemas.GateRecord
@@ -233,6 +244,9 @@ func (p *projection) applyEntry(s *sessionState, pr prepared) {
 			s.edits = appendBounded(s.edits, *pr.edit, p.maxTrail)
 		case pr.run != nil:
 			s.runs = appendBounded(s.runs, *pr.run, p.maxTrail)
+		}
+		if pr.shellEdit != nil {
+			s.edits = appendBounded(s.edits, *pr.shellEdit, p.maxTrail)
 		}
 	case schemas.GateDecisionEvent:
 		if pr.record != nil {
@@ -465,14 +479,14 @@ func (sn snapshot) staleness(v schemas.Verdict, args map[string]any) (string, st
 		if e.n <= v.Range.To {
 			continue
 		}
-		bound := len(paths) == 0
-		for _, p := range paths {
-			if evidence.SamePath(e.path, p) {
-				bound = true
-			}
+		what, bound := "", false
+		if e.shell {
+			what, bound = evidence.EditOf(evidence.Entry{Done: true, Tool: "Bash", Command: e.command}, paths)
+		} else {
+			what, bound = evidence.EditOf(evidence.Entry{Done: true, Tool: "Edit", FilePath: e.path}, paths)
 		}
 		if bound {
-			return fmt.Sprintf("%s was edited at n=%d, after the evidence (n≤%d)", e.path, e.n, v.Range.To),
+			return fmt.Sprintf("%s was edited at n=%d, after the evidence (n≤%d)", what, e.n, v.Range.To),
 				fmt.Sprintf("re-run `%s` after your last edit, then `claimcheck claim --claim %s --validator %s --args '%s'` and cite the new attestation", cmd, v.Claim, v.Validator, v.Args)
 		}
 	}

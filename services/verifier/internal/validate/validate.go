@@ -286,21 +286,13 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 		return fail(fmt.Sprintf("run `%s`, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
 			fmt.Sprintf("looked for a run of `%s` after the prompt: none found", cmd))
 	}
-	// The latest edit of a bound path (any edit when the contract names none).
+	// The latest edit of a bound path (any edit when the contract names
+	// none), with the Edit/Write tools or a shell command that writes it.
 	var lastEdit *evidence.Entry
+	edited := ""
 	for i := range after {
-		e := after[i]
-		if !e.Done || e.Failed || !evidence.IsEdit(e.Tool) {
-			continue
-		}
-		bound := len(ct.TargetFields.Paths) == 0
-		for _, p := range ct.TargetFields.Paths {
-			if evidence.SamePath(e.FilePath, p) {
-				bound = true
-			}
-		}
-		if bound {
-			lastEdit = &after[i]
+		if what, ok := evidence.EditOf(after[i], ct.TargetFields.Paths); ok {
+			lastEdit, edited = &after[i], what
 		}
 	}
 	last := runs[len(runs)-1]
@@ -352,8 +344,8 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 	var reasons []string
 	next := fmt.Sprintf("run `%s` again, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`))
 	if stale > 0 && lastEdit != nil {
-		reasons = append(reasons, fmt.Sprintf("the edit of %s at n=%d came after the passing run(s) of `%s`; they no longer count", lastEdit.FilePath, lastEdit.N, cmd))
-		next = fmt.Sprintf("re-run `%s` after your last edit (%s), then %s", cmd, lastEdit.FilePath, retry(`{"command_substring":"`+cmd+`"}`))
+		reasons = append(reasons, fmt.Sprintf("the edit of %s at n=%d came after the passing run(s) of `%s`; they no longer count", edited, lastEdit.N, cmd))
+		next = fmt.Sprintf("re-run `%s` after your last edit (%s), then %s", cmd, edited, retry(`{"command_substring":"`+cmd+`"}`))
 	}
 	if len(filtered) > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` do not count, since the record may not show their whole, own result (a filter can cut failures, another command can print a summary): %s", len(filtered), cmd, strings.Join(filtered, "; ")))

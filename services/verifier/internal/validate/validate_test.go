@@ -116,6 +116,22 @@ func TestValidatorMatrix(t *testing.T) {
 		// A run whose output went through a filter does not count: the
 		// filter may have cut the failures (jest's summary line survives
 		// tail; a failing suite's lines above it need not).
+		// Shell writes of a contract path are edits too.
+		{"test fail stale after sed", func(l *ledger) {
+			l.prompt(prompt)
+			l.bash("npm test", jestPass)
+			l.bash("sed -i 's/skip/only/' src/app.test.ts", "")
+		}, claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "FAIL", "edit of src/app.test.ts (by `sed -i", "re-run `npm test` after your last edit"},
+		{"test fail stale after git apply", func(l *ledger) {
+			l.prompt(prompt)
+			l.bash("npm test", jestPass)
+			l.bash("git apply fix.patch", "")
+		}, claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "FAIL", "by `git apply fix.patch`", ""},
+		{"test pass after writing another file", func(l *ledger) {
+			l.prompt(prompt)
+			l.bash("npm test", jestPass)
+			l.bash("echo done > notes.txt", "")
+		}, claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "PASS", "", ""},
 		{"test filtered through tail", func(l *ledger) { l.prompt(prompt); l.bash("npm test 2>&1 | tail -3", jestPass) },
 			claim("done", "test_pass", map[string]any{"command_substring": "npm test"}), "FAIL", "went through `tail -3`", "without filtering its output"},
 		{"test filtered through grep", func(l *ledger) { l.prompt(prompt); l.bash("npm test | grep -v FAIL", jestPass) },
