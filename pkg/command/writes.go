@@ -87,8 +87,10 @@ func callWrites(name string, argv []string) (paths []string, unknown bool) {
 			return ops[1:], false // the first operand is the script
 		}
 	case "perl":
+		// -i, or -i among combined flags (-pi); -M/-m/-I/-x/-d/-V/-C take a
+		// value that may hold an i (-Mstrict).
 		if !slices.ContainsFunc(opts, func(o string) bool {
-			return strings.HasPrefix(o, "-i") || len(o) > 2 && o[1] != '-' && strings.Contains(o, "i")
+			return strings.HasPrefix(o, "-i") || len(o) > 2 && o[1] != '-' && !strings.ContainsAny(o[1:2], "MmIxdVC") && strings.Contains(o, "i")
 		}) {
 			return nil, false
 		}

@@ -24,6 +24,7 @@ func TestWrites(t *testing.T) {
 		{"perl -pi -e 's/a/b/' src/app.py", []string{"src/app.py"}, false},
 		{"perl -i.bak -pe 's/a/b/' a.pl", []string{"a.pl"}, false},
 		{"perl -ne 'print' a.pl", nil, false},
+		{"perl -Mstrict -e 'print 1' src/app.py", nil, false},
 		{"cp /tmp/fixed.py src/app.py", []string{"src/app.py", "src/app.py/fixed.py"}, false},
 		{"mv new.go internal/", []string{"internal/", "internal/new.go"}, false},
 		{"cp -t src a.py b.py", []string{"src/a.py", "src/b.py", "src"}, false},
