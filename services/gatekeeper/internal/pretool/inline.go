@@ -114,8 +114,19 @@ func (a *analysis) inlineCode(argv []field, prog string, code field, st *state, 
 func literals(src, prog string) []literal {
 	var out []literal
 	backtickRuns := prog == "perl" || prog == "ruby" || prog == "php"
+	// Line comments, whose quotes are not strings ("# it's fine").
+	hashComments := strings.HasPrefix(prog, "python") || strings.HasPrefix(prog, "pypy") || prog == "ruby" || prog == "Rscript"
+	slashComments := prog == "node" || prog == "nodejs" || prog == "php"
 	for i := 0; i < len(src); i++ {
 		c := src[i]
+		if hashComments && c == '#' || slashComments && strings.HasPrefix(src[i:], "//") {
+			end := strings.IndexByte(src[i:], '\n')
+			if end < 0 {
+				return out
+			}
+			i += end
+			continue
+		}
 		switch {
 		case (c == 'q' && strings.HasPrefix(src[i:], "qx") || c == '%' && strings.HasPrefix(src[i:], "%x")) && i+2 < len(src) && (i == 0 || !isIdentByte(src[i-1])):
 			closeBy := map[byte]byte{'{': '}', '(': ')', '[': ']', '<': '>'}
