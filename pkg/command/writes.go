@@ -151,6 +151,9 @@ func callWrites(name string, argv []string) (paths []string, unknown bool) {
 			if sub == "restore" {
 				return files, false
 			}
+			if slices.Contains(rest, "-b") && len(files) <= 1 {
+				return nil, false // a new branch where HEAD is: no file changes
+			}
 			return nil, true // a branch, or paths git tells apart only by looking
 		case "apply", "am", "merge", "rebase", "pull", "cherry-pick", "revert", "switch":
 			return nil, true

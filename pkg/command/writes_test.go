@@ -35,6 +35,8 @@ func TestWrites(t *testing.T) {
 		{"git checkout -- src/app.py", []string{"src/app.py"}, false},
 		{"git restore src/app.py", []string{"src/app.py"}, false},
 		{"git checkout main", nil, true},
+		{"git checkout -b fix-tests", nil, false},
+		{"git checkout -b fix origin/main", nil, true},
 		{"git apply fix.patch", nil, true},
 		{"patch -p1 < fix.patch", nil, true},
 		{"git reset --hard HEAD~1", nil, true},
