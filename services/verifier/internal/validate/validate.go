@@ -421,8 +421,9 @@ func http2xx(u string, after []evidence.Entry, retry func(string) string) Result
 // when it is, or when the entry is not a shell command): `curl URL; echo
 // 'HTTP/1.1 200 OK'` prints a status curl never got, `curl URL || echo
 // 'connection refused'` a failure that did not happen. A fetch counts when
-// its program is the line's only command (besides cd, sleep, export, set,
-// true) and its output and exit status reach the record (command.Observe).
+// its program is the line's only command besides the benign ones (cd,
+// export, sleep, tee, cat, …) and its output and exit status reach the
+// record (command.Observe).
 func mixedFetch(e evidence.Entry) string {
 	if e.Tool != "Bash" {
 		return ""
