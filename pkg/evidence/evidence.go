@@ -47,6 +47,10 @@ type Entry struct {
 type parsedCommand struct {
 	once  sync.Once
 	calls []command.Call
+
+	writesOnce sync.Once
+	writes     []string
+	unknown    bool
 }
 
 // Calls returns Command parsed into simple commands (command.Parse), parsing
@@ -60,6 +64,16 @@ func (e Entry) Calls() []command.Call {
 	}
 	e.parsed.once.Do(func() { e.parsed.calls = command.Parse(e.Command) })
 	return e.parsed.calls
+}
+
+// Writes returns the files Command writes (command.Writes), computed once
+// per decoded entry like Calls.
+func (e Entry) Writes() (paths []string, unknown bool) {
+	if e.parsed == nil {
+		return command.Writes(e.Command)
+	}
+	e.parsed.writesOnce.Do(func() { e.parsed.writes, e.parsed.unknown = command.Writes(e.Command) })
+	return e.parsed.writes, e.parsed.unknown
 }
 
 // Position returns the entry's ledger position.
@@ -176,10 +190,17 @@ func EditOf(e Entry, paths []string) (string, bool) {
 	if e.Tool != "Bash" || e.Command == "" || len(paths) == 0 {
 		return "", false
 	}
-	written, unknown := command.Writes(e.Command)
+	written, unknown := e.Writes()
+	return ShellEditOf(e.Command, written, unknown, paths)
+}
+
+// ShellEditOf is EditOf for a shell command whose writes are known
+// (Entry.Writes): the first of paths it writes, or any when it changes
+// files it does not name.
+func ShellEditOf(cmd string, written []string, unknown bool, paths []string) (string, bool) {
 	for _, p := range paths {
 		if unknown || slices.ContainsFunc(written, func(w string) bool { return SamePath(w, p) }) {
-			return p + " (by `" + clipCommand(e.Command) + "`)", true
+			return p + " (by `" + clipCommand(cmd) + "`)", true
 		}
 	}
 	return "", false

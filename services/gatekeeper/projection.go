@@ -56,11 +56,13 @@ type storedAttestation struct {
 type pathAt struct {
 	n    uint64
 	path string
-	// shell: written by a Bash command (path is what it wrote, or ""
-	// when it changed files it does not name); such writes count only
-	// against a contract's named paths (see evidence.EditOf).
+	// shell: a Bash command that writes files (written, or unknown ones);
+	// such writes count only against a contract's named paths (see
+	// evidence.EditOf).
 	shell   bool
 	command string
+	written []string
+	unknown bool
 }
 
 type runAt struct {
@@ -190,8 +192,8 @@ func prepare(e schemas.Entry) prepared {
 			sum := evidence.Summarize(ev.Output)
 			failed := ev.Failed || (sum.Recognized && sum.Failed > 0)
 			pr.run = &runAt{n: e.N, command: ev.Command, failed: failed, summary: firstLine(ev.Output)}
-			if written, unknown := command.Writes(ev.Command); len(written) > 0 || unknown {
-				pr.shellEdit = &pathAt{n: e.N, shell: true, command: ev.Command}
+			if written, unknown := ev.Writes(); len(written) > 0 || unknown {
+				pr.shellEdit = &pathAt{n: e.N, shell: true, command: ev.Command, written: written, unknown: unknown}
 			}
 		}
 	case schemas.GateDecisionEvent:
@@ -481,7 +483,9 @@ func (sn snapshot) staleness(v schemas.Verdict, args map[string]any) (string, st
 		}
 		what, bound := "", false
 		if e.shell {
-			what, bound = evidence.EditOf(evidence.Entry{Done: true, Tool: "Bash", Command: e.command}, paths)
+			if len(paths) > 0 {
+				what, bound = evidence.ShellEditOf(e.command, e.written, e.unknown, paths)
+			}
 		} else {
 			what, bound = evidence.EditOf(evidence.Entry{Done: true, Tool: "Edit", FilePath: e.path}, paths)
 		}

@@ -12,10 +12,26 @@ import (
 // claim of a session from its cached view: the ledger is decoded once and
 // each claim is evaluated over the whole prefix.
 func BenchmarkEvaluateLongSession(b *testing.B) {
+	// With a contract path, every shell command is also asked what it
+	// writes (shell edits make passes stale).
+	prompts := map[string]string{
+		"":         "Fix the flaky store tests and run `go test ./...` until they pass",
+		",paths=1": "Fix the flaky tests in `store/store_test.go` and run `go test ./...` until they pass",
+	}
 	for _, runs := range []int{100, 1000} {
-		b.Run(fmt.Sprintf("bash=%d", runs), func(b *testing.B) {
+		for _, variant := range []string{"", ",paths=1"} {
+			b.Run(fmt.Sprintf("bash=%d%s", runs, variant), func(b *testing.B) {
+				benchLongSession(b, prompts[variant], runs)
+			})
+		}
+	}
+}
+
+func benchLongSession(b *testing.B, prompt string, runs int) {
+	{
+		{
 			var l ledger
-			l.prompt("Fix the flaky store tests and run `go test ./...` until they pass")
+			l.prompt(prompt)
 			for i := range runs {
 				l.bash(fmt.Sprintf("cd /work/app && grep -rn 'func Test%d' ./store | head -20", i), "store_test.go:12: func TestX")
 			}
@@ -29,6 +45,6 @@ func BenchmarkEvaluateLongSession(b *testing.B) {
 			for b.Loop() {
 				Evaluate(Input{Entries: l.entries, Claim: c, Policy: p})
 			}
-		})
+		}
 	}
 }
