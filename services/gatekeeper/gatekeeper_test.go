@@ -89,6 +89,7 @@ func TestRejectsBadSettings(t *testing.T) {
 		"open http":      func(c *gatekeeper.Config) { c.HTTPListen = "0.0.0.0:8790" },
 		"override zero":  func(c *gatekeeper.Config) { c.OverrideThreshold = 0 },
 		"crash window":   func(c *gatekeeper.Config) { c.CrashWindow = time.Second },
+		"no envelopes":   func(c *gatekeeper.Config) { c.MaxEnvelopes = 0 },
 	} {
 		c := good
 		mutate(&c)
@@ -96,6 +97,11 @@ func TestRejectsBadSettings(t *testing.T) {
 		if _, err := gatekeeper.New(c, service.Settings{Conn: nc}); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+	c := good
+	c.MaxEnvelopes = -5
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "gatekeeper.max_attestation_envelopes -5") {
+		t.Errorf("a negative envelope bound: %v, want an error naming the key and value", err)
 	}
 }
 
