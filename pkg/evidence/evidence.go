@@ -51,6 +51,9 @@ type parsedCommand struct {
 	writesOnce sync.Once
 	writes     []string
 	unknown    bool
+
+	summaryOnce sync.Once
+	summary     Summary
 }
 
 // Calls returns Command parsed into simple commands (command.Parse), parsing
@@ -74,6 +77,17 @@ func (e Entry) Writes() (paths []string, unknown bool) {
 	}
 	e.parsed.writesOnce.Do(func() { e.parsed.writes, e.parsed.unknown = command.Writes(e.Command) })
 	return e.parsed.writes, e.parsed.unknown
+}
+
+// Summary returns Summarize of the entry's Output, computed once per decoded
+// shell entry like Calls: a test_pass claim reads every earlier run of its
+// command.
+func (e Entry) Summary() Summary {
+	if e.parsed == nil {
+		return Summarize(e.Output)
+	}
+	e.parsed.summaryOnce.Do(func() { e.parsed.summary = Summarize(e.Output) })
+	return e.parsed.summary
 }
 
 // Position returns the entry's ledger position.
@@ -244,10 +258,40 @@ var (
 
 // Summarize reads a test run's output. It recognises pytest, go test, cargo
 // test, jest, vitest, mocha (npm test runs one of these) and Maven surefire.
-func Summarize(output string) Summary {
+func Summarize(output string) Summary { return summarize(output, true) }
+
+// has reports whether s contains any of lits: a runner's expression runs
+// only on outputs holding a literal every match of it contains, since each
+// unanchored scan costs microseconds even on outputs of a few lines, and a
+// verifier reads every run of the claimed command for each claim.
+func has(s string, lits ...string) bool {
+	for _, l := range lits {
+		if strings.Contains(s, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// summarize is Summarize; prefilter false runs every expression (the
+// tests' reference for the prefilters).
+func summarize(output string, prefilter bool) Summary {
 	var s Summary
 	add := func(p, f int) { s.Recognized, s.Passed, s.Failed = true, s.Passed+p, s.Failed+f }
-	if lines := pytestLineRE.FindAllString(output, -1); len(lines) > 0 {
+	may := func(lits ...string) bool { return !prefilter || has(output, lits...) }
+	findAll := func(re *regexp.Regexp, lits ...string) []string {
+		if !may(lits...) {
+			return nil
+		}
+		return re.FindAllString(output, -1)
+	}
+	findAllSub := func(re *regexp.Regexp, lits ...string) [][]string {
+		if !may(lits...) {
+			return nil
+		}
+		return re.FindAllStringSubmatch(output, -1)
+	}
+	if lines := findAll(pytestLineRE, " in "); len(lines) > 0 {
 		last := lines[len(lines)-1]
 		p, f := 0, 0
 		for _, m := range pytestRE.FindAllStringSubmatch(last, -1) {
@@ -260,7 +304,7 @@ func Summarize(output string) Summary {
 		}
 		add(p, f)
 	}
-	if oks, fails := goOkRE.FindAllStringSubmatch(output, -1), goFailRE.FindAllString(output, -1); len(oks) > 0 || len(fails) > 0 {
+	if oks, fails := findAllSub(goOkRE, "ok"), findAll(goFailRE, "FAIL", "panic: "); len(oks) > 0 || len(fails) > 0 {
 		// A package that ran no test (go test -run with a name that matches
 		// none) reports ok "[no tests to run]", and its PASS line follows a
 		// warning: neither is a passed test.
@@ -270,16 +314,19 @@ func Summarize(output string) Summary {
 				passed++
 			}
 		}
-		passed += max(0, len(goPassRE.FindAllString(output, -1))-strings.Count(output, "testing: warning: no tests to run"))
+		passed += max(0, len(findAll(goPassRE, "PASS"))-strings.Count(output, "testing: warning: no tests to run"))
 		add(passed, len(fails))
 	}
-	for _, m := range cargoRE.FindAllStringSubmatch(output, -1) {
+	for _, m := range findAllSub(cargoRE, "test result: ") {
 		p, _ := strconv.Atoi(m[1])
 		f, _ := strconv.Atoi(m[2])
 		add(p, f)
 	}
-	for _, re := range []*regexp.Regexp{jestRE, vitestRE} {
-		if ms := re.FindAllStringSubmatch(output, -1); len(ms) > 0 {
+	for _, r := range []struct {
+		re  *regexp.Regexp
+		lit string
+	}{{jestRE, "Tests:"}, {vitestRE, "Tests"}} {
+		if ms := findAllSub(r.re, r.lit); len(ms) > 0 {
 			p, f := 0, 0
 			for _, c := range countRE.FindAllStringSubmatch(ms[len(ms)-1][1], -1) {
 				n, _ := strconv.Atoi(c[1])
@@ -292,7 +339,7 @@ func Summarize(output string) Summary {
 			add(p, f)
 		}
 	}
-	for _, m := range mochaRE.FindAllStringSubmatch(output, -1) {
+	for _, m := range findAllSub(mochaRE, "passing", "failing") {
 		n, _ := strconv.Atoi(m[1])
 		if m[2] == "passing" {
 			add(n, 0)
@@ -300,7 +347,7 @@ func Summarize(output string) Summary {
 			add(0, n)
 		}
 	}
-	if ms := surefireRE.FindAllStringSubmatch(output, -1); len(ms) > 0 {
+	if ms := findAllSub(surefireRE, "Tests run: "); len(ms) > 0 {
 		m := ms[len(ms)-1]
 		run, _ := strconv.Atoi(m[1])
 		fail, _ := strconv.Atoi(m[2])

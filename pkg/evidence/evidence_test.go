@@ -6,33 +6,35 @@ import (
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
+// summarizeCases are runner outputs with what Summarize must read from them.
+var summarizeCases = []struct {
+	name, out  string
+	pass, fail int
+	ok         bool
+}{
+	{"pytest pass", "collected 3 items\n\ntests/test_x.py ...\n\n============ 3 passed in 0.12s ============\n", 3, 0, true},
+	{"pytest fail", "===== 1 failed, 2 passed, 1 warning in 0.30s =====", 2, 1, true},
+	{"pytest -q", "...\n3 passed in 0.01s\n", 3, 0, true},
+	{"go test", "ok  \tgithub.com/acme/app/store\t0.412s\nok  \tgithub.com/acme/app/cmd\t(cached)\n?   \tgithub.com/acme/app/doc\t[no test files]\n", 2, 0, true},
+	{"go test fail", "--- FAIL: TestX (0.00s)\n    x_test.go:9: boom\nFAIL\nFAIL\tgithub.com/acme/app\t0.01s\n", 0, 3, true},
+	// go test -run with a pattern that matches no test: recognised, nothing passed.
+	{"go test no tests to run", "ok  \tgithub.com/acme/app/store\t0.011s [no tests to run]\nok  \tgithub.com/acme/app/cmd\t(cached) [no tests to run]\n", 0, 0, true},
+	{"go test one package no tests", "testing: warning: no tests to run\nPASS\nok  \tgithub.com/acme/app\t0.01s [no tests to run]\n", 0, 0, true},
+	{"go test -v some ran", "=== RUN   TestA\n--- PASS: TestA (0.00s)\nPASS\nok  \tgithub.com/acme/app\t0.01s\nok  \tgithub.com/acme/b\t0.01s [no tests to run]\n", 3, 0, true},
+	{"cargo", "running 5 tests\ntest result: ok. 5 passed; 0 failed; 0 ignored\n\ntest result: ok. 2 passed; 0 failed;", 7, 0, true},
+	{"cargo fail", "test result: FAILED. 4 passed; 1 failed; 0 ignored", 4, 1, true},
+	{"jest", "PASS src/app.test.ts\nTests:       12 passed, 12 total\nSnapshots:   0 total\n", 12, 0, true},
+	{"jest fail", "Tests:       1 failed, 11 passed, 12 total", 11, 1, true},
+	{"vitest", " Test Files  2 passed (2)\n      Tests  14 passed (14)\n", 14, 0, true},
+	{"mocha", "  12 passing (40ms)\n  1 failing\n", 12, 1, true},
+	{"surefire", "[INFO] Tests run: 10, Failures: 0, Errors: 0, Skipped: 1\n[INFO] BUILD SUCCESS", 9, 0, true},
+	{"surefire fail", "[ERROR] Tests run: 10, Failures: 2, Errors: 1, Skipped: 0\n[INFO] BUILD FAILURE", 7, 3, true},
+	{"nothing", "all good!\n", 0, 0, false},
+	{"fake echo", "Tests passed", 0, 0, false},
+}
+
 func TestSummarize(t *testing.T) {
-	tests := []struct {
-		name, out  string
-		pass, fail int
-		ok         bool
-	}{
-		{"pytest pass", "collected 3 items\n\ntests/test_x.py ...\n\n============ 3 passed in 0.12s ============\n", 3, 0, true},
-		{"pytest fail", "===== 1 failed, 2 passed, 1 warning in 0.30s =====", 2, 1, true},
-		{"pytest -q", "...\n3 passed in 0.01s\n", 3, 0, true},
-		{"go test", "ok  \tgithub.com/acme/app/store\t0.412s\nok  \tgithub.com/acme/app/cmd\t(cached)\n?   \tgithub.com/acme/app/doc\t[no test files]\n", 2, 0, true},
-		{"go test fail", "--- FAIL: TestX (0.00s)\n    x_test.go:9: boom\nFAIL\nFAIL\tgithub.com/acme/app\t0.01s\n", 0, 3, true},
-		// go test -run with a pattern that matches no test: recognised, nothing passed.
-		{"go test no tests to run", "ok  \tgithub.com/acme/app/store\t0.011s [no tests to run]\nok  \tgithub.com/acme/app/cmd\t(cached) [no tests to run]\n", 0, 0, true},
-		{"go test one package no tests", "testing: warning: no tests to run\nPASS\nok  \tgithub.com/acme/app\t0.01s [no tests to run]\n", 0, 0, true},
-		{"go test -v some ran", "=== RUN   TestA\n--- PASS: TestA (0.00s)\nPASS\nok  \tgithub.com/acme/app\t0.01s\nok  \tgithub.com/acme/b\t0.01s [no tests to run]\n", 3, 0, true},
-		{"cargo", "running 5 tests\ntest result: ok. 5 passed; 0 failed; 0 ignored\n\ntest result: ok. 2 passed; 0 failed;", 7, 0, true},
-		{"cargo fail", "test result: FAILED. 4 passed; 1 failed; 0 ignored", 4, 1, true},
-		{"jest", "PASS src/app.test.ts\nTests:       12 passed, 12 total\nSnapshots:   0 total\n", 12, 0, true},
-		{"jest fail", "Tests:       1 failed, 11 passed, 12 total", 11, 1, true},
-		{"vitest", " Test Files  2 passed (2)\n      Tests  14 passed (14)\n", 14, 0, true},
-		{"mocha", "  12 passing (40ms)\n  1 failing\n", 12, 1, true},
-		{"surefire", "[INFO] Tests run: 10, Failures: 0, Errors: 0, Skipped: 1\n[INFO] BUILD SUCCESS", 9, 0, true},
-		{"surefire fail", "[ERROR] Tests run: 10, Failures: 2, Errors: 1, Skipped: 0\n[INFO] BUILD FAILURE", 7, 3, true},
-		{"nothing", "all good!\n", 0, 0, false},
-		{"fake echo", "Tests passed", 0, 0, false},
-	}
-	for _, tt := range tests {
+	for _, tt := range summarizeCases {
 		s := Summarize(tt.out)
 		if s.Recognized != tt.ok || s.Passed != tt.pass || s.Failed != tt.fail {
 			t.Errorf("%s: %+v, want passed=%d failed=%d recognized=%v", tt.name, s, tt.pass, tt.fail, tt.ok)
@@ -62,4 +64,35 @@ func TestCallsAreParsedOnceAndShared(t *testing.T) {
 	if c := (Entry{}).Calls(); len(c) != 0 {
 		t.Fatalf("calls of no command: %+v", c)
 	}
+}
+
+// The prefilters only skip expressions that cannot match: Summarize reads
+// the same as running every expression, on every runner's output, on the
+// outputs mixed and cut, and on text that holds a prefilter's literal but
+// no summary.
+func TestSummarizePrefiltersChangeNothing(t *testing.T) {
+	outs := []string{"", "ok", "FAIL", "PASS", "Tests", "Tests:", " in ", "passing", "Tests run: ", "test result: ",
+		"look: ok\tnot go\n", "panic: x\n", "PASSED in 3s", "=== 3 passed in", "Tests  3 passed (3)"}
+	for _, a := range summarizeCases {
+		outs = append(outs, a.out, a.out[:len(a.out)/2], a.out[len(a.out)/2:])
+		for _, b := range summarizeCases {
+			outs = append(outs, a.out+"\n"+b.out)
+		}
+	}
+	for _, out := range outs {
+		if got, want := summarize(out, true), summarize(out, false); got != want {
+			t.Errorf("Summarize(%q) = %+v with prefilters, %+v without", out, got, want)
+		}
+	}
+}
+
+func FuzzSummarize(f *testing.F) {
+	for _, c := range summarizeCases {
+		f.Add(c.out)
+	}
+	f.Fuzz(func(t *testing.T, out string) {
+		if got, want := summarize(out, true), summarize(out, false); got != want {
+			t.Errorf("Summarize(%q) = %+v with prefilters, %+v without", out, got, want)
+		}
+	})
 }
