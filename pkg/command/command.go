@@ -200,12 +200,15 @@ func hasPrefix(argv, want []string) bool {
 
 // Mentions reports whether some argument of some command in line equals
 // token or ends with "/"+token (a path given relative to another directory).
-func Mentions(line, token string) bool {
+func Mentions(line, token string) bool { return MentionsParsed(Parse(line), token) }
+
+// MentionsParsed is Mentions over a line already parsed (Parse).
+func MentionsParsed(calls []Call, token string) bool {
 	token = strings.TrimPrefix(token, "./")
 	if token == "" {
 		return false
 	}
-	for _, c := range Parse(line) {
+	for _, c := range calls {
 		for _, a := range c.Argv[min(1, len(c.Argv)):] {
 			a = strings.TrimPrefix(a, "./")
 			if a == token || strings.HasSuffix(a, "/"+token) || strings.HasSuffix(token, "/"+a) && strings.Contains(a, "/") {

@@ -137,15 +137,17 @@ func bind(validator string, rule policy.ValidatorRule, args policy.Args, ct *sch
 		if len(calls) != 1 {
 			return fmt.Sprintf("command_substring %q must be one simple command (no ;, &&, |)", cmd)
 		}
+		// cmd runs a hint, or (two words or more) a hint runs cmd.
+		argv := calls[0].Argv
 		for _, b := range rule.Binds {
 			for _, v := range field(b) {
 				switch b {
 				case "command_hints", "backtick_tokens":
-					if command.Runs(cmd, v) || command.Runs(v, cmd) && len(calls[0].Argv) >= 2 {
+					if w, ok := command.Want(v); ok && command.RunsParsed(calls, w) || len(argv) >= 2 && command.RunsParsed(command.Parse(v), argv) {
 						return ""
 					}
 				case "paths":
-					if command.Mentions(cmd, v) {
+					if command.MentionsParsed(calls, v) {
 						return ""
 					}
 				}
@@ -296,7 +298,7 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 		}
 	}
 	last := runs[len(runs)-1]
-	lastSum := evidence.Summarize(last.Output)
+	lastSum := last.Summary()
 	switch {
 	case last.Failed:
 		return fail(fmt.Sprintf("fix the failures and run `%s` again", cmd),
@@ -309,14 +311,15 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 	stale := 0
 	unrecognized := 0
 	var filtered []string
+	want, _ := command.Want(cmd)
 	for _, r := range runs {
-		o := observe(r, cmd)
+		o := command.Observe(r.Command, want)
 		if !o.Output {
 			// A filter may have cut failures out of what was recorded.
 			filtered = append(filtered, fmt.Sprintf("n=%d: %s", r.N, o.OutputWhy))
 			continue
 		}
-		if want, _ := command.Want(cmd); !o.Status {
+		if !o.Status {
 			// The run's failure would not show in the exit status; its
 			// summary decides, unless another command could have printed
 			// one (`echo 'Tests: 5 passed'; npm test || true`).
@@ -325,7 +328,7 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 				continue
 			}
 		}
-		s := evidence.Summarize(r.Output)
+		s := r.Summary()
 		if r.Failed || !s.Recognized || s.Failed > 0 || s.Passed == 0 {
 			if !r.Failed && !s.Recognized {
 				unrecognized++
