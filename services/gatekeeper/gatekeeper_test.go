@@ -358,11 +358,13 @@ func TestEvictedAttestationsAreReadBack(t *testing.T) {
 	ocn := f.prompt(o, "Fix the failing test in `src/app.py` and run `pytest`")
 	f.bash(o, "pytest", "===== 3 passed in 0.10s =====", false)
 	newer := f.attest(o, ocn, "done", "test_pass", `{"command_substring":"pytest"}`)
-	if d := f.stop(s, block("claimcheck", "done", old)); d.Decision != schemas.GateAllow {
-		t.Fatalf("an evicted fresh pass: %+v", d)
-	}
+	// Citing newer first: its look-up waits until the projection has read
+	// ATTEST to the end, which evicted old's envelope.
 	if d := f.stop(o, block("claimcheck", "done", newer)); d.Decision != schemas.GateAllow {
 		t.Fatalf("a kept fresh pass: %+v", d)
+	}
+	if d := f.stop(s, block("claimcheck", "done", old)); d.Decision != schemas.GateAllow {
+		t.Fatalf("an evicted fresh pass: %+v", d)
 	}
 	reads := map[string]float64{}
 	mfs, err := f.reg.Gather()

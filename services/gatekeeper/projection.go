@@ -35,7 +35,9 @@ type projection struct {
 	// ATTEST by sequence when a Stop cites them.
 	withEnvelope []string
 	maxEnvelopes int
-	js           jetstream.JetStream
+	// attestSeq is the last ATTEST sequence applied.
+	attestSeq uint64
+	js        jetstream.JetStream
 	// changed is closed (and replaced) whenever entries were applied, so
 	// waiters can re-check.
 	changed chan struct{}
@@ -336,6 +338,10 @@ func firstLine(s string) string {
 }
 
 func (p *projection) applyAttestation(subj string, seq uint64, data []byte, stored time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.attestSeq = max(p.attestSeq, seq)
+	defer p.notify()
 	rest, ok := strings.CutPrefix(subj, subject.AttestPrefix+".")
 	if !ok {
 		return
@@ -344,7 +350,6 @@ func (p *projection) applyAttestation(subj string, seq uint64, data []byte, stor
 	if !ok {
 		return
 	}
-	p.mu.Lock()
 	if _, seen := p.atts[attID]; !seen {
 		p.withEnvelope = append(p.withEnvelope, attID)
 	}
@@ -357,8 +362,6 @@ func (p *projection) applyAttestation(subj string, seq uint64, data []byte, stor
 		}
 		p.withEnvelope = append(p.withEnvelope[:0:0], p.withEnvelope[n:]...)
 	}
-	p.notify()
-	p.mu.Unlock()
 }
 
 // snapshot is what a Stop decision reads of one session.
@@ -423,7 +426,12 @@ func (p *projection) head(session string) schemas.Position {
 }
 
 // attestation returns a copy of a stored attestation, its envelope read
-// back from ATTEST when it is no longer kept in memory (fromStream).
+// back from ATTEST when it is no longer kept in memory (fromStream). An id
+// the projection does not know yet is looked up again once the projection
+// has applied ATTEST up to the stream's last message: the verifier writes
+// an attestation before it answers PASS, so one cited at a Stop is in the
+// stream, but the projection follows ATTEST on its own and may not have
+// applied it yet. Not found after that (or err) means no such attestation.
 func (p *projection) attestation(ctx context.Context, id string) (a storedAttestation, ok, fromStream bool, err error) {
 	p.mu.RLock()
 	stored, ok := p.atts[id]
@@ -432,6 +440,16 @@ func (p *projection) attestation(ctx context.Context, id string) (a storedAttest
 	}
 	js := p.js
 	p.mu.RUnlock()
+	if !ok && js != nil {
+		if err := p.catchUpAttest(ctx, js); err != nil {
+			return a, false, false, err
+		}
+		p.mu.RLock()
+		if stored, ok = p.atts[id]; ok {
+			a = *stored
+		}
+		p.mu.RUnlock()
+	}
 	if !ok || a.envelope != nil {
 		return a, ok, false, nil
 	}
@@ -451,6 +469,29 @@ func (p *projection) attestation(ctx context.Context, id string) (a storedAttest
 	}
 	a.envelope = m.Data
 	return a, true, true, nil
+}
+
+// catchUpAttest waits until the projection has applied ATTEST up to the
+// stream's last message at the time of the call, or ctx ends.
+func (p *projection) catchUpAttest(ctx context.Context, js jetstream.JetStream) error {
+	st, err := js.Stream(ctx, stream.Attest)
+	if err != nil {
+		return fmt.Errorf("look up ATTEST's last message: %w", err)
+	}
+	last := st.CachedInfo().State.LastSeq
+	for {
+		p.mu.RLock()
+		done, ch := p.attestSeq >= last, p.changed
+		p.mu.RUnlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("the gatekeeper has not yet read ATTEST up to seq %d: %w", last, ctx.Err())
+		}
+	}
 }
 
 // decided applies a decision this gatekeeper made.

@@ -90,6 +90,9 @@ func (e *sessionEvidence) Attestation(attID string) (stopgate.Attestation, error
 	defer cancel()
 	stored, ok, fromStream, err := e.s.proj.attestation(ctx, attID)
 	switch {
+	case !ok && err != nil:
+		e.s.countAttRead("failed")
+		return a, fmt.Errorf("it could not be looked up: %w", err)
 	case !ok:
 		return a, errors.New("no such attestation in ATTEST (use the id `claimcheck claim` printed with PASS)")
 	case err != nil:

@@ -1,0 +1,65 @@
+package gatekeeper
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claimcheck/claimcheck/pkg/natstest"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/watch"
+)
+
+// A Stop may cite an attestation that is in ATTEST (the verifier writes it
+// before it answers PASS) but that the projection, which follows ATTEST on
+// its own, has not applied yet. The look-up waits for the projection to
+// reach the stream's end instead of calling the attestation unknown; an id
+// that is not in ATTEST is still unknown, without waiting.
+func TestAttestationLookupWaitsForTheProjection(t *testing.T) {
+	srv := natstest.RunServer(t)
+	_, js := natstest.Connect(t, srv.ClientURL())
+	natstest.Bootstrap(t, js, nil)
+	// This projection follows nothing: the test applies ATTEST's messages
+	// itself, late, as a lagging follower would.
+	p := newProjection(16, 16, watch.New(watch.DefaultConfig()))
+	p.js = js
+	const attID = "01JDB3H5KX0000000000000042"
+	subj := subject.Attestation("sess-a", attID)
+	ack, err := js.Publish(t.Context(), subj, []byte(`{"payloadType":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, ok, _, err := p.attestation(ctx, attID)
+	if ok || err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "seq 1") {
+		t.Fatalf("before the projection applied ATTEST seq 1: ok=%v err=%v; want a wait that ends with the deadline, naming the sequence", ok, err)
+	}
+
+	type result struct {
+		a   storedAttestation
+		ok  bool
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		a, ok, _, err := p.attestation(t.Context(), attID)
+		done <- result{a, ok, err}
+	}()
+	p.applyAttestation(subj, ack.Sequence, []byte(`{"payloadType":"x"}`), time.Now())
+	r := <-done
+	if !r.ok || r.err != nil || r.a.session != "sess-a" || r.a.seq != ack.Sequence {
+		t.Fatalf("after the projection applied it: %+v ok=%v err=%v", r.a, r.ok, r.err)
+	}
+
+	start := time.Now()
+	if _, ok, _, err := p.attestation(t.Context(), "01JDB3H5KX0000000000000043"); ok || err != nil {
+		t.Fatalf("an id not in ATTEST: ok=%v err=%v, want unknown", ok, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("an unknown id took %v with the projection caught up", d)
+	}
+}
