@@ -18,6 +18,7 @@ package scrub
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"regexp/syntax"
 	"sort"
 	"strconv"
@@ -139,16 +140,36 @@ func gate(c config.Config, id string, r config.Rule) (gatedRule, bool) {
 	return gatedRule{id: id, req: req, d: d}, true
 }
 
+// genericExpr is generic-api-key's expression in the gitleaks version
+// claimcheck pins; afterGenericKeyword is derived from it, and a test fails
+// when gitleaks changes it.
+const genericExpr = `(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([\w.=-]{10,150}|[a-z0-9][a-z0-9+/]{11,}={0,3})(?:[\x60'"\s;]|\\[nr]|$)`
+
+// afterGenericKeyword is genericExpr from the end of its keyword on, its
+// value cut to the shortest it may be and without its terminator: how the
+// text must go on after a keyword for a match to use that keyword. Most
+// keywords in tool output are words ("token refreshed", "auth: ok") that
+// no assignment of a 10-character value follows; generic-api-key's own
+// expression (bounded repeats up to 150, which Go's regexp unrolls) cost
+// ~50 µs per window over them. It reads at most afterGenericSpan bytes.
+var afterGenericKeyword = regexp.MustCompile(`^(?i:[ \t\w.-]{0,20}[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}(?:[\w.=-]{10}|[a-z0-9][a-z0-9+/]{11}))`)
+
+const afterGenericSpan = 20 + 3 + 4 + 5 + 12
+
 // windows returns the parts of text generic-api-key can match in: around
-// each keyword, from 56 bytes before it (the rule allows 50) to 40 bytes
-// after it (separators and quotes; the rule allows 31), extended over the
-// value's characters and 3 more (its terminator, possibly \n), merged
+// each keyword that the text after it could make part of a match
+// (afterGenericKeyword), from 56 bytes before it (the rule allows 50) to 40
+// bytes after it (separators and quotes; the rule allows 31), extended over
+// the value's characters and 3 more (its terminator, possibly \n), merged
 // where they overlap. text must be ASCII and lower its lower case.
 func (s *Scrubber) windows(text, lower string) (out []string) {
 	type span struct{ a, b int }
 	var spans []span
 	for _, m := range s.trie.MatchString(lower) {
 		p, n := int(m.Pos()), len(m.Match())
+		if !afterGenericKeyword.MatchString(text[p+n : min(len(text), p+n+afterGenericSpan)]) {
+			continue
+		}
 		a, b := max(0, p-56), min(len(text), p+n+40)
 		for b < len(text) && isValueByte(text[b]) {
 			b++

@@ -132,3 +132,16 @@ func FuzzWindowedGeneric(f *testing.F) {
 		}
 	})
 }
+
+// afterGenericKeyword is derived from generic-api-key's expression as the
+// pinned gitleaks has it; a new gitleaks with another expression must be
+// derived again.
+func TestGenericExpressionIsTheOneTheFilterWasDerivedFrom(t *testing.T) {
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.generic.Config.Rules[genericRule].Regex.String(); got != genericExpr {
+		t.Fatalf("gitleaks' generic-api-key is now\n%s\nnot\n%s\nderive afterGenericKeyword again", got, genericExpr)
+	}
+}
