@@ -272,8 +272,8 @@ func fleetBench(o options, tmp string) error {
 	var ratios []string
 	for _, m := range modes {
 		fmt.Printf("  %s\n", m.title)
-		fmt.Printf("  %-20s %15s %8s %26s %22s %18s\n", "verifier processes", "attestations/s", "vs 1", "verifier CPU/attestation", "server CPU/attestation", "CAS retries/att.")
-		var base float64
+		fmt.Printf("  %-20s %15s %8s %26s %22s %18s %11s\n", "verifier processes", "attestations/s", "vs 1", "verifier CPU/attestation", "server CPU/attestation", "CAS retries/att.", "CPUs busy")
+		var base, busy1 float64
 		for _, procs := range []int{1, 2, 3} {
 			r, err := fleetRun(o, filepath.Join(tmp, fmt.Sprintf("fleet-%d-%d-%v-%v", procs, m.sessions, m.oneByOne, m.oneCPU)), procs, claims, m)
 			if err != nil {
@@ -281,18 +281,21 @@ func fleetBench(o options, tmp string) error {
 			}
 			rate := r.rate
 			if procs == 1 {
-				base = rate
+				base, busy1 = rate, r.busy
 			}
-			fmt.Printf("  %-20d %15.0f %7.2f× %23.0f µs %19.0f µs %18s\n", procs, rate, rate/base, us(r.verifier), us(r.server), fmtRetries(r.conflicts))
+			fmt.Printf("  %-20d %15.0f %7.2f× %23.0f µs %19.0f µs %18s %7.2f of %d\n", procs, rate, rate/base, us(r.verifier), us(r.server), fmtRetries(r.conflicts), r.busy, numCPU())
 			if procs == 2 && !m.oneByOne {
 				ratios = append(ratios, fmt.Sprintf("%s %.2f×", verdict(rate/base >= 1.7), rate/base))
 			}
 		}
+		fmt.Printf("  one process kept %.2f of %d CPUs busy: more processes can add at most %.2f× unless each attestation costs less CPU\n",
+			busy1, numCPU(), float64(numCPU())/busy1)
 	}
 	fmt.Printf("  each process runs %d workers whose verdicts and attestations are committed together (atomic batches of at least %d);\n", fleetWorkers, stream.MinAtomicBatch)
 	fmt.Printf("  the NATS server (in this benchmark's process), the verifiers and the benchmark share %d CPUs:\n", numCPU())
 	fmt.Println("  when verifier + server CPU per attestation × rate ≈ the CPU count, more processes cannot help on this machine.")
 	fmt.Println("  verifier CPU includes process start-up; server CPU includes the benchmark's polling (and, one at a time, its chaining of the claims).")
+	fmt.Println("  CPUs busy: CPU time of all processes (verifiers, server, benchmark) from the first attestation to the last, over that wall time.")
 	fmt.Printf("  target: ≥ 1.7× from 1 to 2 processes: %s (pre-queued, 10 per session / one per session on one CPU each)\n", strings.Join(ratios, " / "))
 	return nil
 }
@@ -359,6 +362,17 @@ func fleetRun(o options, dir string, procs, claims int, m fleetMode) (fleetResul
 	driven := make(chan error, 1)
 	go func() { driven <- drive() }()
 	deadline := time.Now().Add(10 * time.Minute)
+	// CPU of every process (verifiers, and this one with the server) from
+	// the first attestation on: how busy the machine is while it works.
+	allCPU := func() time.Duration {
+		d := procCPU(os.Getpid())
+		for _, c := range cmds {
+			d += procCPU(c.Process.Pid)
+		}
+		return d
+	}
+	var busyFrom time.Time
+	var cpuFrom time.Duration
 	for {
 		select {
 		case err := <-driven:
@@ -371,7 +385,11 @@ func fleetRun(o options, dir string, procs, claims int, m fleetMode) (fleetResul
 		if err != nil {
 			return fleetResult{}, err
 		}
+		if busyFrom.IsZero() && info.State.Msgs > 0 {
+			busyFrom, cpuFrom = time.Now(), allCPU()
+		}
 		if int(info.State.Msgs) >= claims {
+			busy := float64(allCPU()-cpuFrom) / float64(time.Since(busyFrom))
 			first, err := att.GetMsg(ctx, info.State.FirstSeq)
 			if err != nil {
 				return fleetResult{}, err
@@ -397,6 +415,7 @@ func fleetRun(o options, dir string, procs, claims int, m fleetMode) (fleetResul
 				verifier:  vcpu / time.Duration(claims),
 				server:    (procCPU(os.Getpid()) - selfStart) / time.Duration(claims),
 				conflicts: conflicts / float64(claims),
+				busy:      busy,
 			}
 			return res, nil
 		}
@@ -511,6 +530,7 @@ type fleetResult struct {
 	rate             float64
 	verifier, server time.Duration // CPU per attestation
 	conflicts        float64       // failed compare-and-sets of verdict appends per attestation
+	busy             float64       // CPUs busy (all processes) from the first attestation to the last
 }
 
 func fmtRetries(v float64) string {
