@@ -16,6 +16,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/keyring/keyringtest"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 )
@@ -34,21 +35,8 @@ func verdict(t testing.TB) schemas.Verdict {
 }
 
 func setup(t *testing.T) (*keyring.Signer, *keyring.Set, schemas.Key) {
-	return setupIn(t, keyring.Dir{Path: filepath.Join(t.TempDir(), "k")})
-}
-
-// setupIn makes an ECDSA key in dir, its signer and its key set.
-func setupIn(t testing.TB, dir keyring.Dir) (*keyring.Signer, *keyring.Set, schemas.Key) {
-	k, err := dir.Generate("v1", keyring.ECDSA, time.Now().Add(-time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := keyring.NewSigner([]schemas.Key{k}, dir, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, _ := keyring.NewSet([]schemas.Key{k})
-	return s, set, k
+	k := keyringtest.New(t, filepath.Join(t.TempDir(), "k"), keyring.ECDSA, time.Now())
+	return k.Signer, k.Set, k.Key
 }
 
 func TestSignVerifyAndSchema(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 
 	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/keyring/keyringtest"
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
@@ -19,12 +20,8 @@ import (
 // (canonical JSON, DSSE pre-authentication encoding and envelope,
 // statement checks).
 func BenchmarkSignVerify(b *testing.B) {
-	dir := keyring.Dir{Path: filepath.Join(b.TempDir(), "k")}
-	s, set, k := setupIn(b, dir)
-	raw, err := dir.Load(k)
-	if err != nil {
-		b.Fatal(err)
-	}
+	k := keyringtest.New(b, filepath.Join(b.TempDir(), "k"), keyring.ECDSA, time.Now())
+	s, set, raw := k.Signer, k.Set, k.Raw
 	st := Statement(verdict(b), &schemas.Position{N: 8, Hash: "sha256:" + strings.Repeat("8", 64)}, time.Now())
 	payload, err := Encode(st)
 	if err != nil {

@@ -40,6 +40,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/contract"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/keyring/keyringtest"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
@@ -60,23 +61,11 @@ func signingBench(o options, tmp string) error {
 	fmt.Printf("  %-60s %10s %14s %8s\n", "", "µs/op", "per core/s", "vs raw")
 	fmt.Println("  (\"vs raw\" compares with the raw sigstore operation of the same algorithm measured just before)")
 	for _, alg := range []string{keyring.ECDSA, keyring.Ed25519} {
-		dir := keyring.Dir{Path: filepath.Join(tmp, "sign-"+alg)}
-		k, err := dir.Generate("v1", alg, time.Now().Add(-time.Hour))
+		k, err := keyringtest.Make(filepath.Join(tmp, "sign-"+alg), alg, time.Now())
 		if err != nil {
 			return err
 		}
-		signer, err := keyring.NewSigner([]schemas.Key{k}, dir, time.Now())
-		if err != nil {
-			return err
-		}
-		set, err := keyring.NewSet([]schemas.Key{k})
-		if err != nil {
-			return err
-		}
-		raw, err := dir.Load(k)
-		if err != nil {
-			return err
-		}
+		signer, set, raw := k.Signer, k.Set, k.Raw
 		st := benchStatement()
 		payload, err := attest.Encode(st)
 		if err != nil {

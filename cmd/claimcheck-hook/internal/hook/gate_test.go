@@ -19,6 +19,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/keyring/keyringtest"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
@@ -42,16 +43,8 @@ type gatekeeperStub struct {
 
 func newKeys(t *testing.T, dir string) (*keyring.Signer, []schemas.Key) {
 	t.Helper()
-	d := keyring.Dir{Path: dir}
-	k, err := d.Generate("v1", keyring.ECDSA, time.Now().Add(-time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := keyring.NewSigner([]schemas.Key{k}, d, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, []schemas.Key{k}
+	k := keyringtest.New(t, dir, keyring.ECDSA, time.Now())
+	return k.Signer, k.Keys()
 }
 
 // gateSetup starts NATS, a stub gatekeeper and writes the trusted key set.

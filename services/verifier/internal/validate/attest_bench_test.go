@@ -12,6 +12,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/attest"
 	"github.com/claimcheck/claimcheck/pkg/evidence"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/keyring/keyringtest"
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
@@ -30,23 +31,8 @@ func BenchmarkAttestationCPU(b *testing.B) {
 	l, run := benchSession()
 	p := defaultPolicy(b)
 	c := claim("done", "test_pass", map[string]any{"command_substring": "go test ./..."})
-	dir := keyring.Dir{Path: filepath.Join(b.TempDir(), "keys")}
-	k, err := dir.Generate("v1", keyring.ECDSA, time.Now().Add(-time.Hour))
-	if err != nil {
-		b.Fatal(err)
-	}
-	signer, err := keyring.NewSigner([]schemas.Key{k}, dir, time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	set, err := keyring.NewSet([]schemas.Key{k})
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw, err := dir.Load(k)
-	if err != nil {
-		b.Fatal(err)
-	}
+	k := keyringtest.New(b, filepath.Join(b.TempDir(), "keys"), keyring.ECDSA, time.Now())
+	signer, set, raw := k.Signer, k.Set, k.Raw
 	in := Input{Entries: l.entries, Claim: c, Policy: p}
 	newRun := func() { in.Entries[len(in.Entries)-1] = evidence.Decode(run) }
 	if r := Evaluate(in); r.Verdict != schemas.Pass {
