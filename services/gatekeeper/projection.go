@@ -35,9 +35,12 @@ type projection struct {
 	// ATTEST by sequence when a Stop cites them.
 	withEnvelope []string
 	maxEnvelopes int
-	// attestSeq is the last ATTEST sequence applied.
-	attestSeq uint64
-	js        jetstream.JetStream
+	// attestSeq is the last ATTEST sequence applied; followsAttest says
+	// the projection follows the whole stream (replay applies one
+	// session's attestations only), so it will reach the stream's end.
+	attestSeq     uint64
+	followsAttest bool
+	js            jetstream.JetStream
 	// changed is closed (and replaced) whenever entries were applied, so
 	// waiters can re-check.
 	changed chan struct{}
@@ -438,9 +441,9 @@ func (p *projection) attestation(ctx context.Context, id string) (a storedAttest
 	if ok {
 		a = *stored
 	}
-	js := p.js
+	js, follows := p.js, p.followsAttest
 	p.mu.RUnlock()
-	if !ok && js != nil {
+	if !ok && js != nil && follows {
 		if err := p.catchUpAttest(ctx, js); err != nil {
 			return a, false, false, err
 		}
@@ -591,7 +594,7 @@ func follow(ctx context.Context, js jetstream.JetStream, streamName string, caug
 // start follows LEDGER and ATTEST.
 func (p *projection) start(ctx context.Context, js jetstream.JetStream) error {
 	p.mu.Lock()
-	p.ctx, p.anchors, p.js = ctx, ledger.NewAnchors(js), js
+	p.ctx, p.anchors, p.js, p.followsAttest = ctx, ledger.NewAnchors(js), js, true
 	p.mu.Unlock()
 	err := follow(ctx, js, stream.Ledger, p.ledgerCaught, func(m jetstream.Msg) {
 		if c, ok := subject.ChainOf(m.Subject()); ok {

@@ -21,10 +21,10 @@ func TestAttestationLookupWaitsForTheProjection(t *testing.T) {
 	srv := natstest.RunServer(t)
 	_, js := natstest.Connect(t, srv.ClientURL())
 	natstest.Bootstrap(t, js, nil)
-	// This projection follows nothing: the test applies ATTEST's messages
-	// itself, late, as a lagging follower would.
+	// This projection stands for one following ATTEST that lags: the test
+	// applies ATTEST's messages itself, late.
 	p := newProjection(16, 16, watch.New(watch.DefaultConfig()))
-	p.js = js
+	p.js, p.followsAttest = js, true
 	const attID = "01JDB3H5KX0000000000000042"
 	subj := subject.Attestation("sess-a", attID)
 	ack, err := js.Publish(t.Context(), subj, []byte(`{"payloadType":"x"}`))
@@ -61,5 +61,20 @@ func TestAttestationLookupWaitsForTheProjection(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("an unknown id took %v with the projection caught up", d)
+	}
+
+	// `claimcheck gate replay` applies one session's attestations and
+	// follows nothing: another session's attestation is unknown there, at
+	// once (it never catches up with the stream).
+	replay := newProjection(16, 16, watch.New(watch.DefaultConfig()))
+	replay.js = js
+	start = time.Now()
+	rctx, rcancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer rcancel()
+	if _, ok, _, err := replay.attestation(rctx, attID); ok || err != nil {
+		t.Fatalf("replay, an attestation it did not apply: ok=%v err=%v, want unknown", ok, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("replay waited %v for a stream it does not follow", d)
 	}
 }
