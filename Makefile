@@ -4,7 +4,7 @@ BIN       := $(CURDIR)/bin
 VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/claimcheck/claimcheck/cmd/claimcheck/internal/cli.Version=$(VERSION) -X github.com/claimcheck/claimcheck/cmd/claimcheck-hook/internal/hook.Version=$(VERSION)
 # Static binaries: no cgo, so no dynamic loader at start-up (the hook runs on
-# every agent event; see README "hook start-up").
+# every agent event; see docs/performance.md, "Hook start-up").
 BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 MODULES   := schemas pkg services/ingest services/verifier services/gatekeeper services/rotator cmd/claimcheck-hook cmd/claimcheck
 # -race needs cgo; CI machines have gcc. RACE= (empty) runs without it.
@@ -40,8 +40,9 @@ unit:
 e2e: build
 	cd e2e && CLAIMCHECK_BIN=$(BIN) $(GO) test $(TESTFLAGS) ./...
 
-# Prints the performance table (hook latency, ingest throughput, ratios to
-# baselines measured in the same run). BENCHFLAGS=-quick for a short run.
+# Prints the performance tables (hook latency, ingest throughput, ratios to
+# baselines measured in the same run; see docs/performance.md).
+# BENCHFLAGS=-quick for a short run.
 bench: build
 	cd e2e && $(GO) run ./cmd/ccbench -bin $(BIN) $(BENCHFLAGS)
 

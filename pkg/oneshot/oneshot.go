@@ -3,12 +3,12 @@
 // publish to JetStream and wait for the acknowledgement, or send one request
 // and read one reply, then exit. It exists because the full client
 // (github.com/nats-io/nats.go) roughly doubles the hook's start-up time
-// (binary size and package initialisation; see the README's start-up
-// figures), and a hook that runs on every tool call must be cheap. It speaks
-// the documented NATS client protocol (INFO, CONNECT, PING/PONG, SUB, HPUB,
-// MSG/HMSG, -ERR) and supports plain TCP and TLS, with user/password or token
-// credentials from the URL. It does not reconnect: callers spool on failure.
-// Long-running services use nats.go.
+// (binary size and package initialisation; see the start-up figures in
+// docs/performance.md), and a hook that runs on every tool call must be
+// cheap. It speaks the documented NATS client protocol (INFO, CONNECT,
+// PING/PONG, SUB, HPUB, MSG/HMSG, -ERR) and supports plain TCP and TLS, with
+// user/password or token credentials from the URL. It does not reconnect:
+// callers spool on failure. Long-running services use nats.go.
 package oneshot
 
 import (

@@ -17,7 +17,7 @@ import (
 // Config is the hook's configuration. It is read from flags and CLAIMCHECK_*
 // environment variables only: the hook runs on every agent event, and a
 // configuration library or file parsing would cost more start-up time than
-// the whole publish (see README, "hook start-up").
+// the whole publish (see docs/performance.md, "Hook start-up").
 type Config struct {
 	NATSURL       string        // --nats-url, CLAIMCHECK_NATS_URL
 	NATSCreds     string        // --creds, CLAIMCHECK_NATS_CREDS: .creds or nkey seed file

@@ -25,8 +25,8 @@ import (
 //     the human).
 //
 // Code that builds names at run time (getattr(os, "sys"+"tem")) is beyond
-// this reading, as it is beyond any static check; the note in the README
-// says so.
+// this reading, as it is beyond any static check; docs/gate.md
+// ("PreToolUse") says so.
 
 // spawnCalls run their (first) argument as a shell command or program.
 var spawnCalls = set("system", "popen", "Popen", "check_output", "check_call", "getoutput", "getstatusoutput",
