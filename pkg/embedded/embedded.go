@@ -1,7 +1,11 @@
 // Package embedded runs the NATS server with JetStream inside a claimcheck
 // process: the zero-configuration default of `claimcheck up`. It stores under
 // one directory, fsyncs every write before acknowledging it
-// (sync_interval: always) and listens on loopback unless told otherwise.
+// (sync_interval: always), listens on loopback unless told otherwise, and
+// with Auth refuses every client without NATS credentials of the
+// installation's operator (decentralised JWT authentication; see package
+// identity). With an encryption key, JetStream encrypts everything it
+// stores (ChaCha20-Poly1305), so no payload is ever in the clear on disk.
 package embedded
 
 import (
@@ -16,6 +20,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 )
 
@@ -36,6 +41,25 @@ type Config struct {
 	ReadyTimeout time.Duration
 	// Cluster, when set, joins this server to a cluster (tests, benchmarks).
 	Cluster *ClusterConfig
+	// Auth, when set, makes the server require NATS credentials.
+	Auth *Auth
+	// EncryptionKey, when set, encrypts JetStream's store at rest; a store
+	// written in the clear is encrypted when it is loaded.
+	EncryptionKey string
+	// PrevEncryptionKey is the key the store was encrypted with before a
+	// rotation: the server reads with it and re-encrypts with EncryptionKey.
+	PrevEncryptionKey string
+}
+
+// Auth is decentralised JWT authentication (operator mode): the operator's
+// JWT, the system account, and the account JWTs the server starts with. A
+// full account resolver keeps them in ResolverDir and takes updates (new
+// revocations) pushed through the system account while it runs.
+type Auth struct {
+	OperatorJWT   string
+	SystemAccount string            // public key
+	Accounts      map[string]string // public key → JWT
+	ResolverDir   string
 }
 
 // ClusterConfig joins a server to a static cluster.
@@ -60,7 +84,7 @@ func (c Config) Validate() error {
 		}
 		ip := net.ParseIP(host)
 		if host != "localhost" && (ip == nil || !ip.IsLoopback()) && !c.AllowRemote {
-			errs = append(errs, fmt.Errorf("listen %q: not a loopback address; claimcheck's embedded NATS has no authentication, so binding it to a network needs --allow-remote", c.Listen))
+			errs = append(errs, fmt.Errorf("listen %q: not a loopback address; claimcheck's embedded NATS speaks no TLS, so binding it to a network needs --allow-remote", c.Listen))
 		}
 	}
 	return errors.Join(errs...)
@@ -100,6 +124,17 @@ func Options(c Config) (*server.Options, error) {
 		MaxPayload: maxPayload,
 		NoSigs:     true, // the claimcheck process owns signals
 	}
+	if c.EncryptionKey != "" {
+		o.JetStreamKey, o.JetStreamOldKey, o.JetStreamCipher = c.EncryptionKey, c.PrevEncryptionKey, server.ChaCha
+	}
+	if c.Auth != nil {
+		opc, err := jwt.DecodeOperatorClaims(c.Auth.OperatorJWT)
+		if err != nil {
+			return nil, fmt.Errorf("operator jwt: %w", err)
+		}
+		o.TrustedOperators = []*jwt.OperatorClaims{opc}
+		o.SystemAccount = c.Auth.SystemAccount
+	}
 	if c.Cluster != nil {
 		ch, cp, err := net.SplitHostPort(c.Cluster.Listen)
 		if err != nil {
@@ -131,6 +166,11 @@ func Start(ctx context.Context, c Config, log *slog.Logger) (*Server, error) {
 	}
 	if abs, err := filepath.Abs(c.StoreDir); err == nil {
 		o.StoreDir = abs
+	}
+	if c.Auth != nil {
+		if o.AccountResolver, err = resolver(c.Auth); err != nil {
+			return nil, fmt.Errorf("embedded nats: %w", err)
+		}
 	}
 	ns, err := server.NewServer(o)
 	if err != nil {
@@ -177,6 +217,51 @@ func (s *Server) NATS() *server.Server { return s.ns }
 func (s *Server) Shutdown() {
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
+}
+
+// resolver is a full account resolver in a.ResolverDir holding a.Accounts:
+// it stores the account JWTs pushed to it (ClaimsUpdate) and answers
+// lookups from its directory.
+func resolver(a *Auth) (server.AccountResolver, error) {
+	if err := os.MkdirAll(a.ResolverDir, 0o700); err != nil {
+		return nil, fmt.Errorf("account resolver dir: %w", err)
+	}
+	dr, err := server.NewDirAccResolver(a.ResolverDir, 0, 2*time.Minute, server.NoDelete)
+	if err != nil {
+		return nil, fmt.Errorf("account resolver: %w", err)
+	}
+	for pub, token := range a.Accounts {
+		if err := dr.Store(pub, token); err != nil {
+			return nil, fmt.Errorf("account resolver: store %s: %w", pub, err)
+		}
+	}
+	return dr, nil
+}
+
+// GlobalAccountDir is where a server without accounts keeps JetStream data
+// (the global account, $G), under its store dir.
+const GlobalAccountDir = "$G"
+
+// AdoptGlobalAccount moves the JetStream data a server without
+// authentication stored (in the global account) to the account named
+// account, so that a store written before NATS credentials keeps its
+// streams. It does nothing when there is no such data; it refuses when the
+// account already has data of its own. The server must not be running.
+func AdoptGlobalAccount(storeDir, account string) (moved bool, err error) {
+	js := filepath.Join(storeDir, "jetstream")
+	from, to := filepath.Join(js, GlobalAccountDir), filepath.Join(js, account)
+	if _, err := os.Stat(from); os.IsNotExist(err) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if _, err := os.Stat(to); err == nil {
+		return false, fmt.Errorf("both %s (JetStream data of a server without authentication) and %s (the account's) exist: move one aside", from, to)
+	}
+	if err := os.Rename(from, to); err != nil {
+		return false, fmt.Errorf("move the JetStream data of %s to account %s: %w", from, account, err)
+	}
+	return true, nil
 }
 
 type logAdapter struct{ log *slog.Logger }

@@ -172,3 +172,52 @@ func Quote(s string) string {
 	}
 	return fmt.Sprintf("%q", s)
 }
+
+// MaxNameLen bounds host tokens and identity names.
+const MaxNameLen = 63
+
+// ErrBadName is wrapped by every host or identity-name rejection.
+var ErrBadName = errors.New("invalid name")
+
+// HostToken maps a host name to the NATS subject token that carries it:
+// lower case, dots replaced by '_' (DNS names have no '_', so distinct DNS
+// names keep distinct tokens). NATS credentials bind a host to this token
+// and ingest compares an envelope's host with the token of the subject it
+// arrived on. Names that do not map to 1..63 characters of [a-z0-9_-],
+// starting with a letter or digit, are refused.
+func HostToken(host string) (string, error) {
+	b := []byte(host)
+	for i, c := range b {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			b[i] = c + 'a' - 'A'
+		case c == '.':
+			b[i] = '_'
+		}
+	}
+	tok := string(b)
+	if err := CheckName(tok); err != nil {
+		return "", fmt.Errorf("host %s: %w", Quote(host), err)
+	}
+	return tok, nil
+}
+
+// CheckName accepts identity names and host tokens: 1..63 characters of
+// [a-z0-9_-] starting with a letter or digit (NATS credential tags are
+// lower case, and a name becomes one subject token).
+func CheckName(s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("%w: empty", ErrBadName)
+	case len(s) > MaxNameLen:
+		return fmt.Errorf("%w: %d bytes long, the limit is %d", ErrBadName, len(s), MaxNameLen)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '_' && c != '-') {
+			return fmt.Errorf("%w %s: only lower-case letters, digits, '_' and '-' are allowed, starting with a letter or digit", ErrBadName, Quote(s))
+		}
+	}
+	return nil
+}

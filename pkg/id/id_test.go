@@ -98,3 +98,22 @@ func TestValidULIDAgreesWithPattern(t *testing.T) {
 		}
 	}
 }
+
+func TestHostToken(t *testing.T) {
+	for in, want := range map[string]string{
+		"laptop": "laptop", "Dev1.Example.COM": "dev1_example_com", "ci-runner-7": "ci-runner-7", strings.Repeat("a", 63): strings.Repeat("a", 63),
+	} {
+		got, err := HostToken(in)
+		if err != nil || got != want {
+			t.Errorf("HostToken(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", ".", ".lead", "-lead", "a b", "a/b", "a*b", "a>b", "é", "a\x00b", strings.Repeat("a", 64), "a\nb"} {
+		if got, err := HostToken(in); err == nil {
+			t.Errorf("HostToken(%q) = %q, want an error", in, got)
+		}
+	}
+	if err := CheckName("Upper"); err == nil {
+		t.Error("CheckName accepted upper case (credential tags are lower case)")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/claimcheck/claimcheck/pkg/embedded"
+	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 )
 
@@ -309,4 +311,63 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Secured is a server that requires NATS credentials (operator mode) and
+// encrypts its store, as `claimcheck up` runs it, with the authority that
+// issues its identities.
+type Secured struct {
+	*embedded.Server
+	Authority *identity.Authority
+}
+
+// RunSecured starts a Secured server with claimcheck's streams created by
+// an admin identity.
+func RunSecured(tb testing.TB) *Secured {
+	tb.Helper()
+	dir := tb.TempDir()
+	a, _, err := identity.Open(filepath.Join(dir, "auth"))
+	if err != nil {
+		tb.Fatalf("authority: %v", err)
+	}
+	auth, err := a.Server(filepath.Join(dir, "resolver"))
+	if err != nil {
+		tb.Fatalf("authority: %v", err)
+	}
+	s, err := embedded.Start(context.Background(), embedded.Config{StoreDir: filepath.Join(dir, "nats"), Listen: "127.0.0.1:0", Auth: auth,
+		EncryptionKey: "natstest-store-key"}, nil)
+	if err != nil {
+		tb.Fatalf("start nats: %v", err)
+	}
+	tb.Cleanup(s.Shutdown)
+	sec := &Secured{Server: s, Authority: a}
+	_, js := sec.Connect(tb, identity.Request{Role: identity.RoleAdmin})
+	Bootstrap(tb, js, nil)
+	return sec
+}
+
+// Issue issues an identity, failing the test on error.
+func (s *Secured) Issue(tb testing.TB, req identity.Request) identity.Creds {
+	tb.Helper()
+	c, err := s.Authority.Issue(req)
+	if err != nil {
+		tb.Fatalf("issue %+v: %v", req, err)
+	}
+	return c
+}
+
+// Connect issues an identity and connects as it.
+func (s *Secured) Connect(tb testing.TB, req identity.Request) (*nats.Conn, jetstream.JetStream) {
+	tb.Helper()
+	c := s.Issue(tb, req)
+	nc, err := nats.Connect(s.ClientURL(), c.Option(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		tb.Fatalf("connect as %s %s: %v", c.Identity.Role, c.Identity.Name, err)
+	}
+	tb.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		tb.Fatalf("jetstream: %v", err)
+	}
+	return nc, js
 }
