@@ -24,6 +24,7 @@ import (
 
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/config"
+	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/telemetry"
@@ -135,13 +136,30 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
+	set := service.Settings{Logger: log, Clock: clock.Real{}}
+	if common.NATS.Creds != "" {
+		// With credentials the service is one identity among others: it
+		// may not create or change streams (an admin sets them up), and
+		// its subjects carry its identity's name.
+		set.CheckStreams = true
+		i, err := identity.ReadCreds(common.NATS.Creds)
+		switch {
+		case err == nil && i.Role != spec.Name:
+			return fmt.Errorf("nats credentials %s are of role %s; the %s service needs its own (claimcheck creds issue --role %s)", common.NATS.Creds, i.Role, spec.Name, spec.Name)
+		case err == nil:
+			set.Name = i.Name
+		case !errors.Is(err, identity.ErrNotCredentials):
+			return err
+		}
+	}
 	nc, err := Connect(ctx, common.NATS, spec.Name, log)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	reg := telemetry.NewRegistry()
-	svc, err := spec.New(svcCfg, service.Settings{Conn: nc, Logger: log, Metrics: reg, Clock: clock.Real{}})
+	set.Conn, set.Metrics = nc, reg
+	svc, err := spec.New(svcCfg, set)
 	if err != nil {
 		return err
 	}
@@ -180,6 +198,7 @@ var TopLevelKeys = map[string]bool{
 	"nats": true, "http_listen": true, "log": true, "streams": true,
 	"ingest": true, "verifier": true, "gatekeeper": true, "rotator": true,
 	"data_dir": true, "listen": true, "allow_remote": true, "hook": true, "services": true,
+	"store_key_file": true, "rotate_store_key": true,
 }
 
 // decodeAll decodes the shared keys and the service's own subtree strictly;
@@ -240,6 +259,9 @@ func Connect(ctx context.Context, n NATS, name string, log *slog.Logger) (*nats.
 			return nil, err
 		}
 		opts = append(opts, opt)
+		if i, err := identity.ReadCreds(n.Creds); err == nil {
+			opts = append(opts, nats.CustomInboxPrefix(i.Inbox()))
+		}
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {

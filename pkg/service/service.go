@@ -5,14 +5,17 @@
 package service
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/claimcheck/claimcheck/pkg/clock"
+	"github.com/claimcheck/claimcheck/pkg/stream"
 )
 
 // Settings are a service's dependencies.
@@ -21,15 +24,27 @@ type Settings struct {
 	Logger  *slog.Logger
 	Metrics prometheus.Registerer
 	Clock   clock.Clock
+	// Name is the name of the service's NATS identity (the name tag of its
+	// credentials), which the subjects it publishes on carry; default: the
+	// service's role.
+	Name string
+	// CheckStreams says that the service's NATS credentials may not create
+	// or update streams (someone with admin credentials sets them up): the
+	// service then only checks them, waiting until they are right.
+	CheckStreams bool
 }
 
 // ErrNoConn is returned by Check when no NATS connection was given.
 var ErrNoConn = errors.New("service settings: no NATS connection")
 
-// Check fills optional fields and reports a missing connection.
-func (s Settings) Check() (Settings, error) {
+// Check fills optional fields (role names the service, for the default
+// Name) and reports a missing connection.
+func (s Settings) Check(role string) (Settings, error) {
 	if s.Conn == nil {
 		return s, ErrNoConn
+	}
+	if s.Name == "" {
+		s.Name = role
 	}
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
@@ -41,6 +56,16 @@ func (s Settings) Check() (Settings, error) {
 		s.Clock = clock.Real{}
 	}
 	return s, nil
+}
+
+// Streams makes sure the streams, buckets and object stores exist as this
+// claimcheck needs them, waiting while JetStream is not there yet: it
+// creates or updates them, or with CheckStreams only checks them.
+func (s Settings) Streams(ctx context.Context, js jetstream.JetStream, o stream.Options) error {
+	if s.CheckStreams {
+		return stream.CheckRetry(ctx, js, o, s.Logger)
+	}
+	return stream.EnsureRetry(ctx, js, o, s.Logger)
 }
 
 // Readiness is a small ready/not-ready flag with a reason.

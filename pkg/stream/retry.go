@@ -19,10 +19,24 @@ import (
 // maxBackoff, until ctx ends; any other failure (an unsafe ledger, a
 // different partition count, invalid options) is returned at once.
 func EnsureRetry(ctx context.Context, js jetstream.JetStream, o Options, log *slog.Logger) error {
+	return retry(ctx, log, func() error { return Ensure(ctx, js, o) }, Transient)
+}
+
+// CheckRetry is Check for a service whose credentials may not change
+// streams: it also waits, logging why, while JetStream is not set up for
+// this claimcheck (ErrNotSetUp) until an admin has run `claimcheck streams
+// ensure`.
+func CheckRetry(ctx context.Context, js jetstream.JetStream, o Options, log *slog.Logger) error {
+	return retry(ctx, log, func() error { return Check(ctx, js, o) }, func(err error) bool {
+		return errors.Is(err, ErrNotSetUp) || Transient(err)
+	})
+}
+
+func retry(ctx context.Context, log *slog.Logger, try func() error, transient func(error) bool) error {
 	const first, maxBackoff = 250 * time.Millisecond, 5 * time.Second
 	wait := first
 	for attempt := 1; ; attempt++ {
-		err := Ensure(ctx, js, o)
+		err := try()
 		if err == nil {
 			if attempt > 1 {
 				log.Info("JetStream streams ready", "attempts", attempt)
@@ -32,7 +46,7 @@ func EnsureRetry(ctx context.Context, js jetstream.JetStream, o Options, log *sl
 		if ctx.Err() != nil {
 			return errors.Join(ctx.Err(), err)
 		}
-		if !Transient(err) {
+		if !transient(err) {
 			return err
 		}
 		log.Warn("JetStream not available yet; retrying", "attempt", attempt, "retry_in", wait, "err", err)

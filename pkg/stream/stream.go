@@ -86,9 +86,10 @@ func (o Options) Validate() error {
 }
 
 // IntakeConfig is INTAKE: the queue of raw events. Subjects
-// cc.intake.<chain>.<event> are rewritten on arrival to
-// cc.intake.<partition>.<chain>.<event>, the partition a hash of the chain, so
-// that each chain is consumed in order by one ingest consumer.
+// cc.intake.<origin>.<name>.<chain>.<event> are rewritten on arrival to
+// cc.intake.<partition>.<origin>.<name>.<chain>.<event>, the partition a
+// hash of the chain, so that each chain is consumed in order by one ingest
+// consumer whoever published its events.
 //
 // It uses limits retention, not work-queue retention: with sync_interval
 // always a work-queue acknowledgement removes the message with a tombstone
@@ -102,10 +103,10 @@ func IntakeConfig(o Options) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        Intake,
 		Description: "claimcheck: raw hook events awaiting ingest",
-		Subjects:    []string{subject.IntakePrefix + ".*.*"},
+		Subjects:    []string{subject.IntakeAll},
 		SubjectTransform: &jetstream.SubjectTransformConfig{
-			Source:      subject.IntakePrefix + ".*.*",
-			Destination: fmt.Sprintf("%s.{{partition(%d,1)}}.{{wildcard(1)}}.{{wildcard(2)}}", subject.IntakePrefix, o.Partitions),
+			Source:      subject.IntakeAll,
+			Destination: intakeDestination(o.Partitions),
 		},
 		Retention:  jetstream.LimitsPolicy,
 		Storage:    jetstream.FileStorage,
@@ -115,6 +116,19 @@ func IntakeConfig(o Options) jetstream.StreamConfig {
 		MaxMsgSize: o.MaxMsgSize,
 		Duplicates: o.DuplicateWindow,
 	}
+}
+
+func intakeDestination(partitions int) string {
+	return fmt.Sprintf("%s.{{partition(%d,3)}}.{{wildcard(1)}}.{{wildcard(2)}}.{{wildcard(3)}}.{{wildcard(4)}}", subject.IntakePrefix, partitions)
+}
+
+// legacyIntakeDestination is the transform of an INTAKE created before
+// subjects named their publisher (cc.intake.<chain>.<event>). It hashes the
+// same chain token into the same partitions, so such a stream is updated in
+// place: events still queued in it keep their partition and order, and
+// ingest reads both stored forms (subject.ParseIntake).
+func legacyIntakeDestination(partitions int) string {
+	return fmt.Sprintf("%s.{{partition(%d,1)}}.{{wildcard(1)}}.{{wildcard(2)}}", subject.IntakePrefix, partitions)
 }
 
 // LedgerConfig is LEDGER: limits retention, no deletes, none of the allow_*
@@ -252,6 +266,11 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) error {
 			return fmt.Errorf("ensure object store %s: %w", cfg.Bucket, err)
 		}
 	}
+	return checkEvidenceStreams(ctx, js)
+}
+
+// checkEvidenceStreams verifies the ledger's and ATTEST's safety settings.
+func checkEvidenceStreams(ctx context.Context, js jetstream.JetStream) error {
 	for _, name := range []string{Ledger, Attest} {
 		s, err := js.Stream(ctx, name)
 		if err != nil {
@@ -280,13 +299,8 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 		return fmt.Errorf("stream %s: %w", want.Name, err)
 	}
 	have := s.CachedInfo().Config
-	if have.DenyPurge && !want.DenyPurge {
-		want.DenyPurge = true // the server cannot relax it; such a ledger is not trimmed
-	}
-	if have.Retention == jetstream.WorkQueuePolicy && want.Name == Claims {
-		want.Retention = have.Retention // nor change work-queue retention (see ClaimsConfig)
-	}
-	if want.SubjectTransform != nil {
+	want = kept(have, want)
+	if want.SubjectTransform != nil && !legacyIntake(have, want) {
 		if have.SubjectTransform == nil || have.SubjectTransform.Destination != want.SubjectTransform.Destination {
 			got := "none"
 			if have.SubjectTransform != nil {
@@ -304,15 +318,102 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 	return nil
 }
 
+// kept adjusts want for the settings of an existing stream that the server
+// cannot change.
+func kept(have, want jetstream.StreamConfig) jetstream.StreamConfig {
+	if have.DenyPurge && !want.DenyPurge {
+		want.DenyPurge = true // the server cannot relax it; such a ledger is not trimmed
+	}
+	if have.Retention == jetstream.WorkQueuePolicy && want.Name == Claims {
+		want.Retention = have.Retention // nor change work-queue retention (see ClaimsConfig)
+	}
+	return want
+}
+
+// ErrNotSetUp is wrapped by Check when a stream, bucket or object store is
+// missing or differs from what this claimcheck needs: someone allowed to
+// change streams (`claimcheck streams ensure` with admin credentials, or
+// `claimcheck up`) must set them up. Services retry until they are.
+var ErrNotSetUp = errors.New("JetStream is not set up for this claimcheck")
+
+// Check verifies, without changing anything, that every stream, bucket and
+// object store exists with the configuration Ensure would give it. It is
+// what a service runs when its credentials may not create or update
+// streams.
+func Check(ctx context.Context, js jetstream.JetStream, o Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	const fix = "run `claimcheck streams ensure` with admin credentials (or start `claimcheck up`)"
+	for _, want := range Configs(o) {
+		s, err := js.Stream(ctx, want.Name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("%w: stream %s does not exist: %s", ErrNotSetUp, want.Name, fix)
+		} else if err != nil {
+			return fmt.Errorf("stream %s: %w", want.Name, err)
+		}
+		have := s.CachedInfo().Config
+		if !same(have, kept(have, want)) {
+			return fmt.Errorf("%w: stream %s differs from the configuration this claimcheck needs: %s", ErrNotSetUp, want.Name, fix)
+		}
+	}
+	for _, cfg := range KeyValueConfigs(o) {
+		if _, err := js.KeyValue(ctx, cfg.Bucket); errors.Is(err, jetstream.ErrBucketNotFound) {
+			return fmt.Errorf("%w: bucket %s does not exist: %s", ErrNotSetUp, cfg.Bucket, fix)
+		} else if err != nil {
+			return fmt.Errorf("bucket %s: %w", cfg.Bucket, err)
+		}
+	}
+	for _, cfg := range ObjectStoreConfigs(o) {
+		if _, err := js.ObjectStore(ctx, cfg.Bucket); errors.Is(err, jetstream.ErrBucketNotFound) {
+			return fmt.Errorf("%w: object store %s does not exist: %s", ErrNotSetUp, cfg.Bucket, fix)
+		} else if err != nil {
+			return fmt.Errorf("object store %s: %w", cfg.Bucket, err)
+		}
+	}
+	return checkEvidenceStreams(ctx, js)
+}
+
+// legacyIntake reports an INTAKE of an earlier claimcheck with the same
+// partition count as want: it is updated in place (legacyIntakeDestination).
+func legacyIntake(have, want jetstream.StreamConfig) bool {
+	if want.Name != Intake || have.SubjectTransform == nil || want.SubjectTransform == nil {
+		return false
+	}
+	for p := 1; p <= 64; p++ {
+		if want.SubjectTransform.Destination == intakeDestination(p) {
+			return have.SubjectTransform.Destination == legacyIntakeDestination(p)
+		}
+	}
+	return false
+}
+
 // same compares the settings claimcheck manages.
 func same(a, b jetstream.StreamConfig) bool {
 	return strings.Join(a.Subjects, ",") == strings.Join(b.Subjects, ",") &&
 		a.Retention == b.Retention && a.Replicas == b.Replicas && a.Discard == b.Discard &&
-		a.MaxBytes == b.MaxBytes && a.MaxMsgSize == b.MaxMsgSize && a.Duplicates == b.Duplicates &&
+		limit(a.MaxBytes) == limit(b.MaxBytes) && limit(int64(a.MaxMsgSize)) == limit(int64(b.MaxMsgSize)) && a.Duplicates == b.Duplicates &&
 		a.DenyDelete == b.DenyDelete && a.DenyPurge == b.DenyPurge && a.AllowDirect == b.AllowDirect &&
 		a.AllowRollup == b.AllowRollup && a.AllowMsgTTL == b.AllowMsgTTL && a.AllowMsgCounter == b.AllowMsgCounter &&
 		a.AllowAtomicPublish == b.AllowAtomicPublish && a.AllowBatchPublish == b.AllowBatchPublish &&
-		a.AllowMsgSchedules == b.AllowMsgSchedules && a.Description == b.Description
+		a.AllowMsgSchedules == b.AllowMsgSchedules && a.Description == b.Description &&
+		transformDest(a) == transformDest(b)
+}
+
+// limit is a stream limit as the server reports it: none (0 in a
+// configuration) is -1.
+func limit(v int64) int64 {
+	if v <= 0 {
+		return -1
+	}
+	return v
+}
+
+func transformDest(c jetstream.StreamConfig) string {
+	if c.SubjectTransform == nil {
+		return ""
+	}
+	return c.SubjectTransform.Destination
 }
 
 // CheckAppendOnly verifies the settings that make a stream append-only

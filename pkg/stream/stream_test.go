@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -173,9 +174,13 @@ func TestIntakePartitionsBySession(t *testing.T) {
 	nc, js := natstest.Connect(t, s.ClientURL())
 	natstest.Bootstrap(t, js, nil)
 	ctx := t.Context()
-	for _, sess := range []string{"s1", "s2", "s3", "s4", "s5", "s6", "s1"} {
-		if _, err := js.Publish(ctx, subject.Intake(sess, "Stop"), []byte("{}")); err != nil {
-			t.Fatalf("publish: %v", err)
+	// Whoever publishes (the session's host, the gatekeeper), a session's
+	// events land in one partition.
+	for i, sess := range []string{"s1", "s2", "s3", "s4", "s5", "s6", "s1"} {
+		for _, subj := range []string{subject.Intake(subject.OriginHook, "laptop", sess, "Stop"), subject.Intake(subject.OriginGatekeeper, fmt.Sprint("gk", i), sess, "GateDecision")} {
+			if _, err := js.Publish(ctx, subj, []byte("{}")); err != nil {
+				t.Fatalf("publish: %v", err)
+			}
 		}
 	}
 	st, _ := js.Stream(ctx, stream.Intake)
@@ -185,24 +190,88 @@ func TestIntakePartitionsBySession(t *testing.T) {
 	}
 	partitionOf := map[string]string{}
 	for subj := range info.State.Subjects {
-		chain, ev, ok := subject.ParseIntake(subj)
-		if !ok || ev != "Stop" {
+		stored, ok := subject.ParseIntake(subj)
+		if !ok || stored.Legacy || stored.Event != "Stop" && stored.Event != "GateDecision" {
 			t.Fatalf("stored subject %q not partitioned", subj)
 		}
 		p := strings.Split(subj, ".")[2]
-		if prev, seen := partitionOf[chain]; seen && prev != p {
-			t.Fatalf("session %s in two partitions", chain)
+		if prev, seen := partitionOf[stored.Chain]; seen && prev != p {
+			t.Fatalf("session %s in two partitions", stored.Chain)
 		}
-		partitionOf[chain] = p
+		partitionOf[stored.Chain] = p
 	}
 	if len(partitionOf) != 6 {
 		t.Fatalf("sessions seen: %v", partitionOf)
 	}
 	// A subject already in the stored shape is not captured.
-	if _, err := js.Publish(ctx, "cc.intake.0.s1.Stop", []byte("{}")); !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, nats.ErrNoResponders) {
+	if _, err := js.Publish(ctx, "cc.intake.0.hook.laptop.s1.Stop", []byte("{}")); !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, nats.ErrNoResponders) {
 		t.Fatalf("publish to stored shape: %v, want no responders", err)
 	}
 	_ = nc
+}
+
+// An INTAKE of a claimcheck before subjects named their publisher is
+// updated in place: the events it still holds keep their partition, and a
+// session's new events join them there, so ingest reads them in order.
+func TestEnsureUpdatesALegacyIntakeInPlace(t *testing.T) {
+	s := natstest.RunServer(t)
+	_, js := natstest.Connect(t, s.ClientURL())
+	ctx := t.Context()
+	legacy := stream.IntakeConfig(stream.DefaultOptions())
+	legacy.Subjects = []string{"cc.intake.*.*"}
+	legacy.SubjectTransform = &jetstream.SubjectTransformConfig{Source: "cc.intake.*.*", Destination: "cc.intake.{{partition(4,1)}}.{{wildcard(1)}}.{{wildcard(2)}}"}
+	if _, err := js.CreateStream(ctx, legacy); err != nil {
+		t.Fatal(err)
+	}
+	sessions := []string{"a1", "b2", "c3", "d4", "e5", "f6", "g7", "h8"}
+	for _, sess := range sessions {
+		if _, err := js.Publish(ctx, "cc.intake."+sess+".Stop", []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	natstest.Bootstrap(t, js, nil)
+	for _, sess := range sessions {
+		if _, err := js.Publish(ctx, subject.Intake(subject.OriginHook, "laptop", sess, "Stop"), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := js.Stream(ctx, stream.Intake)
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(">"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != uint64(2*len(sessions)) {
+		t.Fatalf("INTAKE holds %d messages, want %d (nothing queued may be lost)", info.State.Msgs, 2*len(sessions))
+	}
+	partitions := map[string]map[string]bool{}
+	legacySeen := 0
+	for subj := range info.State.Subjects {
+		stored, ok := subject.ParseIntake(subj)
+		if !ok {
+			t.Fatalf("stored subject %q unreadable", subj)
+		}
+		if stored.Legacy {
+			legacySeen++
+		}
+		if partitions[stored.Chain] == nil {
+			partitions[stored.Chain] = map[string]bool{}
+		}
+		partitions[stored.Chain][strings.Split(subj, ".")[2]] = true
+	}
+	if legacySeen != len(sessions) {
+		t.Fatalf("%d legacy subjects left, want %d", legacySeen, len(sessions))
+	}
+	for sess, ps := range partitions {
+		if len(ps) != 1 {
+			t.Errorf("session %s is in partitions %v after the update", sess, ps)
+		}
+	}
+	// Another partition count is still refused while events are queued.
+	o := stream.DefaultOptions()
+	o.Partitions = 8
+	if err := stream.Ensure(ctx, js, o); err == nil || !strings.Contains(err.Error(), "partition count") {
+		t.Fatalf("another partition count: %v", err)
+	}
 }
 
 // LEDGER refuses message deletes and every header feature; purges are
@@ -293,4 +362,35 @@ func TestOptionsValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = context.Background
+}
+
+// Check changes nothing: it reports streams that are missing or differ
+// from this claimcheck's configuration as not set up (services with
+// credentials that may not change streams wait on it), and passes once
+// Ensure has run.
+func TestCheckReportsStreamsNotSetUp(t *testing.T) {
+	s := natstest.RunServer(t)
+	_, js := natstest.Connect(t, s.ClientURL())
+	ctx := t.Context()
+	if err := stream.Check(ctx, js, stream.DefaultOptions()); !errors.Is(err, stream.ErrNotSetUp) || !strings.Contains(err.Error(), "streams ensure") {
+		t.Fatalf("no streams: %v, want ErrNotSetUp naming the command", err)
+	}
+	natstest.Bootstrap(t, js, nil)
+	if err := stream.Check(ctx, js, stream.DefaultOptions()); err != nil {
+		t.Fatalf("after Ensure: %v", err)
+	}
+	o := stream.DefaultOptions()
+	o.DuplicateWindow = 5 * time.Minute
+	if err := stream.Check(ctx, js, o); !errors.Is(err, stream.ErrNotSetUp) {
+		t.Fatalf("another configuration: %v, want ErrNotSetUp", err)
+	}
+	// Check changed nothing: the configuration is still the old one.
+	if err := stream.Check(ctx, js, stream.DefaultOptions()); err != nil {
+		t.Fatalf("Check changed the streams: %v", err)
+	}
+	ctx2, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := stream.CheckRetry(ctx2, js, o, slog.New(slog.DiscardHandler)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("CheckRetry should wait for the streams to be set up, got %v", err)
+	}
 }

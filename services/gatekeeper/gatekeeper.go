@@ -176,7 +176,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	set, err := set.Check()
+	set, err := set.Check("gatekeeper")
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (s *Service) Ready() error { return s.ready.Err() }
 // Run serves the gate until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
 	log := s.set.Logger
-	if err := stream.EnsureRetry(ctx, s.js, s.cfg.Streams, log); err != nil {
+	if err := s.set.Streams(ctx, s.js, s.cfg.Streams); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before JetStream was there
 		}
@@ -281,11 +281,12 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}()
 	var subs []*nats.Subscription
-	for _, subj := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt, subject.GatePing} {
+	for _, kind := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt, subject.GatePing} {
 		handler := s.serve
-		if subj == subject.GatePing {
+		if kind == subject.GatePing {
 			handler = func(m *nats.Msg) { _ = m.Respond([]byte("ok " + s.cfg.ID)) }
 		}
+		subj := subject.GateAll(kind)
 		sub, err := s.set.Conn.QueueSubscribe(subj, QueueGroup, handler)
 		if err != nil {
 			return fmt.Errorf("gatekeeper: subscribe %s: %w", subj, err)
@@ -356,11 +357,19 @@ func (s *Service) serve(m *nats.Msg) {
 // then a signed refusal (block or deny) naming the problem.
 var ErrBadRequest = errors.New("bad gate request")
 
-// Handle decides one request received on subj and returns the signed
-// decision envelope.
+// Handle decides one request received on subj (cc.gate.<host>.<kind>) and
+// returns the signed decision envelope. The host is the one whose
+// credentials sent it (NATS permissions bind a host's credentials to its
+// own gate subjects): the request must name that host, and a session
+// whose events came from another host is not that host's to ask about.
 func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte, error) {
 	started := time.Now()
-	req, err := decodeRequest(subj, data)
+	req, host, err := decodeRequest(subj, data)
+	if err == nil {
+		if owner := s.proj.owner(req.SessionID); owner != "" && owner != host {
+			err = fmt.Errorf("%w: session %s is host %s's; host %s may not ask about it", ErrBadRequest, req.SessionID, owner, host)
+		}
+	}
 	var d schemas.GateDecision
 	if err != nil {
 		d = s.refusal(req, err)
@@ -402,25 +411,35 @@ func (s *Service) finish(ctx context.Context, d *schemas.GateDecision, started t
 	return env, nil
 }
 
-func decodeRequest(subj string, data []byte) (schemas.GateRequest, error) {
+// decodeRequest reads a gate request and the host token of its subject.
+func decodeRequest(subj string, data []byte) (schemas.GateRequest, string, error) {
 	var req schemas.GateRequest
-	if err := json.Unmarshal(data, &req, json.RejectUnknownMembers(true)); err != nil {
-		return req, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	host, kind, ok := subject.ParseGate(subj)
+	if !ok {
+		return req, "", fmt.Errorf("%w: subject %s is not cc.gate.<host>.<kind>", ErrBadRequest, id.Quote(subj))
 	}
-	want := map[string]string{subject.GateStop: "Stop", subject.GatePreTool: "PreToolUse", subject.GatePrompt: "UserPromptSubmit"}[subj]
+	if err := json.Unmarshal(data, &req, json.RejectUnknownMembers(true)); err != nil {
+		return req, host, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	want := map[string]string{subject.GateStop: "Stop", subject.GatePreTool: "PreToolUse", subject.GatePrompt: "UserPromptSubmit"}[kind]
+	tok, herr := id.HostToken(req.Host)
 	switch {
 	case req.V != 1:
-		return req, fmt.Errorf("%w: v %d, want 1", ErrBadRequest, req.V)
+		return req, host, fmt.Errorf("%w: v %d, want 1", ErrBadRequest, req.V)
 	case len(req.Nonce) < 16 || len(req.Nonce) > 128:
-		return req, fmt.Errorf("%w: nonce of %d characters, want 16..128", ErrBadRequest, len(req.Nonce))
+		return req, host, fmt.Errorf("%w: nonce of %d characters, want 16..128", ErrBadRequest, len(req.Nonce))
 	case id.CheckSession(req.SessionID) != nil:
-		return req, fmt.Errorf("%w: session_id: %w", ErrBadRequest, id.CheckSession(req.SessionID))
-	case want != "" && req.HookEvent != want && (want != "Stop" || req.HookEvent != "SubagentStop"):
-		return req, fmt.Errorf("%w: hook_event_name %q on %s", ErrBadRequest, req.HookEvent, subj)
+		return req, host, fmt.Errorf("%w: session_id: %w", ErrBadRequest, id.CheckSession(req.SessionID))
+	case want == "":
+		return req, host, fmt.Errorf("%w: no gate decides %s requests", ErrBadRequest, id.Quote(kind))
+	case req.HookEvent != want && (want != "Stop" || req.HookEvent != "SubagentStop"):
+		return req, host, fmt.Errorf("%w: hook_event_name %q on %s", ErrBadRequest, req.HookEvent, subj)
 	case len(req.Payload) == 0:
-		return req, fmt.Errorf("%w: no payload", ErrBadRequest)
+		return req, host, fmt.Errorf("%w: no payload", ErrBadRequest)
+	case herr != nil || tok != host:
+		return req, host, fmt.Errorf("%w: the request names host %s but came with the credentials of host %s", ErrBadRequest, id.Quote(req.Host), host)
 	}
-	return req, nil
+	return req, host, nil
 }
 
 // refusal answers a request that could not be understood: fail closed.
@@ -491,7 +510,7 @@ func (s *Service) recordEvent(session, hookEvent, eventID, msgID string, raw []b
 		s.set.Logger.Warn("gatekeeper: cannot build a record", "event", hookEvent, "session", session, "err", err)
 		return
 	}
-	msg := nats.NewMsg(subject.Intake(session, id.EventToken(hookEvent)))
+	msg := nats.NewMsg(subject.Intake(subject.OriginGatekeeper, s.set.Name, session, id.EventToken(hookEvent)))
 	msg.Header.Set(jetstream.MsgIDHeader, msgID)
 	msg.Data = data
 	fut, err := s.js.PublishMsgAsync(msg)

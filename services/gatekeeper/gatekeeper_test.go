@@ -177,7 +177,7 @@ func newFlow(t *testing.T, mutate func(*gatekeeper.Config)) *flow {
 func (f *flow) entry(session, kind, hookEvent, tool, payload string) *schemas.Entry {
 	eid, _ := f.gen.New()
 	e := &schemas.Entry{V: 1, Kind: kind, Chain: session, SessionID: session, EventID: eid, HookEvent: hookEvent, ToolName: tool,
-		IngestedAt: time.Now().UTC().Format(time.RFC3339Nano), Bundle: "test"}
+		IngestedAt: time.Now().UTC().Format(time.RFC3339Nano), Bundle: "test", Host: "laptop", Origin: "hook:laptop"}
 	if payload != "" {
 		e.Payload = &payload
 	}
@@ -274,7 +274,22 @@ func (f *flow) stop(session, message string) schemas.GateDecision {
 	return f.ask(subject.GateStop, schemas.GateRequest{V: 1, Nonce: "nonce-" + e.EventID, EventID: e.EventID, SessionID: session, HookEvent: "Stop", Payload: jsontext.Value(payload)})
 }
 
-func (f *flow) ask(subj string, req schemas.GateRequest) schemas.GateDecision {
+// ask sends a gate request of kind as claimcheck-hook on req.Host does
+// (on that host's gate subject; "laptop" when the request names none).
+func (f *flow) ask(kind string, req schemas.GateRequest) schemas.GateDecision {
+	f.t.Helper()
+	if req.Host == "" {
+		req.Host = "laptop"
+	}
+	tok, err := id.HostToken(req.Host)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return f.askOn(subject.Gate(tok, kind), req)
+}
+
+// askOn sends a request on a subject of the test's choice.
+func (f *flow) askOn(subj string, req schemas.GateRequest) schemas.GateDecision {
 	f.t.Helper()
 	raw, _ := json.Marshal(req)
 	m, err := f.nc.Request(subj, raw, 5*time.Second)
@@ -607,5 +622,39 @@ func TestDecisionRecordsVerifyWithoutTheEnvelope(t *testing.T) {
 	rec.Decision.Reason += "!"
 	if err := f.keys.VerifyRecord(rec); err == nil {
 		t.Fatal("an edited record verified")
+	}
+}
+
+// TestGateRequestsAreTheirHostsOwn: a request must name the host whose
+// credentials sent it (the subject), and a host may not ask about another
+// host's session; both are blocked (or denied) with the reason.
+func TestGateRequestsAreTheirHostsOwn(t *testing.T) {
+	f := newFlow(t, nil)
+	s := "sess-own"
+	f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	payload := fmt.Sprintf(`{"session_id":%q,"hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done."}`, s)
+	e := f.entry(s, schemas.EntryEvent, "Stop", "", payload)
+	f.append(s, e)
+	req := schemas.GateRequest{V: 1, Nonce: "nonce-" + e.EventID, EventID: e.EventID, SessionID: s, HookEvent: "Stop", Host: "laptop", Payload: jsontext.Value(payload)}
+
+	d := f.askOn(subject.Gate("desk", subject.GateStop), req)
+	if d.Decision != schemas.GateBlock || !strings.Contains(d.Reason, `names host "laptop" but came with the credentials of host desk`) {
+		t.Fatalf("a request naming another host: %s %q", d.Decision, d.Reason)
+	}
+	other := req
+	other.Host, other.Nonce = "desk", "nonce-desk-"+e.EventID
+	d = f.ask(subject.GateStop, other)
+	if d.Decision != schemas.GateBlock || !strings.Contains(d.Reason, "session sess-own is host laptop's; host desk may not ask about it") {
+		t.Fatalf("another host's session: %s %q", d.Decision, d.Reason)
+	}
+	pre := `{"session_id":"sess-own","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`
+	d = f.ask(subject.GatePreTool, schemas.GateRequest{V: 1, Nonce: "nonce-pretool-desk-0001", SessionID: s, HookEvent: "PreToolUse", Host: "desk", Payload: jsontext.Value(pre)})
+	if d.Decision != schemas.GateDeny || !strings.Contains(d.Reason, "may not ask about it") {
+		t.Fatalf("another host's tool call: %s %q", d.Decision, d.Reason)
+	}
+	// The session's own host is answered as usual.
+	d = f.ask(subject.GateStop, req)
+	if d.Rule == "request.invalid" {
+		t.Fatalf("the session's own host was refused: %q", d.Reason)
 	}
 }

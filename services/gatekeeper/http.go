@@ -100,7 +100,7 @@ func (s *Service) serveClaude(w http.ResponseWriter, r *http.Request) {
 	eventID, _ := s.gen.New()
 	env, err := envelope.Event(eventID, info.SessionID, info.HookEvent, 0, s.set.Clock.Now(), src, raw)
 	if err == nil {
-		msg := nats.NewMsg(subject.Intake(info.SessionID, id.EventToken(info.HookEvent)))
+		msg := nats.NewMsg(subject.Intake(subject.OriginHTTP, s.set.Name, info.SessionID, id.EventToken(info.HookEvent)))
 		msg.Header.Set(jetstream.MsgIDHeader, eventID)
 		msg.Data = env
 		_, err = s.js.PublishMsg(ctx, msg)
@@ -154,7 +154,7 @@ func (s *Service) recordRejected(ctx context.Context, info payload.Info, raw []b
 	if err != nil {
 		return
 	}
-	msg := nats.NewMsg(subject.Intake(schemas.RejectedChain, id.EventToken(info.HookEvent)))
+	msg := nats.NewMsg(subject.Intake(subject.OriginHTTP, s.set.Name, schemas.RejectedChain, id.EventToken(info.HookEvent)))
 	msg.Header.Set(jetstream.MsgIDHeader, eid)
 	msg.Data = env
 	if _, err := s.js.PublishMsg(ctx, msg); err != nil {

@@ -98,6 +98,9 @@ type sessionState struct {
 	decisions map[string]bool // decision ids already applied
 	override  string          // pending override event id
 	overrideR string
+	// host is the token of the host whose hook published the session's
+	// first event ("" before it, or for sessions recorded without origins).
+	host string
 }
 
 func newProjection(maxTrail, maxEnvelopes int, w *watch.Watch) *projection {
@@ -219,6 +222,9 @@ func prepare(e schemas.Entry) prepared {
 func (p *projection) applyEntry(s *sessionState, pr prepared) {
 	e := pr.e
 	p.observe(e)
+	if h, ok := strings.CutPrefix(e.Origin, subject.OriginHook+":"); ok && s.host == "" && e.Kind == schemas.EntryEvent {
+		s.host = h
+	}
 	switch e.Kind {
 	case schemas.EntryContract:
 		if e.Contract == nil {
@@ -426,6 +432,17 @@ func (p *projection) head(session string) schemas.Position {
 		return s.head
 	}
 	return schemas.Position{}
+}
+
+// owner is the token of the host a session's events came from ("" when
+// unknown).
+func (p *projection) owner(session string) string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if s := p.sessions[session]; s != nil {
+		return s.host
+	}
+	return ""
 }
 
 // attestation returns a copy of a stored attestation, its envelope read

@@ -149,7 +149,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	set, err := set.Check()
+	set, err := set.Check("ingest")
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +207,7 @@ func ConsumerName(p int) string { return fmt.Sprintf("ingest-p%d", p) }
 // batch in hand and returns.
 func (s *Service) Run(ctx context.Context) error {
 	log := s.set.Logger
-	if err := stream.EnsureRetry(ctx, s.js, s.cfg.Streams, log); err != nil {
+	if err := s.set.Streams(ctx, s.js, s.cfg.Streams); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before JetStream was there
 		}

@@ -139,7 +139,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	set, err := set.Check()
+	set, err := set.Check("rotator")
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (s *Service) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("rotator: %w", err)
 	}
-	if err := stream.EnsureRetry(ctx, js, s.cfg.Streams, s.set.Logger); err != nil {
+	if err := s.set.Streams(ctx, js, s.cfg.Streams); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before JetStream was there
 		}

@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -132,7 +131,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	set, err := set.Check()
+	set, err := set.Check("verifier")
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +179,7 @@ func (s *Service) Policy() *policy.Policy { return s.policy }
 // Run consumes claim requests until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
 	log := s.set.Logger
-	if err := stream.EnsureRetry(ctx, s.js, s.cfg.Streams, log); err != nil {
+	if err := s.set.Streams(ctx, s.js, s.cfg.Streams); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before JetStream was there
 		}
@@ -341,6 +340,11 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	case err == nil:
 		_ = m.Ack()
 		s.m.latency.Observe(time.Since(start).Seconds())
+	case errors.Is(err, errUnknownSession):
+		s.set.Logger.Warn("verifier: claim for an unknown session", "subject", m.Subject(), "err", err)
+		s.m.dropped.Inc()
+		s.replyError(m.Data(), err)
+		_ = m.Term()
 	case errors.Is(err, errPermanent) || errors.Is(err, chain.ErrFault):
 		s.set.Logger.Error("verifier: claim request cannot be decided", "subject", m.Subject(), "err", err)
 		s.m.dropped.Inc()
@@ -354,12 +358,15 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 	}
 }
 
-var errPermanent = errors.New("permanent")
+var (
+	errPermanent      = errors.New("permanent")
+	errUnknownSession = errors.New("unknown session")
+)
 
 // replyError tells a requester why its request will never get a verdict.
 func (s *Service) replyError(work []byte, cause error) {
 	var w schemas.ClaimWork
-	if json.Unmarshal(work, &w, json.RejectUnknownMembers(false)) != nil || !inbox.MatchString(w.ReplyTo) {
+	if json.Unmarshal(work, &w, json.RejectUnknownMembers(false)) != nil || !subject.ValidReply(w.ReplyTo) {
 		return
 	}
 	msg := cause.Error()
@@ -370,9 +377,6 @@ func (s *Service) replyError(work []byte, cause error) {
 		_ = s.set.Conn.Publish(w.ReplyTo, b)
 	}
 }
-
-// inbox is claim.v1's reply_to pattern.
-var inbox = regexp.MustCompile(`^_INBOX\.[A-Za-z0-9_-]{1,128}$`)
 
 func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 	var w schemas.ClaimWork
@@ -387,6 +391,12 @@ func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 		claim := view.claims[w.ClaimEventID]
 		if claim == nil {
 			return fmt.Errorf("%w: entry %s is not a claim", errPermanent, w.ClaimEventID)
+		}
+		if claimAt == 0 && view.entries[0].N == 1 {
+			// Nothing of the session came before its claim: a session id
+			// the hook never recorded (the requester, with a hook's
+			// credentials, may not read the ledger to find out itself).
+			return fmt.Errorf("%w %s: nothing of it is in the ledger before this claim (is claimcheck-hook installed? see `claimcheck hooks install` and `claimcheck ledger sessions`)", errUnknownSession, w.SessionID)
 		}
 		verdict, entryPos := s.recordedVerdict(claim.RequestID, view)
 		fresh := false // this delivery chained the verdict
