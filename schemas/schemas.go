@@ -129,6 +129,7 @@ type Entry struct {
 	IntakeSeq     uint64      `json:"intake_seq,omitzero"`
 	Kind          string      `json:"kind"`
 	N             uint64      `json:"n"`
+	Origin        string      `json:"origin,omitempty"`
 	Payload       *string     `json:"payload,omitzero"`
 	PayloadDigest string      `json:"payload_digest,omitempty"`
 	PayloadElided bool        `json:"payload_elided,omitzero"`
@@ -138,6 +139,7 @@ type Entry struct {
 	ReceivedAt    string      `json:"received_at,omitempty"`
 	Redactions    []Redaction `json:"redactions,omitempty"`
 	SessionID     string      `json:"session_id,omitempty"`
+	ToolInput     string      `json:"tool_input_digest,omitempty"`
 	ToolName      string      `json:"tool_name,omitempty"`
 	ToolUseID     string      `json:"tool_use_id,omitempty"`
 	V             int         `json:"v"`

@@ -8,6 +8,8 @@ package payload
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -173,4 +175,39 @@ func kindName(k jsontext.Kind) string {
 		return "array"
 	}
 	return "value"
+}
+
+// ToolInputDigest returns "sha256:<hex>" of the RFC 8785 canonical form of
+// the payload's top-level tool_input member, or "" when it has none (or raw
+// is not a JSON object). Claude Code sends a tool call's input in its
+// PreToolUse and again in its PostToolUse: equal digests pair the two,
+// whatever the spacing or member order of either.
+func ToolInputDigest(raw []byte) string {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return ""
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if name.String() != "tool_input" {
+			if dec.SkipValue() != nil {
+				return ""
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return ""
+		}
+		c := v.Clone()
+		if c.Canonicalize() != nil {
+			return ""
+		}
+		sum := sha256.Sum256(c)
+		return "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return ""
 }

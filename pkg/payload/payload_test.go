@@ -116,3 +116,21 @@ func FuzzInspect(f *testing.F) {
 		}
 	})
 }
+
+func TestToolInputDigest(t *testing.T) {
+	pre := `{"session_id":"s","hook_event_name":"PreToolUse","tool_input":{"command":"go test ./...","description":"run"},"tool_use_id":"toolu_1"}`
+	post := `{"tool_use_id":"toolu_1","tool_input":{ "description" : "run", "command":"go test ./..." },"tool_response":{"stdout":"ok"},"session_id":"s","hook_event_name":"PostToolUse"}`
+	other := `{"session_id":"s","tool_input":{"command":"go test ./... -run X","description":"run"}}`
+	a, b, c := ToolInputDigest([]byte(pre)), ToolInputDigest([]byte(post)), ToolInputDigest([]byte(other))
+	if a == "" || a != b {
+		t.Fatalf("same input, different digests: %q %q", a, b)
+	}
+	if c == a {
+		t.Fatal("another input has the same digest")
+	}
+	for _, raw := range []string{`{"session_id":"s"}`, `[1]`, `not json`, `{"tool_input":`} {
+		if d := ToolInputDigest([]byte(raw)); d != "" {
+			t.Errorf("ToolInputDigest(%q) = %q, want none", raw, d)
+		}
+	}
+}

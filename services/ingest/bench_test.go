@@ -36,7 +36,7 @@ func BenchmarkDrain(b *testing.B) {
 				eid, _ := gen.New()
 				p := fmt.Sprintf(`{"session_id":%q,"transcript_path":"/home/u/.claude/projects/p/%s.jsonl","cwd":"/home/u/p","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"Run tests"},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/internal/x\t0.0%ds\nok  \tgithub.com/acme/app/cmd\t0.02s\n","stderr":"","interrupted":false,"isImage":false},"tool_use_id":"toolu_%d"}`, sess, sess, i%10, i)
 				env, _ := envelope.Event(eid, sess, "PostToolUse", uint64(i), time.Now(), src, []byte(p))
-				m := nats.NewMsg(subject.Intake(sess, "PostToolUse"))
+				m := nats.NewMsg(subject.Intake(subject.OriginHook, "h", sess, "PostToolUse"))
 				m.Data = env
 				m.Header.Set(jetstream.MsgIDHeader, eid)
 				if _, err := js.PublishMsgAsync(m); err != nil {

@@ -107,7 +107,7 @@ func (h *harness) publish(payload string) string {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	h.raw(subject.Intake(p.SessionID, id.EventToken(p.HookEvent)), eid, env)
+	h.raw(subject.Intake(subject.OriginHook, "laptop", p.SessionID, id.EventToken(p.HookEvent)), eid, env)
 	return eid
 }
 
@@ -252,7 +252,7 @@ func TestIngestDedupesByEventID(t *testing.T) {
 	// The same event three times under different message ids (as a spool
 	// flush after the dedupe window would send it).
 	for i := range 3 {
-		h.raw(subject.Intake("dup", "Stop"), fmt.Sprintf("m%d", i), env)
+		h.raw(subject.Intake(subject.OriginHook, "laptop", "dup", "Stop"), fmt.Sprintf("m%d", i), env)
 	}
 	h.publish(`{"session_id":"dup","hook_event_name":"SessionEnd","reason":"other"}`)
 	entries := h.chainOf("dup", 2)
@@ -265,25 +265,25 @@ func TestIngestRecordsBadInputWithoutBlockingOthers(t *testing.T) {
 	h := start(t, nil)
 	good := `{"session_id":"ok","hook_event_name":"Stop"}`
 	// Malformed envelope on a session subject.
-	h.raw(subject.Intake("ok", "Stop"), "", []byte(`{not json`))
+	h.raw(subject.Intake(subject.OriginHook, "laptop", "ok", "Stop"), "", []byte(`{not json`))
 	// Envelope whose payload does not match its digest (tampered in flight).
 	eid, _ := h.gen.New()
 	env, _ := envelope.Event(eid, "ok", "Stop", 1, time.Now(), src, []byte(good))
 	tampered := bytes.Replace(env, []byte(`"hook_event_name":"Stop"}`), []byte(`"hook_event_name":"Stop","x":1}`), 1)
-	h.raw(subject.Intake("ok", "Stop"), eid, tampered)
+	h.raw(subject.Intake(subject.OriginHook, "laptop", "ok", "Stop"), eid, tampered)
 	// Envelope for another session published on this session's subject.
 	eid2, _ := h.gen.New()
 	foreign, _ := envelope.Event(eid2, "other", "Stop", 1, time.Now(), src, []byte(`{"session_id":"other","hook_event_name":"Stop"}`))
-	h.raw(subject.Intake("ok", "Stop"), eid2, foreign)
+	h.raw(subject.Intake(subject.OriginHook, "laptop", "ok", "Stop"), eid2, foreign)
 	// Duplicate keys inside the payload.
 	eid3, _ := h.gen.New()
 	dupKeys := []byte(`{"session_id":"ok","hook_event_name":"Stop","x":1,"x":2}`)
 	dupEnv, _ := envelope.Event(eid3, "ok", "Stop", 2, time.Now(), src, dupKeys)
-	h.raw(subject.Intake("ok", "Stop"), eid3, dupEnv)
+	h.raw(subject.Intake(subject.OriginHook, "laptop", "ok", "Stop"), eid3, dupEnv)
 	// A hostile session id reported by the hook as rejected.
 	eid4, _ := h.gen.New()
 	rej, _ := envelope.Rejected(eid4, "../../etc/passwd", "Stop", 3, time.Now(), src, digestOf(`{"session_id":"../../etc/passwd"}`), 34, []byte(`{"session_id":"../../etc/passwd"}`), "invalid session id")
-	h.raw(subject.Intake(schemas.RejectedChain, "Stop"), eid4, rej)
+	h.raw(subject.Intake(subject.OriginHook, "laptop", schemas.RejectedChain, "Stop"), eid4, rej)
 	// And a good event after all that.
 	h.publish(good)
 
@@ -343,12 +343,12 @@ func TestIngestDerivesContractsAndForwardsClaims(t *testing.T) {
 	h := start(t, nil)
 	h.publish(`{"session_id":"c1","hook_event_name":"UserPromptSubmit","prompt":"Fix the failing test in ` + "`src/app.test.ts`" + ` and run npm test","prompt_id":"p-1"}`)
 	h.publish(`{"session_id":"c1","hook_event_name":"UserPromptSubmit","prompt":"what does this do?"}`)
-	claimEvent := h.publish(`{"session_id":"c1","hook_event_name":"ClaimRequest","request_id":"01JDB3H5KX0000000000000001","claim":"done","validator":"test_pass","args":{"min_runs":1,"command_substring":"npm test"},"reply_to":"_INBOX.abc"}`)
-	refusals, err := h.nc.SubscribeSync("_INBOX.refused")
+	claimEvent := h.publish(`{"session_id":"c1","hook_event_name":"ClaimRequest","request_id":"01JDB3H5KX0000000000000001","claim":"done","validator":"test_pass","args":{"min_runs":1,"command_substring":"npm test"},"reply_to":"_INBOX.hook.laptop.abc"}`)
+	refusals, err := h.nc.SubscribeSync("_INBOX.hook.laptop.refused")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.publish(`{"session_id":"c1","hook_event_name":"ClaimRequest","request_id":"not-a-ulid","claim":"done","validator":"test_pass","args":{},"reply_to":"_INBOX.refused"}`)
+	h.publish(`{"session_id":"c1","hook_event_name":"ClaimRequest","request_id":"not-a-ulid","claim":"done","validator":"test_pass","args":{},"reply_to":"_INBOX.hook.laptop.refused"}`)
 	entries := h.chainOf("c1", 5)
 	// The requester of the malformed claim hears why at once.
 	msg, err := refusals.NextMsg(10 * time.Second)

@@ -39,7 +39,7 @@ type Builder struct {
 
 // Input is one INTAKE message.
 type Input struct {
-	Subject string    // stored subject cc.intake.<partition>.<chain>.<event>
+	Subject string    // stored subject cc.intake.<partition>.<origin>.<name>.<chain>.<event> (or a legacy cc.intake.<partition>.<chain>.<event>)
 	Seq     uint64    // INTAKE stream sequence
 	Time    time.Time // when INTAKE stored it
 	Data    []byte
@@ -63,9 +63,18 @@ const excerptBytes = 2048
 
 // Build never fails: problems become invalid or rejected records.
 func (b *Builder) Build(in Input) Record {
-	chainTok, _, ok := subject.ParseIntake(in.Subject)
+	st, ok := subject.ParseIntake(in.Subject)
 	if !ok {
 		return b.rejected(in, "", fmt.Sprintf("unexpected intake subject %s", id.Quote(in.Subject)), in.Data)
+	}
+	chainTok := st.Chain
+	// invalid records a well-addressed envelope's problem in its session's
+	// chain, if its publisher may write there at all.
+	invalid := func(env *schemas.Envelope, reason string) Record {
+		if why := admit(st, env); why != "" {
+			return b.refused(in, env, why)
+		}
+		return b.invalid(in, env, reason)
 	}
 	var env schemas.Envelope
 	if err := json.Unmarshal(in.Data, &env, json.RejectUnknownMembers(true)); err != nil {
@@ -76,7 +85,7 @@ func (b *Builder) Build(in Input) Record {
 		var loose schemas.Envelope
 		if json.Unmarshal(in.Data, &loose, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) == nil &&
 			loose.Kind == schemas.KindEvent && id.CheckSession(loose.SessionID) == nil && loose.SessionID == chainTok && id.ValidULID(loose.EventID) {
-			return b.invalid(in, &loose, reason)
+			return invalid(&loose, reason)
 		}
 		return b.rejected(in, "", reason, in.Data)
 	}
@@ -92,13 +101,16 @@ func (b *Builder) Build(in Input) Record {
 		info, perr = payload.Inspect(raw, b.MaxDepth)
 	}
 	if perr != nil && wellAddressed {
-		return b.invalid(in, &env, perr.Error())
+		return invalid(&env, perr.Error())
 	}
 	if err := b.validateEnvelope(&env, info, perr == nil); err != nil {
 		if wellAddressed {
-			return b.invalid(in, &env, "envelope: "+err.Error())
+			return invalid(&env, "envelope: "+err.Error())
 		}
 		return b.rejected(in, eventID, "envelope: "+err.Error(), in.Data)
+	}
+	if why := admit(st, &env); why != "" {
+		return b.refused(in, &env, why)
 	}
 	switch env.Kind {
 	case schemas.KindRejected:
@@ -130,6 +142,9 @@ func (b *Builder) Build(in Input) Record {
 	e := b.base(in, &env, schemas.EntryEvent, env.SessionID)
 	e.EventID = eventID
 	e.ToolName, e.ToolUseID = info.ToolName, info.ToolUseID
+	if info.ToolName != "" {
+		e.ToolInput = payload.ToolInputDigest(raw)
+	}
 	e.PayloadDigest, e.PayloadSize = env.PayloadDigest, env.PayloadSize
 	e.Redactions = reds
 	rec := Record{Entry: e, Outcome: schemas.EntryEvent}
@@ -150,12 +165,34 @@ func (b *Builder) Build(in Input) Record {
 		claim, err := b.claim(scrubbed)
 		if err != nil {
 			rec := b.invalid(in, &env, "claim request: "+err.Error())
-			rec.ReplyTo = replyInbox(scrubbed)
+			if checkReplyTo(st, replyInbox(scrubbed)) == "" {
+				rec.ReplyTo = replyInbox(scrubbed)
+			}
 			return rec
+		}
+		if why := checkReplyTo(st, claim.ReplyTo); why != "" {
+			return b.invalid(in, &env, "claim request: "+why)
 		}
 		e.Kind, e.Claim, rec.Outcome = schemas.EntryClaim, claim, schemas.EntryClaim
 	}
 	return rec
+}
+
+// refused records, in the _rejected chain, an envelope its publisher may
+// not publish (another host's events, another role's records), with the
+// envelope's attribution and the reason naming both.
+func (b *Builder) refused(in Input, env *schemas.Envelope, why string) Record {
+	eventID := ""
+	if id.ValidULID(env.EventID) {
+		eventID = env.EventID
+	}
+	src := []byte(env.Payload)
+	if len(src) == 0 {
+		src = in.Data
+	}
+	r := b.rejected(in, eventID, why, src)
+	fillSource(r.Entry, env)
+	return r
 }
 
 // contract derives the contract of an actionable prompt (from the scrubbed
@@ -184,14 +221,11 @@ func replyInbox(payload []byte) string {
 	var r struct {
 		ReplyTo string `json:"reply_to"`
 	}
-	if json.Unmarshal(payload, &r, json.RejectUnknownMembers(false)) != nil || !inboxSubject.MatchString(r.ReplyTo) {
+	if json.Unmarshal(payload, &r, json.RejectUnknownMembers(false)) != nil || !subject.ValidReply(r.ReplyTo) {
 		return ""
 	}
 	return r.ReplyTo
 }
-
-// inboxSubject is claim.v1's reply_to pattern.
-var inboxSubject = regexp.MustCompile(`^_INBOX\.[A-Za-z0-9_-]{1,128}$`)
 
 // claimRequest is the payload `claimcheck claim` sends (claim.v1).
 type claimRequest struct {
@@ -306,6 +340,9 @@ func (b *Builder) base(in Input, env *schemas.Envelope, kind, chainName string) 
 		IngestedAt: in.Now.UTC().Format(time.RFC3339Nano),
 		IntakeSeq:  in.Seq,
 		Bundle:     b.Bundle,
+	}
+	if st, ok := subject.ParseIntake(in.Subject); ok {
+		e.Origin = originOf(st)
 	}
 	if env != nil {
 		fillSource(e, env)

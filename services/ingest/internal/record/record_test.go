@@ -52,7 +52,7 @@ func event(t testing.TB, raw string) []byte {
 	return b
 }
 
-func intakeSubject(chainName string) string { return "cc.intake.1." + chainName + ".Stop" }
+func intakeSubject(chainName string) string { return "cc.intake.1.hook.laptop." + chainName + ".Stop" }
 
 // sealAndValidate checks the invariant every record must meet: it seals and
 // the sealed entry is valid against entry.v1.
@@ -221,6 +221,21 @@ func FuzzBuild(f *testing.F) {
 	b := builder(f)
 	f.Fuzz(func(t *testing.T, chainTok string, data []byte) {
 		r := b.Build(Input{Subject: "cc.intake.0." + chainTok + ".Stop", Seq: 1, Time: at, Data: data, Now: at})
+		sealAndValidate(t, b, r)
+	})
+}
+
+// FuzzBuildFromAnyPublisher: whatever subject an input arrives on, Build
+// never panics and every record seals into a valid entry.
+func FuzzBuildFromAnyPublisher(f *testing.F) {
+	for _, e := range hookEnvelopes(f) {
+		f.Add("cc.intake.0.hook.laptop.s1.Stop", e)
+		f.Add("cc.intake.0.gatekeeper.gk.s1.GateDecision", e)
+		f.Add("cc.intake.0.evil.x.s1.Stop", e)
+	}
+	b := builder(f)
+	f.Fuzz(func(t *testing.T, subj string, data []byte) {
+		r := b.Build(Input{Subject: subj, Seq: 1, Time: at, Data: data, Now: at})
 		sealAndValidate(t, b, r)
 	})
 }
