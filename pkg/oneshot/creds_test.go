@@ -1,5 +1,3 @@
-//go:build !oneshot_notls
-
 package oneshot_test
 
 import (

@@ -4,7 +4,6 @@ package oneshot
 
 import (
 	"context"
-	"errors"
 	"net/url"
 )
 
@@ -20,9 +19,4 @@ type TLSConfig struct{}
 // startTLS fails: this build has no TLS.
 func (c *Conn) startTLS(context.Context, *url.URL, Options) error {
 	return ErrNoTLS
-}
-
-// signNonce fails: NATS credentials (nkeys) are left out with TLS.
-func signNonce(string, string) (string, string, string, error) {
-	return "", "", "", errors.New("this build has no NATS credentials support (nkeys); use the build with TLS")
 }

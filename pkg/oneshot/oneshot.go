@@ -54,9 +54,13 @@ type Options struct {
 	TLS *TLSConfig
 	// Creds is a NATS credentials file (a user JWT and its nkey seed, as
 	// `nsc` writes them) or a file holding an nkey seed alone: Dial signs
-	// the server's nonce with it. Builds with the oneshot_notls tag have no
-	// credentials support either (see TLSSupported).
-	Creds string
+	// the server's nonce with it. Credentials, when set, are used instead
+	// (a caller that read them already).
+	Creds       string
+	Credentials *Credentials
+	// Inbox is the prefix of reply subjects (default _INBOX): an identity
+	// may receive replies only under its own (subject.Inbox).
+	Inbox string
 	// Verify makes Dial complete the handshake (PING/PONG) before returning;
 	// otherwise the handshake travels with the first request.
 	Verify bool
@@ -64,15 +68,16 @@ type Options struct {
 
 // Conn is one client connection. It is not safe for concurrent use.
 type Conn struct {
-	optimistic bool
-	nc         net.Conn
-	r          *bufio.Reader
-	w          *bufio.Writer
-	inbox      string
-	nextID     int
-	maxPay     int
-	headers    bool
-	inflight   map[string]*Msg // requests sent: nil until their reply is read
+	optimistic  bool
+	nc          net.Conn
+	r           *bufio.Reader
+	w           *bufio.Writer
+	inbox       string
+	inboxPrefix string
+	nextID      int
+	maxPay      int
+	headers     bool
+	inflight    map[string]*Msg // requests sent: nil until their reply is read
 }
 
 type serverInfo struct {
@@ -149,7 +154,11 @@ func dialOne(ctx context.Context, raw string, o Options) (*Conn, error) {
 	// INFO before speaking: send CONNECT at once and read INFO with the
 	// first reply. With credentials or TLS, INFO is read first, so that
 	// nothing secret is ever sent before TLS is known to be in place.
-	c.optimistic = u.Scheme == "nats" && u.User == nil && o.TLS == nil && o.Creds == ""
+	c.optimistic = u.Scheme == "nats" && u.User == nil && o.TLS == nil && o.Creds == "" && o.Credentials == nil
+	c.inboxPrefix = o.Inbox
+	if c.inboxPrefix == "" {
+		c.inboxPrefix = "_INBOX"
+	}
 	if err := c.handshake(ctx, u, o); err != nil {
 		_ = nc.Close()
 		return nil, fmt.Errorf("nats %s: %w", host, err)
@@ -193,11 +202,14 @@ func (c *Conn) handshake(ctx context.Context, u *url.URL, o Options) error {
 			cm.Token = u.User.Username()
 		}
 	}
-	if o.Creds != "" {
-		var err error
-		if cm.JWT, cm.NKey, cm.Sig, err = signNonce(o.Creds, info.Nonce); err != nil {
-			return err
+	if creds := o.Credentials; creds != nil || o.Creds != "" {
+		if creds == nil {
+			var err error
+			if creds, err = ReadCredentials(o.Creds); err != nil {
+				return err
+			}
 		}
+		cm.JWT, cm.NKey, cm.Sig = creds.Sign(info.Nonce)
 	}
 	// CONNECT and our reply subscription are buffered, not sent: the first
 	// request carries them in the same write, so connecting and publishing
@@ -239,7 +251,7 @@ func (c *Conn) writeConnect(cm connectMsg) {
 	for i := range buf {
 		buf[i] = byte(mrand.Uint32())
 	}
-	c.inbox = "_INBOX." + hex.EncodeToString(buf[:])
+	c.inbox = c.inboxPrefix + "." + hex.EncodeToString(buf[:])
 	fmt.Fprintf(c.w, "CONNECT %s\r\nSUB %s.* 1\r\n", b, c.inbox)
 }
 

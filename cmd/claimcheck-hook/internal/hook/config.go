@@ -11,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/oneshot"
 	"github.com/claimcheck/claimcheck/pkg/payload"
+	"github.com/claimcheck/claimcheck/pkg/subject"
 )
 
 // Config is the hook's configuration. It is read from flags and CLAIMCHECK_*
@@ -20,7 +23,7 @@ import (
 // the whole publish (see docs/performance.md, "Hook start-up").
 type Config struct {
 	NATSURL       string        // --nats-url, CLAIMCHECK_NATS_URL
-	NATSCreds     string        // --creds, CLAIMCHECK_NATS_CREDS: .creds or nkey seed file
+	NATSCreds     string        // --nats-creds (or --creds), CLAIMCHECK_NATS_CREDS: .creds or nkey seed file
 	StateDir      string        // --state-dir, CLAIMCHECK_HOOK_STATE_DIR
 	MaxInputBytes int           // --max-input-bytes, CLAIMCHECK_HOOK_MAX_INPUT_BYTES
 	Deadline      time.Duration // --deadline, CLAIMCHECK_HOOK_DEADLINE
@@ -40,6 +43,12 @@ type Config struct {
 	// FailOpen lists the gated events that are allowed, not blocked, when no
 	// valid decision arrives (--fail-open, CLAIMCHECK_HOOK_FAIL_OPEN: "Stop,PreToolUse").
 	FailOpen map[string]bool
+
+	// Derived: the credentials read once, the host's subject token, and
+	// the inbox replies come to (subject.Inbox of the hook identity).
+	creds   *oneshot.Credentials
+	hostTok string
+	inbox   string
 }
 
 // GatedEvents are the events the hook asks the gatekeeper about.
@@ -108,7 +117,8 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs := flag.NewFlagSet("claimcheck-hook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "NATS server URL(s), comma-separated (env CLAIMCHECK_NATS_URL)")
-	fs.StringVar(&c.NATSCreds, "creds", c.NATSCreds, "NATS credentials: a .creds file (user JWT and seed) or an nkey seed file; claimcheck-hook-tls only (env CLAIMCHECK_NATS_CREDS)")
+	fs.StringVar(&c.NATSCreds, "nats-creds", c.NATSCreds, "NATS credentials: this host's hook identity (claimcheck creds issue --role hook) or another .creds / nkey seed file (env CLAIMCHECK_NATS_CREDS)")
+	fs.StringVar(&c.NATSCreds, "creds", c.NATSCreds, "the same as --nats-creds")
 	fs.StringVar(&c.StateDir, "state-dir", c.StateDir, "private directory for the spool and per-session sequences (env CLAIMCHECK_HOOK_STATE_DIR)")
 	fs.IntVar(&c.MaxInputBytes, "max-input-bytes", c.MaxInputBytes, "largest hook payload accepted (env CLAIMCHECK_HOOK_MAX_INPUT_BYTES)")
 	fs.DurationVar(&c.Deadline, "deadline", c.Deadline, "time allowed to deliver (connect, publish, acknowledgement) before spooling (env CLAIMCHECK_HOOK_DEADLINE)")
@@ -131,12 +141,21 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	if *version {
 		return c, []string{"version"}, nil
 	}
+	errs = append(errs, c.identity())
 	if c.Host == "" {
 		h, err := os.Hostname()
 		if err != nil || h == "" {
 			h = "unknown-host"
 		}
 		c.Host = h
+	}
+	if c.hostTok == "" {
+		tok, err := id.HostToken(c.Host)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w: pass --host with a name of letters, digits, '-' and '.'", err))
+		}
+		c.hostTok = tok
+		c.inbox = subject.Inbox(subject.OriginHook, tok)
 	}
 	if c.GateKeys == "" && c.StateDir != "" {
 		c.GateKeys = filepath.Join(c.StateDir, GateKeysFile)
@@ -150,6 +169,44 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	}
 	errs = append(errs, c.validate())
 	return c, fs.Args(), errors.Join(errs...)
+}
+
+// identity reads the credentials, if any. A hook identity (claimcheck
+// creds issue --role hook) names the host: its events are that host's, and
+// NATS lets them through only on that host's subjects. Credentials without
+// a claimcheck role (for a NATS the operator set up) leave the host to
+// --host. A claimcheck identity of another role is refused.
+func (c *Config) identity() error {
+	if c.NATSCreds == "" {
+		return nil
+	}
+	creds, err := oneshot.ReadCredentials(c.NATSCreds)
+	if err != nil {
+		return err
+	}
+	c.creds = creds
+	switch role := creds.Tag("role"); role {
+	case "":
+		return nil
+	case subject.OriginHook:
+	default:
+		return fmt.Errorf("%s holds credentials of role %s; the hook needs this host's hook identity (claimcheck creds issue --role hook --host <host>)", c.NATSCreds, role)
+	}
+	tok := creds.Tag("name")
+	host, _ := strings.CutPrefix(creds.Name, subject.OriginHook+":")
+	if t, err := id.HostToken(host); err != nil || t != tok {
+		host = tok
+	}
+	if err := id.CheckName(tok); err != nil {
+		return fmt.Errorf("%s: the identity's name: %w", c.NATSCreds, err)
+	}
+	if c.Host != "" && c.Host != host {
+		if t, err := id.HostToken(c.Host); err != nil || t != tok {
+			return fmt.Errorf("--host %s differs from the host %s that %s was issued for", c.Host, host, c.NATSCreds)
+		}
+	}
+	c.Host, c.hostTok, c.inbox = host, tok, subject.Inbox(subject.OriginHook, tok)
+	return nil
 }
 
 func (c Config) validate() error {

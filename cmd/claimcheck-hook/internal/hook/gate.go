@@ -63,13 +63,14 @@ type question struct {
 // prepare builds the gate request for an accepted event: a fresh nonce,
 // the trusted key set to verify the answer with.
 func (h *hook) prepare(info payload.Info, eventID string, raw []byte) *question {
-	q := &question{subject: subject.GateStop}
+	kind := subject.GateStop
 	switch info.HookEvent {
 	case "PreToolUse":
-		q.subject = subject.GatePreTool
+		kind = subject.GatePreTool
 	case "UserPromptSubmit":
-		q.subject = subject.GatePrompt
+		kind = subject.GatePrompt
 	}
+	q := &question{subject: subject.Gate(h.cfg.hostTok, kind)}
 	var err error
 	if q.keys, err = decision.LoadKeys(h.cfg.GateKeys); err != nil {
 		q.err = fmt.Errorf("no trusted key set: %w (run `claimcheck hooks install` to write it)", err)

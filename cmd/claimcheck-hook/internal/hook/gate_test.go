@@ -65,12 +65,12 @@ func gateSetup(t *testing.T) (*fixture, *gatekeeperStub) {
 		t.Fatal(err)
 	}
 	g.nc, _ = natstest.Connect(t, f.env["CLAIMCHECK_NATS_URL"])
-	for _, subj := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt} {
-		if _, err := g.nc.Subscribe(subj, g.serve); err != nil {
+	for _, kind := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt} {
+		if _, err := g.nc.Subscribe(subject.GateAll(kind), g.serve); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := g.nc.Subscribe(subject.GatePing, func(m *nats.Msg) { _ = m.Respond([]byte("ok stub")) }); err != nil {
+	if _, err := g.nc.Subscribe(subject.GateAll(subject.GatePing), func(m *nats.Msg) { _ = m.Respond([]byte("ok stub")) }); err != nil {
 		t.Fatal(err)
 	}
 	_ = g.nc.Flush()

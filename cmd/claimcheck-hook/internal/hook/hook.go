@@ -244,7 +244,7 @@ func (h *hook) read(stdin io.Reader) (raw []byte, dig string, size int, err erro
 func (h *hook) deliver(ctx context.Context, eventID, chain, token string, data []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.Deadline)
 	defer cancel()
-	subject := subject.Intake(chain, token)
+	subject := subject.Intake(subject.OriginHook, h.cfg.hostTok, chain, token)
 	tried := false
 	if !h.sp.pending() && !h.sp.recentlyUnreachable(h.cfg.RetryAfter) {
 		// Fast path: nothing spooled, so publishing now keeps the order.
@@ -342,7 +342,7 @@ func (h *hook) flush(ctx context.Context, c *oneshot.Conn) bool {
 			fmt.Fprintf(h.stderr, "claimcheck-hook: spool %s: %v\n", e.name, err)
 			return false
 		}
-		err = publish(ctx, c, e.subject, e.eventID, data)
+		err = publish(ctx, c, subject.Intake(subject.OriginHook, h.cfg.hostTok, e.chain, e.token), e.eventID, data)
 		switch {
 		case err == nil:
 			_ = h.sp.remove(e)
@@ -397,10 +397,7 @@ func (h *hook) failed(eventID, chain, token string, data []byte, cause error) er
 }
 
 func (h *hook) dial(ctx context.Context) (*oneshot.Conn, error) {
-	if h.cfg.NATSCreds != "" && !oneshot.TLSSupported {
-		return nil, fmt.Errorf("%w: NATS credentials (--creds) need claimcheck-hook-tls; this claimcheck-hook is the lean build", oneshot.ErrNoTLS)
-	}
-	c, err := oneshot.Dial(ctx, oneshot.Options{URL: h.cfg.NATSURL, Name: "claimcheck-hook", Creds: h.cfg.NATSCreds})
+	c, err := oneshot.Dial(ctx, oneshot.Options{URL: h.cfg.NATSURL, Name: "claimcheck-hook", Credentials: h.cfg.creds, Inbox: h.cfg.inbox})
 	if errors.Is(err, oneshot.ErrNoTLS) {
 		return nil, fmt.Errorf("%w: this claimcheck-hook is the lean build without TLS; run claimcheck-hook-tls for TLS NATS (`claimcheck hooks install` picks it for tls:// URLs)", err)
 	}

@@ -86,7 +86,7 @@ func (h *hook) pingGatekeeper(ctx context.Context) []string {
 		}
 		h.conn = c
 	}
-	_, err := c.Request(ctx, subject.GatePing, nil, nil)
+	_, err := c.Request(ctx, subject.Gate(h.cfg.hostTok, subject.GatePing), nil, nil)
 	switch {
 	case err == nil:
 		return nil

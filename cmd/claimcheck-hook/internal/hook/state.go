@@ -102,7 +102,8 @@ type spool struct{ dir string }
 type spooled struct {
 	name    string
 	eventID string
-	subject string
+	chain   string
+	token   string
 }
 
 func (s spool) pending() bool {
@@ -184,7 +185,7 @@ func (s spool) list() ([]spooled, []string) {
 			bad = append(bad, n)
 			continue
 		}
-		out = append(out, spooled{name: n, eventID: parts[1], subject: "cc.intake." + parts[2] + "." + parts[3]})
+		out = append(out, spooled{name: n, eventID: parts[1], chain: parts[2], token: parts[3]})
 	}
 	return out, bad
 }
