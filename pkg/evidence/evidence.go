@@ -41,6 +41,15 @@ type Entry struct {
 	HTTPCode int    // WebFetch response code when reported
 	Elided   bool   // the payload was shortened in the ledger (full text in an artifact)
 
+	// The tool loop (PreToolUse and tool events): see Loop.
+	ToolUseID   string
+	InputDigest string // of the tool_input as received (entry.tool_input_digest)
+	Origin      string // who published the event (entry.origin)
+	// Untrusted, set by Loop.Observe for a tool event, says why it did not
+	// come from the agent's tool loop (no PreToolUse of the same tool call,
+	// another host); such an event never backs a claim.
+	Untrusted string
+
 	parsed *parsedCommand // Command parsed on first use, shared by copies
 }
 
@@ -99,8 +108,20 @@ var exitCodeRE = regexp.MustCompile(`^Exit code (\d+)`)
 
 // Decode builds the evidence view of a stored entry.
 func Decode(s schemas.Entry) Entry {
-	e := Entry{N: s.N, Hash: s.Hash, EventID: s.EventID, Kind: s.Kind, HookEvent: s.HookEvent, Tool: s.ToolName, Contract: s.Contract, Elided: s.PayloadElided}
+	e := Entry{N: s.N, Hash: s.Hash, EventID: s.EventID, Kind: s.Kind, HookEvent: s.HookEvent, Tool: s.ToolName, Contract: s.Contract, Elided: s.PayloadElided,
+		ToolUseID: s.ToolUseID, InputDigest: s.ToolInput, Origin: s.Origin}
 	if s.Kind != schemas.EntryEvent || s.Payload == nil {
+		return e
+	}
+	if s.HookEvent == "PreToolUse" {
+		if e.InputDigest == "" { // recorded before ingest kept the digest
+			var p struct {
+				ToolInput jsontext.Value `json:"tool_input"`
+			}
+			if json.Unmarshal([]byte(*s.Payload), &p, json.RejectUnknownMembers(false)) == nil {
+				e.Input = string(p.ToolInput)
+			}
+		}
 		return e
 	}
 	if s.HookEvent != "PostToolUse" && s.HookEvent != "PostToolUseFailure" {

@@ -22,6 +22,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
+	payloadpkg "github.com/claimcheck/claimcheck/pkg/payload"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
@@ -44,6 +45,7 @@ type flow struct {
 	gen      *id.Generator
 	// metrics, when set, receives the next verifier's metrics.
 	metrics *prometheus.Registry
+	calls   int // tool calls made, for their tool_use_ids
 }
 
 func newFlow(t testing.TB) *flow {
@@ -102,7 +104,7 @@ func (f *flow) verifier(mutate func(*verifier.Config)) (stop func()) {
 func (f *flow) entry(session, kind, hookEvent, tool, payload string) *schemas.Entry {
 	eid, _ := f.gen.New()
 	e := &schemas.Entry{V: 1, Kind: kind, Chain: session, SessionID: session, EventID: eid, HookEvent: hookEvent, ToolName: tool,
-		IngestedAt: time.Now().UTC().Format(time.RFC3339Nano), Bundle: "test"}
+		IngestedAt: time.Now().UTC().Format(time.RFC3339Nano), Bundle: "test", Host: "laptop", Origin: "hook:laptop"}
 	if payload != "" {
 		e.Payload = &payload
 	}
@@ -127,9 +129,28 @@ func (f *flow) prompt(session, text string) {
 	f.append(session, entries...)
 }
 
+// bash records a Bash tool call as ingest chains Claude Code's hooks: its
+// PreToolUse, then its PostToolUse with the same tool_use_id and input.
 func (f *flow) bash(session, cmd, stdout string) {
-	f.append(session, f.entry(session, schemas.EntryEvent, "PostToolUse", "Bash",
-		fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":%q},"tool_response":{"stdout":%q,"stderr":"","interrupted":false}}`, session, cmd, stdout)))
+	f.calls++
+	useID := fmt.Sprintf("toolu_%04d", f.calls)
+	pre := f.tool(session, "PreToolUse", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":%q},"tool_use_id":%q}`, session, cmd, useID))
+	f.append(session, pre, f.result(session, cmd, stdout, useID))
+}
+
+// result is the PostToolUse of a Bash call alone.
+func (f *flow) result(session, cmd, stdout, useID string) *schemas.Entry {
+	return f.tool(session, "PostToolUse", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":%q},"tool_response":{"stdout":%q,"stderr":"","interrupted":false},"tool_use_id":%q}`, session, cmd, stdout, useID))
+}
+
+func (f *flow) tool(session, event, payload string) *schemas.Entry {
+	e := f.entry(session, schemas.EntryEvent, event, "Bash", payload)
+	var p struct {
+		ToolUseID string `json:"tool_use_id"`
+	}
+	_ = json.Unmarshal([]byte(payload), &p, json.RejectUnknownMembers(false))
+	e.ToolUseID, e.ToolInput = p.ToolUseID, payloadpkg.ToolInputDigest([]byte(payload))
+	return e
 }
 
 // request chains a claim and queues it for the verifiers, as ingest does;
@@ -235,13 +256,13 @@ func TestVerdictsAreRecordedAndPassesAttested(t *testing.T) {
 
 	reqID, sub := f.request(s, "done", "test_pass", `{"command_substring":"go test ./..."}`)
 	v := f.answer(sub)
-	if v.Verdict != schemas.Pass || v.RequestID != reqID || v.AttestationID == "" || v.Range.To != 3 {
+	if v.Verdict != schemas.Pass || v.RequestID != reqID || v.AttestationID == "" || v.Range.To != 4 {
 		t.Fatalf("verdict %+v", v)
 	}
-	// prompt n=1, contract n=2, the test run n=3, the claim n=4: the
-	// verdict covers 1..3.
-	if len(v.Matched) != 1 || v.Matched[0].N != 3 {
-		t.Fatalf("matched %+v, want the go test run at n=3", v.Matched)
+	// prompt n=1, contract n=2, the test run's PreToolUse n=3 and
+	// PostToolUse n=4, the claim n=5: the verdict covers 1..4.
+	if len(v.Matched) != 1 || v.Matched[0].N != 4 {
+		t.Fatalf("matched %+v, want the go test run at n=4", v.Matched)
 	}
 	_, failSub := f.request(s, "done", "command_zero_exit", `{"command_substring":"make deploy"}`)
 	if fv := f.answer(failSub); fv.Verdict != schemas.Refused {
@@ -277,11 +298,11 @@ func TestVerdictsAreRecordedAndPassesAttested(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := c.Statement
-	if st.Predicate.AttestationID != v.AttestationID || st.Subject[0].Name != attest.SubjectName(s, 1, 3) || "sha256:"+st.Subject[0].Digest["sha256"] != entries[2].Hash {
+	if st.Predicate.AttestationID != v.AttestationID || st.Subject[0].Name != attest.SubjectName(s, 1, 4) || "sha256:"+st.Subject[0].Digest["sha256"] != entries[3].Hash {
 		t.Fatalf("statement %+v does not match the ledger", st)
 	}
-	if st.Predicate.VerdictEntry == nil || st.Predicate.VerdictEntry.Hash != entries[4].Hash {
-		t.Fatalf("statement names verdict entry %+v, ledger has %s", st.Predicate.VerdictEntry, entries[4].Hash)
+	if st.Predicate.VerdictEntry == nil || st.Predicate.VerdictEntry.Hash != entries[5].Hash {
+		t.Fatalf("statement names verdict entry %+v, ledger has %s", st.Predicate.VerdictEntry, entries[5].Hash)
 	}
 	if !strings.HasPrefix(st.Predicate.Verdict.Policy.Digest, "sha256:") || st.Predicate.Verdict.Verifier == "" {
 		t.Fatalf("policy digest / verifier id missing: %+v", st.Predicate.Verdict)
@@ -338,9 +359,9 @@ func TestRedeliveredRequestIsAnsweredWithTheRecordedVerdict(t *testing.T) {
 	reqID, sub := f.request(s, "done", "test_pass", `{"command_substring":"go test ./..."}`)
 	first := f.answer(sub)
 	// The same work item again (as after a verifier died before acking).
-	claimEntry := f.chain(s)[3]
+	claimEntry := f.chain(s)[4]
 	if claimEntry.Kind != schemas.EntryClaim {
-		t.Fatalf("entry 4 is %s", claimEntry.Kind)
+		t.Fatalf("entry 5 is %s", claimEntry.Kind)
 	}
 	f.queue(s, claimEntry.EventID, reqID, "again-"+claimEntry.EventID, "")
 	second := f.answer(sub)
@@ -425,7 +446,7 @@ func TestMalformedWorkIsDroppedWithoutRecording(t *testing.T) {
 	for _, e := range f.chain(s)[before:] {
 		kinds = append(kinds, e.Kind)
 	}
-	if strings.Join(kinds, ",") != "event,claim,verdict" {
+	if strings.Join(kinds, ",") != "event,event,claim,verdict" {
 		t.Fatalf("appended %v; the malformed work items must not be recorded", kinds)
 	}
 }
@@ -485,7 +506,7 @@ func TestBrokenChainGetsAnErrorNotAVerdict(t *testing.T) {
 	f.bash(s, "go test ./...", goTestOut)
 	// A writer with publish rights on the ledger appends a forged entry
 	// (it does not continue the chain).
-	forged := `{"bundle":"evil","chain":"sess-broken","event_id":"01JDB3H5KX0000000000000099","hash":"sha256:` + strings.Repeat("0", 64) + `","hook_event":"PostToolUse","ingested_at":"2026-11-22T00:00:00Z","kind":"event","n":4,"prev_hash":"sha256:` + strings.Repeat("1", 64) + `","session_id":"sess-broken","v":1}`
+	forged := `{"bundle":"evil","chain":"sess-broken","event_id":"01JDB3H5KX0000000000000099","hash":"sha256:` + strings.Repeat("0", 64) + `","hook_event":"PostToolUse","ingested_at":"2026-11-22T00:00:00Z","kind":"event","n":5,"prev_hash":"sha256:` + strings.Repeat("1", 64) + `","session_id":"sess-broken","v":1}`
 	if _, err := f.js.Publish(t.Context(), subject.Ledger(s), []byte(forged)); err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +516,7 @@ func TestBrokenChainGetsAnErrorNotAVerdict(t *testing.T) {
 		t.Fatalf("no answer: %v", err)
 	}
 	var ce schemas.ClaimError
-	if err := json.Unmarshal(m.Data, &ce); err != nil || !strings.Contains(ce.Error, "chain is broken") || !strings.Contains(ce.Error, "position 4") {
+	if err := json.Unmarshal(m.Data, &ce); err != nil || !strings.Contains(ce.Error, "chain is broken") || !strings.Contains(ce.Error, "position 5") {
 		t.Fatalf("answer %s (%v), want an error naming the broken position", m.Data, err)
 	}
 	for _, e := range f.rawKinds(s) {
@@ -517,4 +538,47 @@ func (f *flow) rawKinds(session string) []string {
 		return nil
 	})
 	return kinds
+}
+
+// TestResultsOutsideTheToolLoopAreRefused: a PostToolUse with no
+// PreToolUse of its tool call (a payload piped into the hook by hand), with
+// another input than its PreToolUse, or from another host than the
+// session's never backs a claim: the verdict is REFUSED and names it.
+func TestResultsOutsideTheToolLoopAreRefused(t *testing.T) {
+	f := newFlow(t)
+	f.verifier(nil)
+	claim := func(s string) schemas.Verdict {
+		t.Helper()
+		_, sub := f.request(s, "done", "test_pass", `{"command_substring":"go test ./..."}`)
+		return f.answer(sub)
+	}
+	refused := func(s, want string) {
+		t.Helper()
+		v := claim(s)
+		if v.Verdict != schemas.Refused || !strings.Contains(strings.Join(v.Reasons, " "), want) {
+			t.Fatalf("%s: %s %v, want REFUSED naming %q", s, v.Verdict, v.Reasons, want)
+		}
+	}
+	f.prompt("sess-forged", "Fix the build and run `go test ./...`")
+	f.append("sess-forged", f.result("sess-forged", "go test ./...", goTestOut, "toolu_never_issued"))
+	refused("sess-forged", "the tool result at n=3 did not come from the agent's tool loop: no PreToolUse of tool_use_id toolu_never_issued was recorded before it")
+
+	f.prompt("sess-swapped", "Fix the build and run `go test ./...`")
+	pre := f.tool("sess-swapped", "PreToolUse", `{"session_id":"sess-swapped","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_x1"}`)
+	f.append("sess-swapped", pre, f.result("sess-swapped", "go test ./...", goTestOut, "toolu_x1"))
+	refused("sess-swapped", "its tool_input differs from that of the PreToolUse of tool_use_id toolu_x1")
+
+	f.prompt("sess-foreign", "Fix the build and run `go test ./...`")
+	f.calls++
+	pre = f.tool("sess-foreign", "PreToolUse", `{"session_id":"sess-foreign","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":"toolu_f1"}`)
+	post := f.result("sess-foreign", "go test ./...", goTestOut, "toolu_f1")
+	post.Host, post.Origin = "desk", "hook:desk"
+	f.append("sess-foreign", pre, post)
+	refused("sess-foreign", "published by hook:desk, while the session's events come from hook:laptop")
+
+	// The same session with a real tool call of its own passes.
+	f.bash("sess-forged", "go test ./...", goTestOut)
+	if v := claim("sess-forged"); v.Verdict != schemas.Pass {
+		t.Fatalf("a paired run: %s %v", v.Verdict, v.Reasons)
+	}
 }

@@ -26,6 +26,7 @@ type sessionView struct {
 	claims   map[string]*schemas.Claim
 	verdicts map[string]*schemas.Verdict
 	lastSeq  uint64
+	loop     evidence.Loop // which tool results are the agent's own
 }
 
 // refresh reads the blocks appended since the last read, verifying the
@@ -52,7 +53,9 @@ func (v *sessionView) refresh(ctx context.Context, r *ledger.Reader, anchors *le
 		if e.Verdict != nil {
 			v.verdicts[e.EventID] = e.Verdict
 		}
-		v.entries = append(v.entries, evidence.Decode(e))
+		ev := evidence.Decode(e)
+		v.loop.Observe(&ev)
+		v.entries = append(v.entries, ev)
 		return nil
 	})
 }

@@ -82,10 +82,42 @@ func Evaluate(in Input) Result {
 	if reason := bind(c.Validator, rule, args, ct); reason != "" {
 		r = refused("bind the arguments to the contract of the prompt at n="+fmt.Sprint(pos.N)+" and run "+retry("…"), reason)
 	} else {
-		r = judge(c, rule, args, ct, after, retry)
+		r = judgeTrusted(c, rule, args, ct, after, retry)
 	}
 	r.Contract = &pos
 	return r
+}
+
+// judgeTrusted judges on the tool results the agent's tool loop produced
+// (evidence.Loop). When only results that did not come from it would back
+// the claim, the verdict is REFUSED and names them.
+func judgeTrusted(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, ct *schemas.Contract, after []evidence.Entry, retry func(string) string) Result {
+	untrusted := map[uint64]string{}
+	trusted := after
+	for i, e := range after {
+		if e.Done && e.Untrusted != "" {
+			if len(untrusted) == 0 {
+				trusted = slices.Clone(after)
+			}
+			untrusted[e.N] = e.Untrusted
+			trusted[i].Done = false
+		}
+	}
+	r := judge(c, rule, args, ct, trusted, retry)
+	if r.Verdict == schemas.Pass || len(untrusted) == 0 {
+		return r
+	}
+	all := judge(c, rule, args, ct, after, retry)
+	if all.Verdict != schemas.Pass {
+		return r
+	}
+	var reasons []string
+	for _, m := range all.Matched {
+		if why, ok := untrusted[m.N]; ok {
+			reasons = append(reasons, fmt.Sprintf("the tool result at n=%d did not come from the agent's tool loop: %s", m.N, why))
+		}
+	}
+	return refused("make the tool call yourself (a real Bash, Edit or WebFetch call of this session), then "+retry("…"), reasons...)
 }
 
 // bind checks that the arguments name something the contract asked for.
