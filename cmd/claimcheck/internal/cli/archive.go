@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/claimcheck/claimcheck/pkg/archive"
+	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/stream"
@@ -137,7 +138,8 @@ not verify. Without --yes it only says what it would restore.`,
 				return err
 			}
 			defer func() { _ = st.Close() }()
-			nc, js, err := a.connect(ctx)
+			// Restoring writes the ledger: an admin's job.
+			nc, js, err := a.connectAs(ctx, identity.RoleAdmin)
 			if err != nil {
 				return err
 			}

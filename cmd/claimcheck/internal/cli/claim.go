@@ -14,11 +14,13 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 	"github.com/spf13/cobra"
 
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
@@ -101,17 +103,25 @@ verdict within --timeout.`,
 			if err != nil {
 				return &exitError{ClaimBadInput, err}
 			}
-			nc, js, err := a.connect(cmd.Context())
+			src, hostTok, canRead, err := a.claimSource()
+			if err != nil {
+				return &exitError{ClaimBadInput, err}
+			}
+			nc, js, err := a.connectAs(cmd.Context(), identity.RoleHook)
 			if err != nil {
 				return &exitError{ClaimTransport, errors.Unwrap(err)}
 			}
 			defer nc.Close()
-			if _, err := ledger.NewReader(js, stream.Ledger).Last(cmd.Context(), session); errors.Is(err, ledger.ErrEmpty) {
-				return bad("unknown session %s: nothing of it is in the ledger (is claimcheck-hook installed? see `claimcheck hooks install` and `claimcheck ledger sessions`)", session)
-			} else if err != nil {
-				return &exitError{ClaimTransport, fmt.Errorf("read the ledger: %w", err)}
+			// A hook identity (what the agent holds) may not read the
+			// ledger; the verifier then says whether the session is known.
+			if canRead {
+				if _, err := ledger.NewReader(js, stream.Ledger).Last(cmd.Context(), session); errors.Is(err, ledger.ErrEmpty) {
+					return bad("unknown session %s: nothing of it is in the ledger (is claimcheck-hook installed? see `claimcheck hooks install` and `claimcheck ledger sessions`)", session)
+				} else if err != nil {
+					return &exitError{ClaimTransport, fmt.Errorf("read the ledger: %w", err)}
+				}
 			}
-			v, err := a.requestVerdict(cmd, nc, js, session, claimType, validator, canonArgs, timeout)
+			v, err := a.requestVerdict(cmd, nc, js, claimRequest{src: src, hostTok: hostTok, session: session, claim: claimType, validator: validator, args: canonArgs}, timeout)
 			if err != nil {
 				return err
 			}
@@ -170,9 +180,39 @@ func claimArgs(s string) (jsontext.Value, error) {
 	return v, nil
 }
 
+// claimRequest is one claim to ask about, from one host.
+type claimRequest struct {
+	src                       envelope.Source
+	hostTok                   string
+	session, claim, validator string
+	args                      jsontext.Value
+}
+
+// claimSource is who asks: with a hook identity, the host it was issued
+// for (NATS lets its claims through only on that host's subjects); else
+// this machine. canRead is false for a hook identity, which may not read
+// the ledger.
+func (a *app) claimSource() (envelope.Source, string, bool, error) {
+	src := cliSource()
+	i, ok, err := a.identity(identity.RoleHook)
+	switch {
+	case err != nil:
+		return src, "", false, err
+	case ok && i.Role != identity.RoleHook:
+		return src, "", false, fmt.Errorf("a claim is asked with this host's hook identity (the credentials claimcheck-hook uses, <data dir>/creds/hook.creds); these are of role %s", i.Role)
+	case ok:
+		src.Host = i.Host
+		src.AgentID = strings.SplitN(src.AgentID, "@", 2)[0] + "@" + i.Host
+		return src, i.Name, false, nil
+	}
+	tok, err := id.HostToken(src.Host)
+	return src, tok, true, err
+}
+
 // requestVerdict publishes the claim request through INTAKE (so it is
 // chained in order after the session's events) and waits for the answer.
-func (a *app) requestVerdict(cmd *cobra.Command, nc *nats.Conn, js jetstream.JetStream, session, claimType, validator string, args jsontext.Value, timeout time.Duration) (schemas.Verdict, error) {
+func (a *app) requestVerdict(cmd *cobra.Command, nc *nats.Conn, js jetstream.JetStream, r claimRequest, timeout time.Duration) (schemas.Verdict, error) {
+	session, claimType, validator, args := r.session, r.claim, r.validator, r.args
 	var v schemas.Verdict
 	gen := id.NewGenerator(clock.Real{}, nil)
 	eventID, err := gen.New()
@@ -183,7 +223,9 @@ func (a *app) requestVerdict(cmd *cobra.Command, nc *nats.Conn, js jetstream.Jet
 	if err != nil {
 		return v, err
 	}
-	inbox := nats.NewInbox()
+	// The host's own inbox: ingest answers only there, and with a hook
+	// identity it is the only place this command may receive replies.
+	inbox := subject.Inbox(identity.RoleHook, r.hostTok) + "." + nuid.Next()
 	sub, err := nc.SubscribeSync(inbox)
 	if err != nil {
 		return v, &exitError{ClaimTransport, err}
@@ -201,11 +243,11 @@ func (a *app) requestVerdict(cmd *cobra.Command, nc *nats.Conn, js jetstream.Jet
 	if err != nil {
 		return v, err
 	}
-	env, err := envelope.Event(eventID, session, schemas.ClaimRequestEvent, 0, time.Now(), cliSource(), payload)
+	env, err := envelope.Event(eventID, session, schemas.ClaimRequestEvent, 0, time.Now(), r.src, payload)
 	if err != nil {
 		return v, &exitError{ClaimBadInput, err}
 	}
-	msg := nats.NewMsg(subject.Intake(session, id.EventToken(schemas.ClaimRequestEvent)))
+	msg := nats.NewMsg(subject.Intake(subject.OriginHook, r.hostTok, session, id.EventToken(schemas.ClaimRequestEvent)))
 	msg.Data = env
 	msg.Header.Set(jetstream.MsgIDHeader, eventID)
 	if _, err := js.PublishMsg(cmd.Context(), msg); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
 	"github.com/claimcheck/claimcheck/schemas"
@@ -132,6 +134,71 @@ func TestHooksInstallMergesIdempotentlyWithBackup(t *testing.T) {
 	final, _ := os.ReadFile(settings)
 	if strings.Count(string(final), "claimcheck-hook") != len(hookEvents) || strings.Contains(string(final), hook+`"`) {
 		t.Fatalf("duplicated or stale entries:\n%s", final)
+	}
+}
+
+// --sandbox merges Claude Code's sandbox: on, failing hard when it cannot
+// start, no unsandboxed retries, claimcheck's data, the hook's state and
+// credentials unreadable to the agent's commands, `claimcheck claim`
+// outside it; the user's own sandbox settings stay, and a second run
+// changes nothing.
+func TestHooksInstallSandbox(t *testing.T) {
+	dir := t.TempDir()
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	user := `{"model":"opus","sandbox":{"enabled":false,"excludedCommands":["docker *"],"filesystem":{"denyRead":["~/secrets"],"allowWrite":["~/out"]},"network":{"allowedDomains":["github.com","localhost"]}}}`
+	if err := os.WriteFile(settings, []byte(user), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	env := map[string]string{"HOME": dir, "CLAIMCHECK_DATA_DIR": data}
+	hook := fakeHook(t)
+	r := runCLI(t, env, "hooks", "install", "--hook-command", hook, "--sandbox")
+	if r.code != 0 || !strings.Contains(r.stdout, "sandbox settings merged") || !strings.Contains(r.stdout, `allowedDomains lists "localhost"`) {
+		t.Fatalf("install --sandbox: %+v", r)
+	}
+	got, _ := os.ReadFile(settings)
+	var doc struct {
+		Model   string `json:"model"`
+		Sandbox struct {
+			Enabled                  bool     `json:"enabled"`
+			FailIfUnavailable        bool     `json:"failIfUnavailable"`
+			AllowUnsandboxedCommands *bool    `json:"allowUnsandboxedCommands"`
+			ExcludedCommands         []string `json:"excludedCommands"`
+			Filesystem               struct {
+				DenyRead   []string `json:"denyRead"`
+				AllowWrite []string `json:"allowWrite"`
+			} `json:"filesystem"`
+			Network struct {
+				AllowedDomains []string `json:"allowedDomains"`
+			} `json:"network"`
+		} `json:"sandbox"`
+	}
+	if err := json.Unmarshal(got, &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, got)
+	}
+	sb := doc.Sandbox
+	if doc.Model != "opus" || !sb.Enabled || !sb.FailIfUnavailable || sb.AllowUnsandboxedCommands == nil || *sb.AllowUnsandboxedCommands {
+		t.Fatalf("sandbox flags or user settings: %s", got)
+	}
+	for _, want := range []string{"~/secrets", data, filepath.Join(dir, ".local", "state", "claimcheck", "hook")} {
+		if !slices.Contains(sb.Filesystem.DenyRead, want) {
+			t.Errorf("denyRead %v lacks %s", sb.Filesystem.DenyRead, want)
+		}
+	}
+	if !slices.Contains(sb.ExcludedCommands, "docker *") || !slices.Contains(sb.ExcludedCommands, "claimcheck claim *") || len(sb.Filesystem.AllowWrite) != 1 || len(sb.Network.AllowedDomains) != 2 {
+		t.Fatalf("the user's sandbox settings or claimcheck claim's exclusion: %s", got)
+	}
+	r = runCLI(t, env, "hooks", "install", "--hook-command", hook, "--sandbox")
+	if again, _ := os.ReadFile(settings); r.code != 0 || !bytes.Equal(again, got) || !strings.Contains(r.stdout, "nothing changed") {
+		t.Fatalf("second install changed the settings: %+v\n%s", r, again)
+	}
+	// Without --sandbox, install says what the agent's processes can still do.
+	r = runCLI(t, env, "hooks", "install", "--hook-command", hook)
+	if !strings.Contains(r.stdout, "without --sandbox the agent's Bash commands run as you") {
+		t.Fatalf("no word on what stays open without the sandbox: %+v", r)
 	}
 }
 
@@ -357,14 +424,42 @@ func TestHooksInstallPicksTheTLSBuildForTLSURLs(t *testing.T) {
 	if strings.Contains(string(got), "claimcheck-hook-tls") || strings.Count(string(got), "claimcheck-hook") != len(hookEvents) {
 		t.Fatalf("entries not switched back to the lean build:\n%s", got)
 	}
-	// NATS credentials also need the TLS build, and travel with the command.
-	creds := filepath.Join(dir, "hook.creds")
+	// NATS credentials travel with the command, the lean build reads them;
+	// they must be a hook identity.
+	a, _, err := identity.Open(filepath.Join(dir, "auth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := func(req identity.Request, path string) {
+		c, err := a.Issue(req)
+		if err == nil {
+			err = identity.WriteCreds(path, c)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	creds := filepath.Join(dir, "creds", "hook.creds")
+	issue(identity.Request{Role: identity.RoleHook, Host: "laptop"}, creds)
 	r = runCLI(t, env, "hooks", "install", "--settings", settings, "--nats-url", "nats://127.0.0.1:4222", "--nats-creds", creds)
 	if r.code != 0 {
 		t.Fatalf("install with credentials: %+v", r)
 	}
 	got, _ = os.ReadFile(settings)
-	if n := strings.Count(string(got), "claimcheck-hook-tls"); n != len(hookEvents) || strings.Count(string(got), "--creds "+creds) != len(hookEvents) {
+	if strings.Contains(string(got), "claimcheck-hook-tls") || strings.Count(string(got), "--nats-creds "+creds) != len(hookEvents) {
 		t.Fatalf("entries with credentials:\n%s", got)
+	}
+	op := filepath.Join(dir, "creds", "operator.creds")
+	issue(identity.Request{Role: identity.RoleOperator}, op)
+	r = runCLI(t, env, "hooks", "install", "--settings", settings, "--nats-creds", op)
+	if r.code != ExitError || !strings.Contains(r.stderr, "holds credentials of role operator: the hook needs this host's hook identity") {
+		t.Fatalf("install with the operator's credentials: %+v", r)
+	}
+	// Without --nats-creds, the hook identity `claimcheck up` wrote in its
+	// data directory is wired.
+	r = runCLI(t, map[string]string{"HOME": dir, "CLAIMCHECK_DATA_DIR": dir}, "hooks", "install", "--settings", settings)
+	got, _ = os.ReadFile(settings)
+	if r.code != 0 || strings.Count(string(got), "--nats-creds "+creds) != len(hookEvents) {
+		t.Fatalf("install with up's hook credentials: %+v\n%s", r, got)
 	}
 }

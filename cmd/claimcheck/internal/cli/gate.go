@@ -18,6 +18,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/config"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
@@ -133,6 +134,15 @@ the PreToolUse gate denies agents running it.`,
 				return err
 			}
 			src := cliSource()
+			name := identity.RoleOperator
+			if i, ok, err := a.identity(identity.RoleOperator); err != nil {
+				return &exitError{ExitError, err}
+			} else if ok {
+				if i.Role != identity.RoleOperator {
+					return &exitError{ExitError, fmt.Errorf("an override needs operator credentials (<data dir>/creds/operator.creds, or claimcheck creds issue --role operator); these are of role %s", i.Role)}
+				}
+				name = i.Name
+			}
 			payload, err := json.Marshal(schemas.GateOverride{SessionID: session, HookEvent: schemas.GateOverrideEvent, Reason: reason, Operator: src.AgentID})
 			if err != nil {
 				return err
@@ -141,7 +151,7 @@ the PreToolUse gate denies agents running it.`,
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
-			msg := nats.NewMsg(subject.Intake(session, id.EventToken(schemas.GateOverrideEvent)))
+			msg := nats.NewMsg(subject.Intake(subject.OriginOperator, name, session, id.EventToken(schemas.GateOverrideEvent)))
 			msg.Data = env
 			msg.Header.Set(jetstream.MsgIDHeader, eventID)
 			if _, err := js.PublishMsg(cmd.Context(), msg); err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
+	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 )
 
@@ -45,7 +47,7 @@ var hookEvents = []struct {
 func (a *app) hooksCommand() *cobra.Command {
 	hooks := &cobra.Command{Use: "hooks", Short: "Manage the agent CLI hooks that feed claimcheck"}
 	var settings, command string
-	var dryRun bool
+	var dryRun, sandbox bool
 	install := &cobra.Command{
 		Use:   "install",
 		Short: "Add claimcheck-hook to Claude Code's settings.json for every event claimcheck records",
@@ -66,13 +68,18 @@ idempotent), and backs the file up before changing it.`,
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
-			res, err := installHooks(settings, hookCmd, dryRun, time.Now())
+			in := install{hookCmd: hookCmd, dryRun: dryRun, now: time.Now()}
+			if sandbox {
+				spec := a.sandboxSpec()
+				in.sandbox = &spec
+			}
+			res, err := installHooks(settings, in)
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
 			w := a.env.Stdout
 			switch {
-			case res.Changed == 0:
+			case res.Changed == 0 && !res.Sandbox:
 				fmt.Fprintf(w, "%s already runs claimcheck-hook for all %d events; nothing changed\n", settings, len(hookEvents))
 			case dryRun:
 				fmt.Fprintf(w, "would add %d and update %d hook entries in %s (dry run, nothing written)\n", res.Added, res.Updated, settings)
@@ -83,6 +90,18 @@ idempotent), and backs the file up before changing it.`,
 				}
 			}
 			fmt.Fprintf(w, "hook command: %s\n", hookCmd)
+			if res.Sandbox {
+				fmt.Fprintf(w, "sandbox settings merged into %s\n", settings)
+			}
+			if orig, _, err := readSettings(settings); err == nil && orig != nil {
+				root := &object{}
+				if root.parse(orig) == nil {
+					for _, warn := range sandboxWarnings(root) {
+						fmt.Fprintln(w, "warning: "+warn)
+					}
+				}
+			}
+			printUnsandboxed(w, sandbox)
 			if !dryRun {
 				a.installHookKeys(cmd.Context())
 			}
@@ -94,19 +113,54 @@ idempotent), and backs the file up before changing it.`,
 	f.StringVar(&settings, "settings", "", "settings file to change (default ~/.claude/settings.json)")
 	f.StringVar(&command, "hook-command", "", "path of claimcheck-hook (default: next to this claimcheck binary, else on $PATH)")
 	f.BoolVar(&dryRun, "dry-run", false, "report what would change without writing")
+	f.BoolVar(&sandbox, "sandbox", false, "also turn on Claude Code's sandbox for the agent's Bash commands, so they can neither reach NATS nor read claimcheck's credentials, keys and data (`claimcheck claim` runs outside it)")
 	hooks.AddCommand(install)
 	return hooks
 }
 
+// sandboxSpec is what --sandbox keeps from the agent's Bash commands.
+func (a *app) sandboxSpec() sandboxSpec {
+	var spec sandboxSpec
+	add := func(p string) {
+		if p == "" {
+			return
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if !slices.Contains(spec.denyRead, p) {
+			spec.denyRead = append(spec.denyRead, p)
+		}
+	}
+	add(a.dataDir())
+	add(hookStateDir(a.env.Getenv))
+	add(a.creds(identity.RoleHook))
+	spec.excluded = []string{"claimcheck claim *"}
+	if exe, err := os.Executable(); err == nil {
+		spec.excluded = append(spec.excluded, exe+" claim *")
+	}
+	return spec
+}
+
 // hookCommandLine builds the shell command Claude Code runs. For tls://
-// NATS URLs or NATS credentials it picks claimcheck-hook-tls: the plain
-// claimcheck-hook is the lean build without TLS or credentials support (its
-// start-up is shorter by their package initialisation).
+// NATS URLs it picks claimcheck-hook-tls: the plain claimcheck-hook is the
+// lean build without TLS (its start-up is shorter by TLS's package
+// initialisation). The hook's credentials are this host's hook identity:
+// --nats-creds, or the hook.creds `claimcheck up` wrote.
 func (a *app) hookCommandLine(path string, withURL bool) (string, error) {
 	name := "claimcheck-hook"
-	creds := a.v.GetString("nats.creds")
-	if needsTLS(a.v.GetString("nats.url")) || creds != "" {
-		name = "claimcheck-hook-tls" // the lean build has neither TLS nor credentials
+	creds := a.creds(identity.RoleHook)
+	if creds != "" {
+		i, ok, err := a.identity(identity.RoleHook)
+		if err != nil {
+			return "", err
+		}
+		if ok && i.Role != identity.RoleHook {
+			return "", fmt.Errorf("%s holds credentials of role %s: the hook needs this host's hook identity (<data dir>/creds/hook.creds, or claimcheck creds issue --role hook --host <host>)", creds, i.Role)
+		}
+	}
+	if needsTLS(a.v.GetString("nats.url")) {
+		name = "claimcheck-hook-tls" // the lean build has no TLS
 	}
 	if path == "" {
 		if exe, err := os.Executable(); err == nil {
@@ -143,7 +197,7 @@ func (a *app) hookCommandLine(path string, withURL bool) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		line += " --creds " + shellQuote(abs)
+		line += " --nats-creds " + shellQuote(abs)
 	}
 	return line, nil
 }
@@ -158,23 +212,26 @@ func shellQuote(s string) string {
 type installResult struct {
 	Added, Updated, Changed int
 	Backup                  string
+	// Sandbox reports that the sandbox settings changed (--sandbox).
+	Sandbox bool
 }
 
-// installHooks merges the hook into the settings file. Member order and
-// every value claimcheck does not own are kept as they were.
-func installHooks(path, hookCmd string, dryRun bool, now time.Time) (installResult, error) {
+// install says what to merge into a settings file.
+type install struct {
+	hookCmd string
+	sandbox *sandboxSpec // nil: leave the sandbox settings alone
+	dryRun  bool
+	now     time.Time
+}
+
+// installHooks merges the hook (and with a sandbox spec, the sandbox) into
+// the settings file. Member order and every value claimcheck does not own
+// are kept as they were.
+func installHooks(path string, in install) (installResult, error) {
 	var res installResult
-	orig, err := os.ReadFile(path)
-	mode := os.FileMode(0o600)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		orig = nil
-	case err != nil:
-		return res, fmt.Errorf("read %s: %w", path, err)
-	default:
-		if fi, err := os.Stat(path); err == nil {
-			mode = fi.Mode().Perm()
-		}
+	orig, mode, err := readSettings(path)
+	if err != nil {
+		return res, err
 	}
 	root := &object{}
 	if len(bytes.TrimSpace(orig)) > 0 {
@@ -182,6 +239,40 @@ func installHooks(path, hookCmd string, dryRun bool, now time.Time) (installResu
 			return res, fmt.Errorf("%s is not a JSON object Claude Code could read: %w (fix or move it, then run install again)", path, err)
 		}
 	}
+	if res, err = mergeHooks(path, root, in.hookCmd); err != nil {
+		return res, err
+	}
+	if in.sandbox != nil {
+		if res.Sandbox, err = mergeSandbox(path, root, *in.sandbox); err != nil {
+			return res, err
+		}
+	}
+	if res.Changed == 0 && !res.Sandbox || in.dryRun {
+		return res, nil
+	}
+	res.Backup, err = writeSettings(path, orig, mode, root, in.now)
+	return res, err
+}
+
+// readSettings reads a settings file (nil when there is none) and its mode.
+func readSettings(path string) ([]byte, os.FileMode, error) {
+	mode := os.FileMode(0o600)
+	orig, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, mode, nil
+	case err != nil:
+		return nil, mode, fmt.Errorf("read %s: %w", path, err)
+	}
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	return orig, mode, nil
+}
+
+// mergeHooks adds or updates claimcheck's handler of every event.
+func mergeHooks(path string, root *object, hookCmd string) (installResult, error) {
+	var res installResult
 	hooksObj := &object{}
 	if raw, ok := root.get("hooks"); ok {
 		if err := hooksObj.parse(raw); err != nil {
@@ -196,46 +287,7 @@ func installHooks(path, hookCmd string, dryRun bool, now time.Time) (installResu
 			}
 		}
 		want := handler{Type: "command", Command: hookCmd, Timeout: ev.Timeout}
-		found, changed := false, false
-		for gi, g := range groups {
-			gobj := &object{}
-			if gobj.parse(g) != nil {
-				continue
-			}
-			rawHandlers, ok := gobj.get("hooks")
-			if !ok {
-				continue
-			}
-			var handlers []jsontext.Value
-			if json.Unmarshal(rawHandlers, &handlers) != nil {
-				continue
-			}
-			for hi, h := range handlers {
-				var cur handler
-				if json.Unmarshal(h, &cur) != nil || !isClaimcheckHook(cur.Command) {
-					continue
-				}
-				if found {
-					// A second claimcheck handler for the same event: drop it.
-					handlers = append(handlers[:hi], handlers[hi+1:]...)
-					changed = true
-					break
-				}
-				found = true
-				if cur == want {
-					continue
-				}
-				hobj := &object{}
-				_ = hobj.parse(h)
-				hobj.set("type", mustJSON(want.Type))
-				hobj.set("command", mustJSON(want.Command))
-				hobj.set("timeout", mustJSON(want.Timeout))
-				handlers[hi] = hobj.encode()
-				changed = true
-			}
-			gobj.set("hooks", mustJSON(handlers))
-			groups[gi] = gobj.encode()
-		}
+		groups, found, changed := mergeHandler(groups, want)
 		if !found {
 			group := &object{}
 			group.set("hooks", mustJSON([]handler{want}))
@@ -247,48 +299,99 @@ func installHooks(path, hookCmd string, dryRun bool, now time.Time) (installResu
 		hooksObj.set(ev.Name, mustJSON(groups))
 	}
 	res.Changed = res.Added + res.Updated
-	if res.Changed == 0 || dryRun {
-		return res, nil
+	if res.Changed > 0 {
+		root.set("hooks", hooksObj.encode())
 	}
-	root.set("hooks", hooksObj.encode())
+	return res, nil
+}
+
+// mergeHandler updates claimcheck's handler among an event's groups (and
+// drops a second one); found says there was one.
+func mergeHandler(groups []jsontext.Value, want handler) (out []jsontext.Value, found, changed bool) {
+	for gi, g := range groups {
+		gobj := &object{}
+		if gobj.parse(g) != nil {
+			continue
+		}
+		rawHandlers, ok := gobj.get("hooks")
+		if !ok {
+			continue
+		}
+		var handlers []jsontext.Value
+		if json.Unmarshal(rawHandlers, &handlers) != nil {
+			continue
+		}
+		for hi, h := range handlers {
+			var cur handler
+			if json.Unmarshal(h, &cur) != nil || !isClaimcheckHook(cur.Command) {
+				continue
+			}
+			if found {
+				// A second claimcheck handler for the same event: drop it.
+				handlers = append(handlers[:hi], handlers[hi+1:]...)
+				changed = true
+				break
+			}
+			found = true
+			if cur == want {
+				continue
+			}
+			hobj := &object{}
+			_ = hobj.parse(h)
+			hobj.set("type", mustJSON(want.Type))
+			hobj.set("command", mustJSON(want.Command))
+			hobj.set("timeout", mustJSON(want.Timeout))
+			handlers[hi] = hobj.encode()
+			changed = true
+		}
+		gobj.set("hooks", mustJSON(handlers))
+		groups[gi] = gobj.encode()
+	}
+	return groups, found, changed
+}
+
+// writeSettings backs the old file up and replaces it atomically; it
+// returns the backup's path ("" when there was no file).
+func writeSettings(path string, orig []byte, mode os.FileMode, root *object, now time.Time) (string, error) {
 	out := root.encode()
 	if err := out.Indent(jsontext.WithIndent("  ")); err != nil {
-		return res, err
+		return "", err
 	}
 	out = append(out, '\n')
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return res, err
+		return "", err
 	}
+	backup := ""
 	if orig != nil {
-		res.Backup = fmt.Sprintf("%s.bak-%s", path, now.UTC().Format("20060102T150405.000Z"))
-		if err := os.WriteFile(res.Backup, orig, mode); err != nil {
-			return res, fmt.Errorf("back up %s: %w", path, err)
+		backup = fmt.Sprintf("%s.bak-%s", path, now.UTC().Format("20060102T150405.000Z"))
+		if err := os.WriteFile(backup, orig, mode); err != nil {
+			return "", fmt.Errorf("back up %s: %w", path, err)
 		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings-*.json")
 	if err != nil {
-		return res, err
+		return backup, err
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
 	if _, err := tmp.Write(out); err != nil {
 		_ = tmp.Close()
-		return res, err
+		return backup, err
 	}
 	if err := tmp.Chmod(mode); err != nil {
 		_ = tmp.Close()
-		return res, err
+		return backup, err
 	}
 	if err := tmp.Sync(); err != nil {
 		_ = tmp.Close()
-		return res, err
+		return backup, err
 	}
 	if err := tmp.Close(); err != nil {
-		return res, err
+		return backup, err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return res, fmt.Errorf("write %s: %w", path, err)
+		return backup, fmt.Errorf("write %s: %w", path, err)
 	}
-	return res, nil
+	return backup, nil
 }
 
 type handler struct {
@@ -402,6 +505,10 @@ func (o *object) encode() jsontext.Value {
 func (a *app) installHookKeys(ctx context.Context) {
 	w := a.env.Stdout
 	path := hookKeysPath(a.env.Getenv)
+	if i, ok, _ := a.identity(identity.RoleOperator); ok && i.Role == identity.RoleHook {
+		fmt.Fprintf(w, "note: a hook identity may not read the key registry, so the gate's key set was not written to %s: copy it from the claimcheck server (`claimcheck keys export`) or run `claimcheck up` on this host. Until then Stop and PreToolUse fail closed.\n", path)
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	nc, js, err := a.connect(ctx)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/claimcheck/claimcheck/pkg/archive"
 	"github.com/claimcheck/claimcheck/pkg/chain"
+	"github.com/claimcheck/claimcheck/pkg/evidence"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/stream"
@@ -93,6 +94,7 @@ func (a *app) ledgerCommand() *cobra.Command {
 				fmt.Fprintln(tw, "N\tINGESTED AT\tKIND\tEVENT\tTOOL\tDETAIL")
 			}
 			count := 0
+			var loop evidence.Loop // marks tool results the agent's tool loop did not produce
 			err = ledger.NewReader(js, streamName).Walk(cmd.Context(), showSession, 0, func(s ledger.Stored) error {
 				count++
 				if showJSON {
@@ -104,7 +106,13 @@ func (a *app) ledgerCommand() *cobra.Command {
 					fmt.Fprintf(tw, "?\t\tunreadable\t\t\t%v\n", err)
 					return nil
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.N, e.IngestedAt, e.Kind, e.HookEvent, e.ToolName, detail(&e))
+				ev := evidence.Decode(e)
+				loop.Observe(&ev)
+				d := detail(&e)
+				if ev.Untrusted != "" {
+					d = "NOT EVIDENCE (" + ev.Untrusted + "): " + d
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.N, e.IngestedAt, e.Kind, e.HookEvent, e.ToolName, d)
 				return nil
 			})
 			_ = tw.Flush()

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/run"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/claimcheck/claimcheck/pkg/archive"
@@ -22,6 +25,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/config"
 	"github.com/claimcheck/claimcheck/pkg/daemon"
 	"github.com/claimcheck/claimcheck/pkg/embedded"
+	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
@@ -46,6 +50,11 @@ type upConfig struct {
 	Verifier    verifier.Config   `mapstructure:"verifier"`
 	Gatekeeper  gatekeeper.Config `mapstructure:"gatekeeper"`
 	Rotator     rotator.Config    `mapstructure:"rotator"`
+	// StoreKeyFile holds the key JetStream encrypts its store with
+	// (default <data_dir>/auth/store.key, created on first start).
+	StoreKeyFile string `mapstructure:"store_key_file"`
+	// RotateStoreKey re-encrypts the store with a new key at this start.
+	RotateStoreKey bool `mapstructure:"rotate_store_key"`
 }
 
 func (a *app) upCommand() *cobra.Command {
@@ -53,20 +62,28 @@ func (a *app) upCommand() *cobra.Command {
 		Use:   "up",
 		Short: "Run claimcheck on one machine: embedded NATS with JetStream and all four services",
 		Long: `up starts an embedded NATS server (JetStream, fsync before every acknowledgement,
-loopback only unless --allow-remote) storing under --data-dir, and runs ingest,
-verifier, gatekeeper and rotator in this process. It prints the NATS URL on a line
-of its own as soon as NATS is ready, then what to do next. SIGINT or SIGTERM
-stops it cleanly.`,
+encrypted at rest, loopback only unless --allow-remote) storing under --data-dir, and
+runs ingest, verifier, gatekeeper and rotator in this process, each with a NATS
+identity that may do only what its role needs. Every client needs NATS credentials:
+on first start up creates the NATS authority (operator, accounts, role signing keys)
+in <data-dir>/auth, and it writes <data-dir>/creds/hook.creds (this host's hook
+identity, for claimcheck-hook and claimcheck claim) and <data-dir>/creds/operator.creds
+(for the other commands). A data directory of a claimcheck without authentication is
+moved into the claimcheck account and encrypted at its first start. It prints the
+NATS URL on a line of its own as soon as NATS is ready, then the credentials' paths,
+then what to do next. SIGINT or SIGTERM stops it cleanly.`,
 		Args: cobra.NoArgs,
 		RunE: a.runUp,
 	}
 	f := cmd.Flags()
-	f.String("data-dir", "", "directory for JetStream data (default $XDG_DATA_HOME/claimcheck or ~/.local/share/claimcheck)")
 	f.String("listen", "", "NATS client address host:port; port 0 picks a free one (default 127.0.0.1:4222)")
-	f.Bool("allow-remote", false, "allow a non-loopback --listen address (the embedded NATS has no authentication)")
+	f.Bool("allow-remote", false, "allow a non-loopback --listen address (the embedded NATS requires NATS credentials but speaks no TLS)")
+	f.String("store-key-file", "", "file holding the key JetStream encrypts its store with (default <data-dir>/auth/store.key, created on first start)")
+	f.Bool("rotate-store-key", false, "re-encrypt the store with a new key at this start (the old key is removed once the store is loaded)")
 	f.String("http-listen", "", "address for /healthz, /readyz and /metrics; empty disables (default 127.0.0.1:0, a free port)")
 	f.StringSlice("services", nil, "services to run in this process (default ingest,verifier,gatekeeper,rotator); run the others as their own binaries")
-	for flag, key := range map[string]string{"data-dir": "data_dir", "listen": "listen", "allow-remote": "allow_remote", "http-listen": "http_listen", "services": "services"} {
+	for flag, key := range map[string]string{"listen": "listen", "allow-remote": "allow_remote", "http-listen": "http_listen", "services": "services",
+		"store-key-file": "store_key_file", "rotate-store-key": "rotate_store_key"} {
 		_ = a.v.BindPFlag(key, f.Lookup(flag))
 	}
 	return cmd
@@ -154,10 +171,17 @@ func (a *app) runUp(cmd *cobra.Command, _ []string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
+	sec, err := secure(cfg.DataDir, cfg.StoreKeyFile, cfg.RotateStoreKey, log)
+	if err != nil {
+		return &exitError{ExitError, err}
+	}
 	srv, err := embedded.Start(ctx, embedded.Config{
-		StoreDir:    filepath.Join(cfg.DataDir, "nats"),
-		Listen:      cfg.Listen,
-		AllowRemote: cfg.AllowRemote,
+		StoreDir:          filepath.Join(cfg.DataDir, storeSubdir),
+		Listen:            cfg.Listen,
+		AllowRemote:       cfg.AllowRemote,
+		Auth:              sec.server,
+		EncryptionKey:     sec.key,
+		PrevEncryptionKey: sec.prev,
 	}, log)
 	if err != nil {
 		return &exitError{ExitError, err}
@@ -165,85 +189,136 @@ func (a *app) runUp(cmd *cobra.Command, _ []string) error {
 	defer srv.Shutdown()
 	out := a.env.Stdout
 	fmt.Fprintln(out, srv.ClientURL())
-
-	nc, err := nats.Connect(srv.ClientURL(), nats.InProcessServer(srv.NATS()), nats.Name("claimcheck-up"), nats.MaxReconnects(-1))
-	if err != nil {
-		return &exitError{ExitError, fmt.Errorf("connect to the embedded NATS: %w", err)}
+	if err := a.prepareUp(ctx, srv, sec, cfg, log); err != nil {
+		return &exitError{ExitError, err}
 	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
+	if err := sec.commitKey(log); err != nil {
+		return &exitError{ExitError, err}
+	}
+	host, _ := os.Hostname()
+	hookCreds, opCreds, err := sec.writeCreds(cfg.DataDir, host)
 	if err != nil {
 		return &exitError{ExitError, err}
 	}
-	if err := stream.Ensure(ctx, js, cfg.Streams); err != nil {
+	fmt.Fprintf(out, "credentials: %s (this host's hook and `claimcheck claim`), %s (the other commands)\n", hookCreds, opCreds)
+
+	reg := telemetry.NewRegistry()
+	names, svcs, conns, err := a.startServices(srv, sec, cfg, reg, log)
+	defer func() {
+		for _, nc := range conns {
+			_ = nc.Drain()
+		}
+	}()
+	if err != nil {
 		return &exitError{ExitError, err}
 	}
+	err = a.runServices(ctx, srv, cfg, reg, names, svcs)
+	log.Info("claimcheck stopping")
+	if err != nil {
+		return &exitError{ExitError, err}
+	}
+	return nil
+}
 
-	// The first signing key, on a fresh data directory.
+// prepareUp sets up JetStream as an admin (streams, buckets: created or
+// brought to this version's configuration), creates the first signing key
+// as the rotator (the key registry's writer), and keeps the key set
+// claimcheck-hook trusts current.
+func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured, cfg upConfig, log *slog.Logger) error {
+	admin, err := sec.conn(srv, identity.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	ajs, err := jetstream.New(admin)
+	if err != nil {
+		return err
+	}
+	if err := stream.Ensure(ctx, ajs, cfg.Streams); err != nil {
+		return err
+	}
+	rot, err := sec.conn(srv, identity.RoleRotator)
+	if err != nil {
+		return err
+	}
+	context.AfterFunc(ctx, rot.Close)
+	js, err := jetstream.New(rot)
+	if err != nil {
+		return err
+	}
 	keys, err := keyring.OpenRegistry(ctx, js)
 	if err != nil {
-		return &exitError{ExitError, err}
+		return err
 	}
 	if k, created, err := keyring.EnsureFirst(ctx, keys, keyring.Dir{Path: cfg.Verifier.KeyDir}, keyring.ECDSA, time.Now()); err != nil {
-		return &exitError{ExitError, err}
+		return err
 	} else if created {
 		log.Info("created the first signing key", "keyid", k.KeyID, "algorithm", k.Algorithm, "dir", cfg.Verifier.KeyDir, "fingerprint", k.Fingerprint)
 	}
 	// claimcheck-hook on this machine trusts decisions signed by these keys.
-	if path := hookKeysPath(a.env.Getenv); path != "" {
-		if n, err := writeHookKeys(ctx, keys, path); err != nil {
-			log.Warn("could not write the key set claimcheck-hook trusts; gated hooks will fail closed", "path", path, "err", err)
-		} else {
-			log.Info("wrote the key set claimcheck-hook trusts", "path", path, "keys", n)
-		}
-		// Keep it current: the rotator rotates keys on a schedule, and a
-		// hook that does not know the new key fails closed once the old
-		// one stops signing.
-		if err := keys.Watch(ctx, func() {
-			if n, err := writeHookKeys(ctx, keys, path); err != nil {
-				log.Warn("could not rewrite the key set claimcheck-hook trusts after a registry change", "path", path, "err", err)
-			} else {
-				log.Info("rewrote the key set claimcheck-hook trusts after a registry change", "path", path, "keys", n)
-			}
-		}); err != nil {
-			log.Warn("cannot watch the key registry; rerun `claimcheck hooks install` after key changes", "err", err)
-		}
-	}
-
-	reg := telemetry.NewRegistry()
-	set := func(name string) service.Settings {
-		return service.Settings{Conn: nc, Logger: log.With("service", name), Metrics: reg, Clock: clock.Real{}}
-	}
-	var names []string
-	var svcs []runnable
-	add := func(name string, s runnable, err error) error {
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		names, svcs = append(names, name), append(svcs, s)
+	path := hookKeysPath(a.env.Getenv)
+	if path == "" {
 		return nil
 	}
+	if n, err := writeHookKeys(ctx, keys, path); err != nil {
+		log.Warn("could not write the key set claimcheck-hook trusts; gated hooks will fail closed", "path", path, "err", err)
+	} else {
+		log.Info("wrote the key set claimcheck-hook trusts", "path", path, "keys", n)
+	}
+	// Keep it current: the rotator rotates keys on a schedule, and a hook
+	// that does not know the new key fails closed once the old one stops
+	// signing.
+	if err := keys.Watch(ctx, func() {
+		if n, err := writeHookKeys(ctx, keys, path); err != nil {
+			log.Warn("could not rewrite the key set claimcheck-hook trusts after a registry change", "path", path, "err", err)
+		} else {
+			log.Info("rewrote the key set claimcheck-hook trusts after a registry change", "path", path, "keys", n)
+		}
+	}); err != nil {
+		log.Warn("cannot watch the key registry; rerun `claimcheck hooks install` after key changes", "err", err)
+	}
+	return nil
+}
+
+// startServices builds the services up runs, each with a NATS identity of
+// its own role (issued in memory for this process): each can do only what
+// its role may, here as on a fleet.
+func (a *app) startServices(srv *embedded.Server, sec *secured, cfg upConfig, reg *prometheus.Registry, log *slog.Logger) ([]string, []runnable, []*nats.Conn, error) {
+	var names []string
+	var svcs []runnable
+	var conns []*nats.Conn
 	for _, name := range allServices {
 		if !slices.Contains(cfg.Services, name) {
 			continue
 		}
+		nc, err := sec.conn(srv, name)
+		if err != nil {
+			return names, svcs, conns, err
+		}
+		conns = append(conns, nc)
+		set := service.Settings{Conn: nc, Logger: log.With("service", name), Metrics: reg, Clock: clock.Real{}, Name: name, CheckStreams: true}
 		var svc runnable
-		var err error
 		switch name {
 		case "ingest":
-			svc, err = ingest.New(cfg.Ingest, set(name))
+			svc, err = ingest.New(cfg.Ingest, set)
 		case "verifier":
-			svc, err = verifier.New(cfg.Verifier, set(name))
+			svc, err = verifier.New(cfg.Verifier, set)
 		case "gatekeeper":
-			svc, err = gatekeeper.New(cfg.Gatekeeper, set(name))
+			svc, err = gatekeeper.New(cfg.Gatekeeper, set)
 		case "rotator":
-			svc, err = rotator.New(cfg.Rotator, set(name))
+			svc, err = rotator.New(cfg.Rotator, set)
 		}
-		if err := add(name, svc, err); err != nil {
-			return &exitError{ExitError, err}
+		if err != nil {
+			return names, svcs, conns, fmt.Errorf("%s: %w", name, err)
 		}
+		names, svcs = append(names, name), append(svcs, svc)
 	}
+	return names, svcs, conns, nil
+}
 
+// runServices runs the services, the health endpoint and the readiness
+// report until a signal or a failure.
+func (a *app) runServices(ctx context.Context, srv *embedded.Server, cfg upConfig, reg *prometheus.Registry, names []string, svcs []runnable) error {
 	health := telemetry.NewHealth()
 	for i, s := range svcs {
 		health.Add(names[i], s.Ready)
@@ -290,13 +365,7 @@ func (a *app) runUp(cmd *cobra.Command, _ []string) error {
 			return nil
 		}, func(error) { cancel() })
 	}
-	err = g.Run()
-	log.Info("claimcheck stopping")
-	_ = nc.Drain()
-	if err != nil {
-		return &exitError{ExitError, err}
-	}
-	return nil
+	return g.Run()
 }
 
 func waitReady(ctx context.Context, h *telemetry.Health, timeout time.Duration) error {
