@@ -11,6 +11,7 @@ import (
 
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
 	"github.com/claimcheck/claimcheck/pkg/stream"
@@ -34,13 +35,13 @@ func TestUpKilledWhileCommittingAtomicBatches(t *testing.T) {
 
 	// Queue everything first, with ingest not running.
 	p, url := upEnv(t, env, data, listen, "--services", "verifier")
-	nc, js := natstest.Connect(t, url)
+	nc, js, hook := connectAs(t, url, identity.RoleHook)
 	gen := id.NewGenerator(clock.Real{}, nil)
 	want := map[string][]string{}
 	var acks []jetstream.PubAckFuture
 	for i := range total {
 		sess := fmt.Sprintf("crash-%03d", i%sessions)
-		m, eid, err := bashEvent(gen, sess, len(want[sess])+1, i)
+		m, eid, err := bashEvent(gen, hook.Host, sess, len(want[sess])+1, i)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func TestUpKilledWhileCommittingAtomicBatches(t *testing.T) {
 	var progress uint64
 	for ; kills < 6; kills++ {
 		p, url := upEnv(t, env, data, listen)
-		_, js := natstest.Connect(t, url)
+		_, js, _ := connectAs(t, url, identity.RoleOperator)
 		start := progress
 		natstest.Eventually(t, 60*time.Second, func() error {
 			if progress = ledgerMsgs(js); progress <= start {
@@ -102,7 +103,7 @@ func TestUpKilledWhileCommittingAtomicBatches(t *testing.T) {
 		}
 	}
 	p, url = upEnv(t, env, data, listen)
-	_, js = natstest.Connect(t, url)
+	_, js, _ = connectAs(t, url, identity.RoleOperator)
 	natstest.Eventually(t, 120*time.Second, func() error {
 		n := 0
 		for sess := range want {

@@ -21,6 +21,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
 	"github.com/claimcheck/claimcheck/pkg/stream"
@@ -39,21 +40,18 @@ type claimer struct {
 	replies map[string][]schemas.Verdict // by request id
 	total   int
 	sub     *nats.Subscription
+	hook    identity.Identity
 }
 
 func newClaimer(t *testing.T, url string) *claimer {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
-	c := &claimer{nc: nc, js: js, gen: id.NewGenerator(clock.Real{}, nil), replies: map[string][]schemas.Verdict{}}
-	// claim.v1 reply subjects are one token under _INBOX, as are other
-	// clients' inboxes (the verifiers' pull deliveries): keep only ours.
-	c.sub, err = nc.Subscribe("_INBOX.*", func(m *nats.Msg) {
-		if !strings.HasPrefix(m.Subject, "_INBOX.fleet-") {
+	nc, js, hook := connectAs(t, url, identity.RoleHook)
+	c := &claimer{nc: nc, js: js, gen: id.NewGenerator(clock.Real{}, nil), replies: map[string][]schemas.Verdict{}, hook: hook}
+	// Claims are answered in the host's inbox (_INBOX.hook.<host>.<id>),
+	// as are other clients' requests of that host: keep only ours.
+	var err error
+	c.sub, err = nc.Subscribe(hook.Inbox()+".*", func(m *nats.Msg) {
+		if !strings.HasPrefix(m.Subject, hook.Inbox()+".fleet-") {
 			return
 		}
 		var v schemas.Verdict
@@ -75,12 +73,12 @@ func newClaimer(t *testing.T, url string) *claimer {
 func (c *claimer) request(ctx context.Context, session, claimType, validator, args string) (string, error) {
 	eventID, _ := c.gen.New()
 	reqID, _ := c.gen.New()
-	payload := fmt.Sprintf(`{"session_id":%q,"hook_event_name":"ClaimRequest","request_id":%q,"claim":%q,"validator":%q,"args":%s,"reply_to":"_INBOX.fleet-%s"}`, session, reqID, claimType, validator, args, reqID)
-	env, err := envelope.Event(eventID, session, schemas.ClaimRequestEvent, 0, time.Now(), envelope.Source{Host: "e2e", AgentType: "claimcheck-cli", AgentID: "e2e@test"}, []byte(payload))
+	payload := fmt.Sprintf(`{"session_id":%q,"hook_event_name":"ClaimRequest","request_id":%q,"claim":%q,"validator":%q,"args":%s,"reply_to":"%s.fleet-%s"}`, session, reqID, claimType, validator, args, c.hook.Inbox(), reqID)
+	env, err := envelope.Event(eventID, session, schemas.ClaimRequestEvent, 0, time.Now(), envelope.Source{Host: c.hook.Host, AgentType: "claimcheck-cli", AgentID: "e2e@test"}, []byte(payload))
 	if err != nil {
 		return "", err
 	}
-	m := nats.NewMsg(subject.Intake(session, id.EventToken(schemas.ClaimRequestEvent)))
+	m := nats.NewMsg(subject.Intake(subject.OriginHook, c.hook.Name, session, id.EventToken(schemas.ClaimRequestEvent)))
 	m.Data = env
 	m.Header.Set(jetstream.MsgIDHeader, eventID)
 	_, err = c.js.PublishMsg(ctx, m)
@@ -212,9 +210,9 @@ func TestVerifierFleetSurvivesKill9(t *testing.T) {
 		t.Fatal("no request was redelivered: the kill did not land mid-run")
 	}
 
-	// The ledger: each claim chained once, with exactly one verdict; every
-	// chain verifies.
-	js := c.js
+	// The ledger (read as the operator: a hook may not): each claim chained
+	// once, with exactly one verdict; every chain verifies.
+	_, js, _ := connectAs(t, url, identity.RoleOperator)
 	r := ledger.NewReader(js, stream.Ledger)
 	verdicts := map[string]int{}
 	for s := range sessions {

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/nats-io/nats.go"
 
+	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 )
 
@@ -118,12 +119,10 @@ func TestGateOutagesEndToEnd(t *testing.T) {
 	_ = gk.cmd.Process.Signal(syscall.SIGCONT)
 	gk.kill()
 
-	// 3. A responder sending malformed and unsigned replies.
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rogue, err := nc.QueueSubscribe(subject.GateStop, "gatekeeper", func(m *nats.Msg) { _ = m.Respond([]byte(`{"decision":"allow"}`)) })
+	// 3. A responder sending malformed and unsigned replies (only a
+	// gatekeeper's credentials may answer gate requests at all).
+	nc, _, _ := connectAs(t, url, identity.RoleGatekeeper)
+	rogue, err := nc.QueueSubscribe(subject.GateAll(subject.GateStop), "gatekeeper", func(m *nats.Msg) { _ = m.Respond([]byte(`{"decision":"allow"}`)) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,10 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/identity"
 )
 
 // binDir holds the binaries under test: $CLAIMCHECK_BIN (set by `make e2e`
@@ -91,6 +95,8 @@ type proc struct {
 	stderr bytes.Buffer
 	lines  chan string
 	done   chan error
+
+	violationsExpected bool
 }
 
 func (p *proc) output() string {
@@ -115,7 +121,7 @@ func start(t *testing.T, env []string, name string, args ...string) *proc {
 	t.Helper()
 	p := &proc{lines: make(chan string, 100), done: make(chan error, 1)}
 	p.cmd = exec.Command(bin(name), args...)
-	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Env = append(os.Environ(), identityEnv(env, name, args)...)
 	p.cmd.Stderr = lockedWriter{&p.mu, &p.stderr}
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
@@ -223,8 +229,106 @@ func upEnv(t *testing.T, env []string, dataDir, listen string, extra ...string) 
 	args := append([]string{"up", "--data-dir", dataDir, "--listen", listen, "--http-listen", ""}, extra...)
 	p := start(t, env, "claimcheck", args...)
 	url := p.waitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "nats://") })
+	line := p.waitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "credentials: ") })
+	var c upCreds
+	if _, err := fmt.Sscanf(line, "credentials: %s (this host's hook and `claimcheck claim`), %s", &c.hook, &c.operator); err != nil {
+		t.Fatalf("up's credentials line %q: %v", line, err)
+	}
+	c.dataDir = dataDir
+	credsMu.Lock()
+	credsByURL[url] = c
+	credsMu.Unlock()
 	p.waitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "claimcheck is up") })
+	// Every identity up runs and every command the tests run as the
+	// people at this host must get by with its role's permissions: a
+	// refused subject is a failure, unless the test tries refused things
+	// on purpose (expectViolations).
+	t.Cleanup(func() {
+		p.mu.Lock()
+		errs := p.stderr.String()
+		p.mu.Unlock()
+		if !p.violationsExpected && strings.Contains(errs, "Violation") {
+			t.Errorf("claimcheck up's NATS refused a subject to one of its own identities or a command's:\n%s", violations(errs))
+		}
+	})
 	return p, url
+}
+
+// expectViolations says the test tries refused things on purpose.
+func (p *proc) expectViolations() { p.violationsExpected = true }
+
+func violations(log string) string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "Violation") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// upCreds are the credentials `claimcheck up` wrote for the people at its
+// host: this host's hook identity and the operator's.
+type upCreds struct{ hook, operator, dataDir string }
+
+var (
+	credsMu    sync.Mutex
+	credsByURL = map[string]upCreds{}
+)
+
+// identityEnv gives a command run against a `claimcheck up` the
+// credentials its user has there, unless the test chose some: the hook and
+// `claimcheck claim` run as this host's hook identity (as the agent does),
+// every other claimcheck command as the operator.
+func identityEnv(env []string, name string, args []string) []string {
+	url := ""
+	for _, e := range env {
+		if strings.HasPrefix(e, "CLAIMCHECK_NATS_CREDS=") {
+			return env
+		}
+		if u, ok := strings.CutPrefix(e, "CLAIMCHECK_NATS_URL="); ok {
+			url = u
+		}
+	}
+	for i, a := range args {
+		if (a == "--nats-url" || a == "--nats-creds" || a == "--creds") && i+1 < len(args) {
+			if a != "--nats-url" {
+				return env
+			}
+			url = args[i+1]
+		}
+	}
+	credsMu.Lock()
+	c, ok := credsByURL[url]
+	credsMu.Unlock()
+	if !ok {
+		return env
+	}
+	creds := c.operator
+	switch {
+	case strings.HasPrefix(name, "claimcheck-hook") || name == "claimcheck" && len(args) > 0 && args[0] == "claim":
+		creds = c.hook
+	case name == "ingest" || name == "verifier" || name == "gatekeeper" || name == "rotator":
+		creds = c.service(name)
+	}
+	return append(env, "CLAIMCHECK_NATS_CREDS="+creds)
+}
+
+// service returns credentials of a service role, issued once per data
+// directory with `claimcheck creds issue` (as an operator sets up a
+// service on another host).
+func (c upCreds) service(role string) string {
+	path := filepath.Join(c.dataDir, "e2e-"+role+".creds")
+	credsMu.Lock()
+	defer credsMu.Unlock()
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	out, err := exec.Command(bin("claimcheck"), "creds", "issue", "--role", role, "--data-dir", c.dataDir, "--out", path).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "issue %s credentials: %v\n%s", role, err, out)
+	}
+	return path
 }
 
 type result struct {
@@ -238,7 +342,7 @@ func runBin(t *testing.T, env []string, stdin []byte, name string, args ...strin
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin(name), args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(os.Environ(), identityEnv(env, name, args)...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -319,4 +423,39 @@ func readFixtures(t *testing.T) (names []string, bodies [][]byte) {
 		bodies = append(bodies, b)
 	}
 	return names, bodies
+}
+
+// connectAs connects to a `claimcheck up` as one of its people or
+// services (role), with the credentials they would hold; it returns the
+// identity too.
+func connectAs(t *testing.T, url, role string) (*nats.Conn, jetstream.JetStream, identity.Identity) {
+	t.Helper()
+	credsMu.Lock()
+	c, ok := credsByURL[url]
+	credsMu.Unlock()
+	if !ok {
+		t.Fatalf("no claimcheck up at %s", url)
+	}
+	path := c.operator
+	switch role {
+	case identity.RoleHook:
+		path = c.hook
+	case identity.RoleOperator:
+	default:
+		path = c.service(role)
+	}
+	i, err := identity.ReadCreds(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(url, nats.UserCredentials(path), nats.CustomInboxPrefix(i.Inbox()), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatalf("connect %s as %s: %v", url, role, err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js, i
 }

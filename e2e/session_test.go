@@ -6,13 +6,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/identity"
 )
 
 // Credentials in the shape of real ones (not vendor EXAMPLE keys, which the
@@ -88,12 +90,7 @@ func TestClaudeCodeSessionEndToEnd(t *testing.T) {
 		t.Fatalf("large output: artifact %v redactions %v", bigEntry.Artifact, bigEntry.Redactions)
 	}
 	// ...nor in the object store, which holds the whole scrubbed output.
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	_, js, _ := connectAs(t, url, identity.RoleOperator)
 	obj, err := js.ObjectStore(context.Background(), "artifacts")
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +117,42 @@ func TestClaudeCodeSessionEndToEnd(t *testing.T) {
 		t.Fatalf("ledger sessions: %+v", r)
 	}
 	upProc.stop(t)
+	// ...nor anywhere on disk: the raw payloads waited in INTAKE, and purged
+	// messages' bytes stay in block files until compaction, but JetStream
+	// encrypts its whole store. A plain grep of the data directory finds
+	// neither secret (nor the cleartext of the rest of the session).
+	noCleartext(t, filepath.Join(dir, "data"), awsKeyID, ghToken, "building module 1234567890")
+}
+
+// noCleartext fails if any file under dir holds one of needles, and checks
+// that there was something to search (JetStream's block files).
+func noCleartext(t *testing.T, dir string, needles ...string) {
+	t.Helper()
+	blocks := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(p, ".blk") && len(b) > 0 {
+			blocks++
+		}
+		for _, n := range needles {
+			if bytes.Contains(b, []byte(n)) {
+				t.Errorf("%s holds %q in clear", p, n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blocks == 0 {
+		t.Fatalf("no JetStream block file with data under %s: the search proves nothing", dir)
+	}
 }
 
 // TestBadInputEndToEnd sends each kind of bad input through the built hook:

@@ -351,7 +351,7 @@ func gateSetup(dir string) (*gateEnv, drain, error) {
 			if err != nil {
 				return fail(err)
 			}
-			events = append(events, event{subject.Intake(name, id.EventToken(p.hook)), eid, data})
+			events = append(events, event{subject.Intake(subject.OriginHook, "bench", name, id.EventToken(p.hook)), eid, data})
 			if p.hook == "Stop" {
 				gs.stopID = eid
 			}
@@ -557,7 +557,7 @@ func (ge *gateEnv) request(subj, session, hook, eventID string, payload []byte) 
 }
 
 func (ge *gateEnv) stopReq(s gateSession) gateReq {
-	return ge.request(subject.GateStop, s.name, "Stop", s.stopID, s.stop)
+	return ge.request(subject.Gate("bench", subject.GateStop), s.name, "Stop", s.stopID, s.stop)
 }
 
 func preToolPayload(session, command string, n int) []byte {
@@ -578,7 +578,7 @@ func (ge *gateEnv) mix(n, salt int) []gateReq {
 		}
 		eid, _ := ge.gen.New()
 		cmd := gateCommands[(i/5*4+i%5+salt)%len(gateCommands)]
-		out[i] = ge.request(subject.GatePreTool, s.name, "PreToolUse", eid, preToolPayload(s.name, cmd, i))
+		out[i] = ge.request(subject.Gate("bench", subject.GatePreTool), s.name, "PreToolUse", eid, preToolPayload(s.name, cmd, i))
 	}
 	return out
 }

@@ -242,7 +242,7 @@ func hookBench(o options, tmp string) error {
 	// connection already open, as no exec'd hook can (it must connect too).
 	acks := make([]time.Duration, 0, o.hookRuns)
 	for i := range o.hookRuns {
-		m := nats.NewMsg(subject.Intake("00893aaf-19fa-41d2-8238-13269b9b3ca0", "PostToolUse"))
+		m := nats.NewMsg(subject.Intake(subject.OriginHook, "bench", "00893aaf-19fa-41d2-8238-13269b9b3ca0", "PostToolUse"))
 		m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("ack-floor-%d-%d", time.Now().UnixNano(), i))
 		m.Data = []byte(hookPayload)
 		start := time.Now()
@@ -390,7 +390,7 @@ func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, paylo
 		if err != nil {
 			return 0, 0, err
 		}
-		subjects[i] = subject.Intake(sess, "PostToolUse")
+		subjects[i] = subject.Intake(subject.OriginHook, "bench", sess, "PostToolUse")
 	}
 	// Raw durable publish rate: the same bytes into a plain stream.
 	rawN := min(events, 10000)

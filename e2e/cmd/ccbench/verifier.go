@@ -452,7 +452,7 @@ func queueClaims(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cla
 		reqID, _ := gen.New()
 		e := entry(name, schemas.EntryClaim, schemas.ClaimRequestEvent, "", "")
 		if replyTo == "" {
-			replyTo = "_INBOX.bench" + reqID
+			replyTo = "_INBOX.hook.bench." + reqID
 		}
 		e.Claim = &schemas.Claim{RequestID: reqID, Claim: "done", Validator: "test_pass", Args: []byte(`{"command_substring":"go test ./..."}`), ReplyTo: replyTo}
 		return e, schemas.ClaimWork{V: 1, SessionID: name, ClaimEventID: e.EventID, RequestID: reqID}
@@ -485,7 +485,7 @@ func queueClaims(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cla
 		errs := make(chan error, sessions)
 		for s := range sessions {
 			wg.Go(func() {
-				inbox := fmt.Sprintf("_INBOX.bench%d", s) // claim.v1's reply_to allows no further dots
+				inbox := fmt.Sprintf("_INBOX.hook.bench.s%d", s) // claim.v1's reply_to: the host's inbox and one token
 				sub, err := nc.SubscribeSync(inbox)
 				if err != nil {
 					errs <- err
