@@ -3,7 +3,6 @@ package pretool
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -64,17 +63,17 @@ func (a *analysis) run(argv []field, st *state, depth int) stream {
 		name := argv[0]
 		switch {
 		case name.download:
-			a.add(a.p.Actions.DownloadExec, RuleDownloadExec, fmt.Sprintf("claimcheck refused %s: the program to run is downloaded at run time. Download to a file in the project, read it, and run it by name if it is what you expect.", cmdText(argv)))
+			a.say(a.p.Actions.DownloadExec, msgDownloadedProgram, detail{cmd: cmdText(argv)})
 			return stream{}
 		case name.decoded:
-			a.add(a.p.Actions.DecodeExec, RuleDecodeExec, fmt.Sprintf("claimcheck refused %s: the program to run is decoded at run time. Run the command in plain text.", cmdText(argv)))
+			a.say(a.p.Actions.DecodeExec, msgDecodedProgram, detail{cmd: cmdText(argv)})
 			return stream{}
 		case name.dyn && (st.stdin.download || st.stdin.decoded):
 			a.streamScript(cmdText(argv[:1]), st.stdin, st, depth)
-			a.add(a.p.Actions.Dynamic, RuleDynamicCommand, fmt.Sprintf("claimcheck cannot tell which program %s runs: its name comes from a variable or command substitution known only at run time. Write the program name literally.", cmdText(argv)))
+			a.say(a.p.Actions.Dynamic, msgDynamicCommand, detail{cmd: cmdText(argv)})
 			return stream{}
 		case name.dyn:
-			a.add(a.p.Actions.Dynamic, RuleDynamicCommand, fmt.Sprintf("claimcheck cannot tell which program %s runs: its name comes from a variable or command substitution known only at run time. Write the program name literally.", cmdText(argv)))
+			a.say(a.p.Actions.Dynamic, msgDynamicCommand, detail{cmd: cmdText(argv)})
 			return st.stdin.taint()
 		}
 		prog := name.s
@@ -83,15 +82,15 @@ func (a *analysis) run(argv []field, st *state, depth int) stream {
 			return stream{}
 		}
 		if a.p.c.hook[base] || a.ctx.hookPath != "" && a.ctx.resolve(prog, st.cwd).key() == a.ctx.hookPath {
-			a.add(a.p.Actions.Claimcheck, RuleHookExec, fmt.Sprintf("claimcheck refused %s: claimcheck-hook is run by the agent CLI itself; an agent running it could forge events. Leave the hook to the CLI.", cmdText(argv)))
+			a.say(a.p.Actions.Claimcheck, msgHookExec, detail{cmd: cmdText(argv)})
 			return stream{}
 		}
 		if prefix, ok := a.denied(argv); ok {
-			a.add(a.p.Actions.Claimcheck, RuleDeniedCommand, fmt.Sprintf("claimcheck refused %s: %q is an operator command the policy keeps from agents. If it is needed, ask the user to run it.", cmdText(argv), strings.Join(prefix, " ")))
+			a.say(a.p.Actions.Claimcheck, msgDeniedCommand, detail{cmd: cmdText(argv), prefix: strings.Join(prefix, " ")})
 			return stream{}
 		}
 		if v, ok := st.aliases[prog]; ok {
-			a.add(a.p.Actions.Dynamic, RuleDynamicAlias, fmt.Sprintf("claimcheck cannot fully analyse %s: %q is an alias defined in the same command, and aliases depend on shell options. Write the command the alias stands for.", cmdText(argv), prog))
+			a.say(a.p.Actions.Dynamic, msgDynamicAlias, detail{cmd: cmdText(argv), name: prog})
 			if v != unknownMaybeEmpty {
 				a.script(v+" "+joinQuoted(argv[1:]), st.clone(), depth+1)
 			}
@@ -102,7 +101,7 @@ func (a *analysis) run(argv []field, st *state, depth int) stream {
 		}
 		if strings.Contains(prog, "/") {
 			if p := a.ctx.resolve(prog, st.cwd); st.downloads[p.key()] {
-				a.add(a.p.Actions.DownloadExec, RuleDownloadExec, fmt.Sprintf("claimcheck refused %s: %s was just downloaded in this command and would run unread. Download it in one call, read it, then run it.", cmdText(argv), p))
+				a.say(a.p.Actions.DownloadExec, msgRunDownloaded, detail{cmd: cmdText(argv), path: p.String()})
 				return stream{}
 			} else if s, ok := st.scripts[p.key()]; ok {
 				a.script(s, st.clone(), depth+1)
@@ -170,7 +169,7 @@ func (a *analysis) program(base string, argv []field, st *state, depth int) (nex
 		}
 		return nil, a.interpreter(argv, interpreters[base], st, depth), true
 	case strings.HasPrefix(base, "mkfs") || mkfsLike[base] || base == "wipefs" && parse(args, optSpec{short: "ot"}).has("-a", "--all", "-o", "--offset"):
-		a.add(a.p.Actions.Destructive, RuleMkfs, fmt.Sprintf("claimcheck refused %s: it creates a file system or wipes a device, destroying what is on it. Do not format disks from an agent; ask the user.", cmdText(argv)))
+		a.say(a.p.Actions.Destructive, msgMkfs, detail{cmd: cmdText(argv)})
 		return nil, stream{}, true
 	}
 	switch base {
@@ -255,7 +254,7 @@ func (a *analysis) program(base string, argv []field, st *state, depth int) (nex
 		o := parse(args, optSpec{short: "ns", long: []string{"iterations", "size", "random-source"}})
 		for _, t := range o.operands {
 			if f := a.ctx.resolve(t.s, st.cwd); isDevice(f) {
-				a.add(a.p.Actions.Destructive, RuleShredDevice, fmt.Sprintf("claimcheck refused %s: it overwrites the device %s, destroying its data. Do not wipe devices from an agent.", cmdText(argv), f))
+				a.say(a.p.Actions.Destructive, msgShredDevice, detail{cmd: cmdText(argv), path: f.String()})
 				return nil, stream{}, true
 			}
 			a.writeTarget("shred", t, st, false)
@@ -548,20 +547,20 @@ func joinFields(fs []field) field {
 func (a *analysis) nestedScript(what string, script field, st *state, depth int) {
 	switch {
 	case script.download:
-		a.add(a.p.Actions.DownloadExec, RuleDownloadExec, fmt.Sprintf("claimcheck refused %s with a downloaded script: running code fetched from the network unseen is not allowed. Download it to a file in the project, read it, and run it by name if it is what you expect.", what))
+		a.say(a.p.Actions.DownloadExec, msgScriptDownloaded, detail{what: what})
 		return
 	case script.decoded:
 		if !script.dyn {
 			a.script(script.s, st.clone(), depth+1)
 		}
-		a.add(a.p.Actions.DecodeExec, RuleDecodeExec, fmt.Sprintf("claimcheck refused %s with a decoded script: obfuscated commands cannot be reviewed. Run the command in plain text.", what))
+		a.say(a.p.Actions.DecodeExec, msgScriptDecoded, detail{what: what})
 		return
 	case script.dyn:
-		rule := RuleDynamicShell
+		m := msgDynamicShell
 		if what == "eval" {
-			rule = RuleDynamicEval
+			m = msgDynamicEval
 		}
-		a.add(a.p.Actions.Dynamic, rule, fmt.Sprintf("claimcheck cannot tell what %s runs: the script comes from a variable or command substitution known only at run time. Write the command literally.", what))
+		a.say(a.p.Actions.Dynamic, m, detail{what: what})
 		return
 	}
 	a.script(script.s, st.clone(), depth+1)
@@ -571,14 +570,14 @@ func (a *analysis) nestedScript(what string, script field, st *state, depth int)
 func (a *analysis) streamScript(what string, in stream, st *state, depth int) {
 	switch {
 	case in.download:
-		a.add(a.p.Actions.DownloadExec, RuleDownloadExec, fmt.Sprintf("claimcheck refused this command: %s runs a script downloaded from the network (curl … | sh) without anyone reading it. Download it to a file in the project, read it, and run it by name if it is what you expect.", what))
+		a.say(a.p.Actions.DownloadExec, msgStreamDownloaded, detail{what: what})
 	case in.static != nil:
 		a.script(*in.static, st.clone(), depth+1)
 		if in.decoded {
-			a.add(a.p.Actions.DecodeExec, RuleDecodeExec, fmt.Sprintf("claimcheck refused this command: %s runs a decoded script (base64 -d | sh); obfuscated commands cannot be reviewed. Run the command in plain text.", what))
+			a.say(a.p.Actions.DecodeExec, msgStreamDecoded, detail{what: what})
 		}
 	case in.decoded:
-		a.add(a.p.Actions.DecodeExec, RuleDecodeExec, fmt.Sprintf("claimcheck refused this command: %s runs a decoded script (base64 -d | sh); obfuscated commands cannot be reviewed. Run the command in plain text.", what))
+		a.say(a.p.Actions.DecodeExec, msgStreamDecoded, detail{what: what})
 	}
 }
 
@@ -599,7 +598,7 @@ func (a *analysis) scriptFile(prog string, f field, st *state, depth int) {
 	}
 	switch {
 	case st.downloads[p.key()] || strings.HasPrefix(p.key(), "/dev/tcp/") || strings.HasPrefix(p.key(), "/dev/udp/"):
-		a.add(a.p.Actions.DownloadExec, RuleDownloadExec, fmt.Sprintf("claimcheck refused %s %s: the file was just downloaded in this command and would run unread. Download it in one call, read it, then run it.", prog, p))
+		a.say(a.p.Actions.DownloadExec, msgScriptFileDownloaded, detail{prog: prog, path: p.String()})
 	case p.key() == "/dev/stdin" || p.key() == "/dev/fd/0" || p.key() == "/proc/self/fd/0":
 		a.streamScript(prog, st.stdin, st, depth)
 	default:
@@ -678,7 +677,7 @@ func (a *analysis) powershell(argv []field, st *state, depth int) stream {
 					a.script(script, st.clone(), depth+1)
 				}
 			}
-			a.add(a.p.Actions.DecodeExec, RuleDecodeExec, fmt.Sprintf("claimcheck refused %s: -EncodedCommand hides the script; obfuscated commands cannot be reviewed. Pass the command in plain text.", cmdText(argv)))
+			a.say(a.p.Actions.DecodeExec, msgEncodedCommand, detail{cmd: cmdText(argv)})
 			return stream{}
 		case len(s) > 1 && (s[0] == '-' || s[0] == '/') && strings.HasPrefix("-command", "-"+s[1:]):
 			if i+1 < len(args) {

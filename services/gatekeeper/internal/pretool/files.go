@@ -1,7 +1,6 @@
 package pretool
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -10,7 +9,7 @@ func (a *analysis) writeTarget(what string, t field, st *state, recursive bool) 
 	f := a.ctx.resolve(t.s, st.cwd)
 	f.glob = t.glob
 	if isDevice(f) {
-		a.add(a.p.Actions.Destructive, RuleDeviceWrite, fmt.Sprintf("claimcheck refused %s writing to %s: it overwrites a disk or memory device, destroying its data. Write to a file in the project instead.", what, f))
+		a.say(a.p.Actions.Destructive, msgDeviceWrite, detail{what: what, path: f.String()})
 		return
 	}
 	a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: what, recursive: recursive})
@@ -126,17 +125,17 @@ func (a *analysis) deleteTarget(argv []field, t field, st *state, recursive bool
 	f.glob = t.glob
 	if recursive {
 		if a.ctx.isRoot(a.p.c.roots, f) {
-			a.add(a.p.Actions.Destructive, RuleRmRoot, fmt.Sprintf("claimcheck refused %s: it removes %s, a system or home directory (or everything in one). Remove only the paths inside the project that you mean, e.g. rm -rf ./build.", cmdText(argv), f))
+			a.say(a.p.Actions.Destructive, msgRmRoot, detail{cmd: cmdText(argv), path: f.String()})
 			return
 		}
 		if strings.Contains(t.s, unknownMaybeEmpty) {
 			w := a.ctx.resolve(strings.ReplaceAll(t.s, unknownMaybeEmpty, ""), st.cwd)
 			w.glob = t.glob
 			if a.ctx.isRoot(a.p.c.roots, w) {
-				a.add(a.p.Actions.Dynamic, RuleDynamicRmRoot, fmt.Sprintf("claimcheck: %s removes %s if a variable in it is empty or unset. Use ${VAR:?} so the command fails instead, or write the path literally.", cmdText(argv), w))
+				a.say(a.p.Actions.Dynamic, msgRmEmptyVariable, detail{cmd: cmdText(argv), path: w.String()})
 			}
 		} else if !f.abs && st.cwd == "" && vague(f) {
-			a.add(a.p.Actions.Dynamic, RuleDynamicRmRoot, fmt.Sprintf("claimcheck: %s removes %s in a directory known only at run time (after cd to a variable). Use an absolute or project-relative path.", cmdText(argv), quote(t.s)))
+			a.say(a.p.Actions.Dynamic, msgRmUnknownDir, detail{cmd: cmdText(argv), path: quote(t.s)})
 		}
 	}
 	a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: baseName(argv[0].s), recursive: recursive})
@@ -261,7 +260,7 @@ func (a *analysis) dd(argv []field, st *state) {
 			a.readTarget("dd", t, st, readOpts{})
 		case "of":
 			if p := a.ctx.resolve(v, st.cwd); isDevice(p) {
-				a.add(a.p.Actions.Destructive, RuleDDDevice, fmt.Sprintf("claimcheck refused %s: it writes to the device %s, destroying its data. Write to an image file in the project instead (of=./disk.img).", cmdText(argv), p))
+				a.say(a.p.Actions.Destructive, msgDDDevice, detail{cmd: cmdText(argv), path: p.String()})
 				return
 			}
 			a.writeTarget("dd", t, st, false)
@@ -373,15 +372,15 @@ func (a *analysis) chmod(base string, argv []field, st *state) {
 	if hasMode && len(operands) > 0 {
 		operands = operands[1:]
 	}
-	rule := RuleChmodRoot
+	m := msgChmodRoot
 	if base == "chown" || base == "chgrp" {
-		rule = RuleChownRoot
+		m = msgChownRoot
 	}
 	for _, t := range operands {
 		f := a.ctx.resolve(t.s, st.cwd)
 		f.glob = t.glob
 		if recursive && a.ctx.isRoot(a.p.c.roots, f) {
-			a.add(a.p.Actions.Destructive, rule, fmt.Sprintf("claimcheck refused %s: it recursively changes permissions or ownership of %s, a system or home directory, which can break the system (sudo, ssh) and expose files. Change only the project files you mean.", cmdText(argv), f))
+			a.say(a.p.Actions.Destructive, m, detail{cmd: cmdText(argv), path: f.String()})
 			return
 		}
 		a.writeTarget(base, t, st, recursive)
@@ -460,7 +459,7 @@ func (a *analysis) find(argv []field, st *state, depth int) stream {
 			f := a.ctx.resolve(r.s, st.cwd)
 			f.glob = r.glob
 			if a.ctx.isRoot(a.p.c.roots, f) {
-				a.add(a.p.Actions.Destructive, RuleFindDelete, fmt.Sprintf("claimcheck refused %s: it deletes files throughout %s, a system or home directory. Search and delete inside the project only.", cmdText(argv), f))
+				a.say(a.p.Actions.Destructive, msgFindDelete, detail{cmd: cmdText(argv), path: f.String()})
 				break
 			}
 			a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: "find -delete", recursive: true})

@@ -1,7 +1,6 @@
 package pretool
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -56,7 +55,7 @@ func (a *analysis) inlineCode(argv []field, prog string, code field, st *state, 
 		return
 	}
 	if code.dyn {
-		a.add(a.p.Actions.Dynamic, RuleDynamicInterp, fmt.Sprintf("claimcheck cannot tell what %s runs: its inline code comes from a variable or command substitution known only at run time. Write the code literally, or put it in a file in the project.", prog))
+		a.say(a.p.Actions.Dynamic, msgInlineDynamic, detail{prog: prog})
 		return
 	}
 	src := code.s
@@ -77,7 +76,7 @@ func (a *analysis) inlineCode(argv []field, prog string, code field, st *state, 
 			// Code in the interpreter's own language, one level deeper.
 			used[i] = true
 			if depth+1 > a.p.Limits.MaxShellDepth {
-				a.add(a.p.Actions.Unparsable, RuleShellTooDeep, fmt.Sprintf("claimcheck cannot analyse this command: %s evaluates code more than %d levels deep. Run the inner code directly.", prog, a.p.Limits.MaxShellDepth))
+				a.say(a.p.Actions.Unparsable, msgInlineTooDeep, detail{prog: prog, limit: a.p.Limits.MaxShellDepth})
 				return
 			}
 			a.inlineCode(argv, prog, field{s: l.text}, st, depth+1)
@@ -95,7 +94,7 @@ func (a *analysis) inlineCode(argv []field, prog string, code field, st *state, 
 	}
 	// Spawn calls whose command is not a literal.
 	for _, name := range callsWithoutLiteral(src) {
-		a.add(a.p.Actions.Dynamic, RuleDynamicInterp, fmt.Sprintf("claimcheck cannot tell what %s runs: its inline code calls %s with a command built at run time. Write the command as a string literal, or run it as a shell command directly.", prog, name))
+		a.say(a.p.Actions.Dynamic, msgInlineSpawnDynamic, detail{prog: prog, name: name})
 		return
 	}
 	for i, l := range lits {

@@ -1,7 +1,6 @@
 package pretool
 
 import (
-	"fmt"
 	"maps"
 	"strings"
 
@@ -76,11 +75,11 @@ func (s *state) clone() *state {
 // checkCommand classifies a Bash (or PowerShell) command line.
 func (p *Policy) checkCommand(v *verdict, ctx *context, cmd string) {
 	if len(cmd) > p.Limits.MaxCommandBytes {
-		v.add(Deny, RuleShellTooLong, fmt.Sprintf("claimcheck refused this command: it is %d bytes, more than the policy's limit of %d. Put long scripts in a file in the project and run that.", len(cmd), p.Limits.MaxCommandBytes))
+		v.say(Deny, msgShellTooLong, detail{size: len(cmd), limit: p.Limits.MaxCommandBytes})
 		return
 	}
 	if strings.ContainsAny(cmd, "\x00\x01\x02") {
-		v.add(Deny, RuleInputMalformed, "claimcheck refused this command: it contains NUL or other control bytes that a shell cannot run as written.")
+		v.say(Deny, msgControlBytes, detail{})
 		return
 	}
 	a := &analysis{p: p, ctx: ctx, v: v}
@@ -95,17 +94,17 @@ func (p *Policy) checkCommand(v *verdict, ctx *context, cmd string) {
 // or the step budget is spent.
 func (a *analysis) stop() bool {
 	if a.steps > maxSteps && !a.exhausted {
-		a.tooComplex("it is too large or too deeply nested to analyse")
+		a.tooComplex(msgTooManySteps)
 	}
 	return a.v.denied() || a.exhausted
 }
 
-func (a *analysis) tooComplex(why string) {
+func (a *analysis) tooComplex(m msg) {
 	a.exhausted = true
-	a.add(a.p.Actions.Unparsable, RuleShellTooComplex, fmt.Sprintf("claimcheck cannot analyse this command: %s. Split it into simpler commands, or put it in a script file in the project.", why))
+	a.say(a.p.Actions.Unparsable, m, detail{})
 }
 
-func (a *analysis) add(act, rule, reason string) { a.v.add(action(act), rule, reason) }
+func (a *analysis) say(act string, m msg, d detail) { a.v.say(action(act), m, d) }
 
 // script parses and analyses shell source: the command itself, or a
 // nested script (bash -c, eval, sh <<EOF, an alias) one level deeper.
@@ -114,17 +113,17 @@ func (a *analysis) script(src string, st *state, depth int) {
 		return
 	}
 	if depth > a.p.Limits.MaxShellDepth {
-		a.add(a.p.Actions.Unparsable, RuleShellTooDeep, fmt.Sprintf("claimcheck cannot analyse this command: it nests shells (bash -c, eval, …) more than %d deep. Run the inner command directly.", a.p.Limits.MaxShellDepth))
+		a.say(a.p.Actions.Unparsable, msgTooDeep, detail{limit: a.p.Limits.MaxShellDepth})
 		return
 	}
 	a.steps += 1 + len(src)/64
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
-		what := "this command"
+		m := msgUnparsable
 		if depth > 0 {
-			what = "a shell script nested in this command"
+			m = msgNestedUnparsable
 		}
-		a.add(a.p.Actions.Unparsable, RuleShellUnparsable, fmt.Sprintf("claimcheck cannot analyse %s: it does not parse as a Bash command (%s). Write it as plain Bash.", what, err))
+		a.say(a.p.Actions.Unparsable, m, detail{err: err.Error()})
 		return
 	}
 	a.stmts(f.Stmts, st, depth)
@@ -418,7 +417,7 @@ func (a *analysis) funcDecl(c *syntax.FuncDecl, st *state, depth int) {
 	for _, n := range names {
 		st.funcs[n] = stream{}
 		if c.Body != nil && forksItself(n, c.Body) {
-			a.add(a.p.Actions.Destructive, RuleForkBomb, fmt.Sprintf("claimcheck refused this command: the function %q calls itself in a pipeline or in the background, a fork bomb that exhausts the machine's processes. Do not run it.", n))
+			a.say(a.p.Actions.Destructive, msgForkBomb, detail{name: n})
 			return
 		}
 	}

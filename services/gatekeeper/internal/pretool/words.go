@@ -39,7 +39,7 @@ func (a *analysis) args(words []*syntax.Word, st *state, depth int) []field {
 		n := 0
 		for bw, err := range expand.BracesSeq(nil, &cp) {
 			if err != nil || n == maxBraceWords {
-				a.tooComplex("a brace expansion produces too many words")
+				a.tooComplex(msgTooManyWords)
 				break
 			}
 			n++
