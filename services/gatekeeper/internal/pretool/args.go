@@ -8,75 +8,75 @@ import (
 
 // opts is a parsed argument list: options with their values, and
 // operands.
-type opts struct {
-	list     []opt
-	operands []field
-	rest     []field // with stopAtOperand: the first operand and everything after it
+type Opts struct {
+	List     []Opt
+	Operands []Field
+	Rest     []Field // with stopAtOperand: the first operand and everything after it
 }
 
-type opt struct {
-	name string // "-x" or "--long"
-	val  field
-	has  bool // val is set
+type Opt struct {
+	Name   string // "-x" or "--long"
+	Val    Field
+	HasVal bool // val is set
 }
 
 // optSpec says which options take a value.
-type optSpec struct {
-	short         string   // short options that take a value, e.g. "ugC"
-	long          []string // long options that take a value (when not given as --x=v)
-	stopAtOperand bool     // options end at the first operand (wrappers, POSIX)
-	numeric       bool     // -N (a number) is an option (nice -10)
+type Spec struct {
+	Short         string   // short options that take a value, e.g. "ugC"
+	Long          []string // long options that take a value (when not given as --x=v)
+	StopAtOperand bool     // options end at the first operand (wrappers, POSIX)
+	Numeric       bool     // -N (a number) is an option (nice -10)
 }
 
 // parse splits args by spec, GNU style: clusters (-rf), attached values
 // (-ofile, --out=file), -- ending options.
-func parse(args []field, spec optSpec) opts {
-	var o opts
+func ParseArgs(args []Field, spec Spec) Opts {
+	var o Opts
 	for i := 0; i < len(args); i++ {
 		f := args[i]
-		s := f.s
+		s := f.S
 		switch {
 		case s == "--":
-			o.operands = append(o.operands, args[i+1:]...)
-			if spec.stopAtOperand {
-				o.rest = args[i+1:]
+			o.Operands = append(o.Operands, args[i+1:]...)
+			if spec.StopAtOperand {
+				o.Rest = args[i+1:]
 			}
 			return o
-		case strings.HasPrefix(s, "--") && !f.dyn:
+		case strings.HasPrefix(s, "--") && !f.Dyn:
 			name, val, ok := strings.Cut(s, "=")
-			op := opt{name: name}
+			op := Opt{Name: name}
 			if ok {
-				op.val, op.has = field{s: val, glob: f.glob, dyn: f.dyn, download: f.download, decoded: f.decoded, proc: f.proc}, true
-			} else if slices.Contains(spec.long, name[2:]) && i+1 < len(args) {
+				op.Val, op.HasVal = Field{S: val, Glob: f.Glob, Dyn: f.Dyn, Download: f.Download, Decoded: f.Decoded, Proc: f.Proc}, true
+			} else if slices.Contains(spec.Long, name[2:]) && i+1 < len(args) {
 				i++
-				op.val, op.has = args[i], true
+				op.Val, op.HasVal = args[i], true
 			}
-			o.list = append(o.list, op)
-		case len(s) > 1 && s[0] == '-' && !f.dyn:
-			if spec.numeric && strings.Trim(s[1:], "0123456789") == "" {
-				o.list = append(o.list, opt{name: s})
+			o.List = append(o.List, op)
+		case len(s) > 1 && s[0] == '-' && !f.Dyn:
+			if spec.Numeric && strings.Trim(s[1:], "0123456789") == "" {
+				o.List = append(o.List, Opt{Name: s})
 				continue
 			}
 			for j := 1; j < len(s); j++ {
 				c := s[j]
-				op := opt{name: "-" + string(c)}
-				if strings.IndexByte(spec.short, c) >= 0 {
+				op := Opt{Name: "-" + string(c)}
+				if strings.IndexByte(spec.Short, c) >= 0 {
 					if j+1 < len(s) {
-						op.val, op.has = field{s: s[j+1:], glob: f.glob}, true
+						op.Val, op.HasVal = Field{S: s[j+1:], Glob: f.Glob}, true
 					} else if i+1 < len(args) {
 						i++
-						op.val, op.has = args[i], true
+						op.Val, op.HasVal = args[i], true
 					}
-					o.list = append(o.list, op)
+					o.List = append(o.List, op)
 					break
 				}
-				o.list = append(o.list, op)
+				o.List = append(o.List, op)
 			}
 		default:
-			o.operands = append(o.operands, f)
-			if spec.stopAtOperand {
-				o.operands = append(o.operands, args[i+1:]...)
-				o.rest = args[i:]
+			o.Operands = append(o.Operands, f)
+			if spec.StopAtOperand {
+				o.Operands = append(o.Operands, args[i+1:]...)
+				o.Rest = args[i:]
 				return o
 			}
 		}
@@ -85,9 +85,9 @@ func parse(args []field, spec optSpec) opts {
 }
 
 // has reports whether any of the named options was given.
-func (o opts) has(names ...string) bool {
-	for _, op := range o.list {
-		if slices.Contains(names, op.name) {
+func (o Opts) Has(names ...string) bool {
+	for _, op := range o.List {
+		if slices.Contains(names, op.Name) {
 			return true
 		}
 	}
@@ -95,28 +95,28 @@ func (o opts) has(names ...string) bool {
 }
 
 // values returns the values of the named options, in order.
-func (o opts) values(names ...string) []field {
-	var out []field
-	for _, op := range o.list {
-		if op.has && slices.Contains(names, op.name) {
-			out = append(out, op.val)
+func (o Opts) Values(names ...string) []Field {
+	var out []Field
+	for _, op := range o.List {
+		if op.HasVal && slices.Contains(names, op.Name) {
+			out = append(out, op.Val)
 		}
 	}
 	return out
 }
 
 // value returns the last value of the named options.
-func (o opts) value(names ...string) (field, bool) {
-	vs := o.values(names...)
+func (o Opts) Value(names ...string) (Field, bool) {
+	vs := o.Values(names...)
 	if len(vs) == 0 {
-		return field{}, false
+		return Field{}, false
 	}
 	return vs[len(vs)-1], true
 }
 
 // baseName is the program name as the shell would find it: the last path
 // segment.
-func baseName(prog string) string {
+func BaseName(prog string) string {
 	if i := strings.LastIndexByte(prog, '/'); i >= 0 {
 		return prog[i+1:]
 	}
@@ -124,10 +124,10 @@ func baseName(prog string) string {
 }
 
 // cmdText renders argv for a message.
-func cmdText(argv []field) string {
+func cmdText(argv []Field) string {
 	parts := make([]string, 0, len(argv))
 	for _, f := range argv {
-		s := display(f.s)
+		s := Display(f.S)
 		if s == "" || strings.ContainsAny(s, " \t\n'\"") {
 			s = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 		}
@@ -137,14 +137,14 @@ func cmdText(argv []field) string {
 }
 
 // shellQuote quotes s for re-parsing as one word; markers stay as bytes.
-func shellQuote(s string) string {
+func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func joinQuoted(argv []field) string {
+func JoinQuoted(argv []Field) string {
 	parts := make([]string, 0, len(argv))
 	for _, f := range argv {
-		parts = append(parts, shellQuote(f.s))
+		parts = append(parts, Quote(f.S))
 	}
 	return strings.Join(parts, " ")
 }

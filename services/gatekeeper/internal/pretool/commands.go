@@ -54,58 +54,58 @@ func set(names ...string) map[string]bool {
 // run classifies one simple command, following wrappers (sudo, env,
 // timeout, xargs, …) to the program they run. It returns what the
 // command outputs.
-func (a *analysis) run(argv []field, st *state, depth int) stream {
+func (a *analysis) run(argv []Field, st *State, depth int) Stream {
 	for len(argv) > 0 {
 		a.steps++
 		if a.stop() {
-			return stream{}
+			return Stream{}
 		}
 		name := argv[0]
 		switch {
-		case name.download:
+		case name.Download:
 			a.say(a.p.Actions.DownloadExec, msgDownloadedProgram, detail{cmd: cmdText(argv)})
-			return stream{}
-		case name.decoded:
+			return Stream{}
+		case name.Decoded:
 			a.say(a.p.Actions.DecodeExec, msgDecodedProgram, detail{cmd: cmdText(argv)})
-			return stream{}
-		case name.dyn && (st.stdin.download || st.stdin.decoded):
-			a.streamScript(cmdText(argv[:1]), st.stdin, st, depth)
+			return Stream{}
+		case name.Dyn && (st.Stdin.Download || st.Stdin.Decoded):
+			a.streamScript(cmdText(argv[:1]), st.Stdin, st, depth)
 			a.say(a.p.Actions.Dynamic, msgDynamicCommand, detail{cmd: cmdText(argv)})
-			return stream{}
-		case name.dyn:
+			return Stream{}
+		case name.Dyn:
 			a.say(a.p.Actions.Dynamic, msgDynamicCommand, detail{cmd: cmdText(argv)})
-			return st.stdin.taint()
+			return st.Stdin.Taint()
 		}
-		prog := name.s
-		base := baseName(prog)
+		prog := name.S
+		base := BaseName(prog)
 		if prog == "" {
-			return stream{}
+			return Stream{}
 		}
-		if a.p.c.hook[base] || a.ctx.hookPath != "" && a.ctx.resolve(prog, st.cwd).key() == a.ctx.hookPath {
+		if a.p.c.hook[base] || a.ctx.hookPath != "" && a.ctx.resolve(prog, st.Cwd).Key() == a.ctx.hookPath {
 			a.say(a.p.Actions.Claimcheck, msgHookExec, detail{cmd: cmdText(argv)})
-			return stream{}
+			return Stream{}
 		}
 		if prefix, ok := a.denied(argv); ok {
 			a.say(a.p.Actions.Claimcheck, msgDeniedCommand, detail{cmd: cmdText(argv), prefix: strings.Join(prefix, " ")})
-			return stream{}
+			return Stream{}
 		}
-		if v, ok := st.aliases[prog]; ok {
+		if v, ok := st.Aliases[prog]; ok {
 			a.say(a.p.Actions.Dynamic, msgDynamicAlias, detail{cmd: cmdText(argv), name: prog})
-			if v != unknownMaybeEmpty {
-				a.script(v+" "+joinQuoted(argv[1:]), st.clone(), depth+1)
+			if v != UnknownMaybeEmpty {
+				a.script(v+" "+JoinQuoted(argv[1:]), st.Clone(), depth+1)
 			}
-			return stream{}
+			return Stream{}
 		}
-		if out, ok := st.funcs[prog]; ok {
+		if out, ok := st.Funcs[prog]; ok {
 			return out // its body was analysed where it was defined
 		}
 		if strings.Contains(prog, "/") {
-			if p := a.ctx.resolve(prog, st.cwd); st.downloads[p.key()] {
+			if p := a.ctx.resolve(prog, st.Cwd); st.Downloads[p.Key()] {
 				a.say(a.p.Actions.DownloadExec, msgRunDownloaded, detail{cmd: cmdText(argv), path: p.String()})
-				return stream{}
-			} else if s, ok := st.scripts[p.key()]; ok {
-				a.script(s, st.clone(), depth+1)
-				return stream{}
+				return Stream{}
+			} else if s, ok := st.Scripts[p.Key()]; ok {
+				a.script(s, st.Clone(), depth+1)
+				return Stream{}
 			}
 		}
 		next, out, done := a.program(base, argv, st, depth)
@@ -114,15 +114,15 @@ func (a *analysis) run(argv []field, st *state, depth int) stream {
 		}
 		argv = next
 	}
-	return stream{}
+	return Stream{}
 }
 
 // denied returns the policy's denied-command prefix argv starts with. The
 // program compares by base name; options between the program and a
 // subcommand are skipped along with a value that may follow them.
-func (a *analysis) denied(argv []field) ([]string, bool) {
+func (a *analysis) denied(argv []Field) ([]string, bool) {
 	for _, prefix := range a.p.Shell.DeniedCommands {
-		if len(prefix) == 0 || baseName(argv[0].s) != prefix[0] {
+		if len(prefix) == 0 || BaseName(argv[0].S) != prefix[0] {
 			continue
 		}
 		k, maybeValue := 1, false
@@ -130,11 +130,11 @@ func (a *analysis) denied(argv []field) ([]string, bool) {
 			if k == len(prefix) {
 				break
 			}
-			if strings.HasPrefix(f.s, "-") {
-				maybeValue = !strings.Contains(f.s, "=")
+			if strings.HasPrefix(f.S, "-") {
+				maybeValue = !strings.Contains(f.S, "=")
 				continue
 			}
-			if f.s == prefix[k] {
+			if f.S == prefix[k] {
 				k++
 				maybeValue = false
 				continue
@@ -154,7 +154,7 @@ func (a *analysis) denied(argv []field) ([]string, bool) {
 
 // program classifies argv by its program. For a wrapper it returns the
 // wrapped command (done false); otherwise what the command outputs.
-func (a *analysis) program(base string, argv []field, st *state, depth int) (next []field, out stream, done bool) {
+func (a *analysis) program(base string, argv []Field, st *State, depth int) (next []Field, out Stream, done bool) {
 	args := argv[1:]
 	switch {
 	case shells[base]:
@@ -168,9 +168,9 @@ func (a *analysis) program(base string, argv []field, st *state, depth int) (nex
 			a.perlInPlace(argv, st)
 		}
 		return nil, a.interpreter(argv, interpreters[base], st, depth), true
-	case strings.HasPrefix(base, "mkfs") || mkfsLike[base] || base == "wipefs" && parse(args, optSpec{short: "ot"}).has("-a", "--all", "-o", "--offset"):
+	case strings.HasPrefix(base, "mkfs") || mkfsLike[base] || base == "wipefs" && ParseArgs(args, Spec{Short: "ot"}).Has("-a", "--all", "-o", "--offset"):
 		a.say(a.p.Actions.Destructive, msgMkfs, detail{cmd: cmdText(argv)})
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	}
 	switch base {
 	case "sudo", "doas", "env", "command", "builtin", "exec", "nice", "nohup", "setsid", "time", "timeout", "stdbuf",
@@ -179,335 +179,335 @@ func (a *analysis) program(base string, argv []field, st *state, depth int) (nex
 		return a.wrapper(base, argv, st, depth)
 	case "eval":
 		a.eval(argv, st, depth)
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "source", ".":
 		return nil, a.source(argv, st, depth), true
 	case "alias":
 		for _, f := range args {
-			if n, v, ok := strings.Cut(f.s, "="); ok && !strings.HasPrefix(f.s, "-") {
-				if f.dyn {
-					v = unknownMaybeEmpty
+			if n, v, ok := strings.Cut(f.S, "="); ok && !strings.HasPrefix(f.S, "-") {
+				if f.Dyn {
+					v = UnknownMaybeEmpty
 				}
-				st.aliases[n] = v
+				st.Aliases[n] = v
 			}
 		}
-		return nil, silent(), true
+		return nil, Silent(), true
 	case "unalias":
 		for _, f := range args {
-			if f.s == "-a" {
-				clear(st.aliases)
+			if f.S == "-a" {
+				clear(st.Aliases)
 			}
-			delete(st.aliases, f.s)
+			delete(st.Aliases, f.S)
 		}
-		return nil, silent(), true
+		return nil, Silent(), true
 	case "cd", "pushd", "popd":
 		a.cd(base, args, st)
-		return nil, silent(), true
+		return nil, Silent(), true
 	case "unset":
-		o := parse(args, optSpec{})
-		for _, f := range o.operands {
-			if o.has("-f") {
-				delete(st.funcs, f.s)
-			} else if validVarName(f.s) {
-				st.vars[f.s] = field{}
+		o := ParseArgs(args, Spec{})
+		for _, f := range o.Operands {
+			if o.Has("-f") {
+				delete(st.Funcs, f.S)
+			} else if IsVarName(f.S) {
+				st.Vars[f.S] = Field{}
 			}
 		}
-		return nil, silent(), true
+		return nil, Silent(), true
 	case "read", "mapfile", "readarray":
-		o := parse(args, optSpec{short: "pdnNtuaCcOs"})
-		for _, f := range append(o.operands, o.values("-a")...) {
-			delete(st.vars, f.s)
+		o := ParseArgs(args, Spec{Short: "pdnNtuaCcOs"})
+		for _, f := range append(o.Operands, o.Values("-a")...) {
+			delete(st.Vars, f.S)
 		}
-		if base != "read" && len(o.operands) == 0 {
-			delete(st.vars, "MAPFILE")
+		if base != "read" && len(o.Operands) == 0 {
+			delete(st.Vars, "MAPFILE")
 		}
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "set":
-		if i := slices.IndexFunc(args, func(f field) bool { return f.s == "--" }); i >= 0 {
-			st.args, st.argsKnown = append([]field(nil), args[i+1:]...), true
+		if i := slices.IndexFunc(args, func(f Field) bool { return f.S == "--" }); i >= 0 {
+			st.Args, st.ArgsKnown = append([]Field(nil), args[i+1:]...), true
 		}
-		return nil, silent(), true
+		return nil, Silent(), true
 	case "shift":
-		st.args, st.argsKnown = nil, false
-		return nil, silent(), true
+		st.Args, st.ArgsKnown = nil, false
+		return nil, Silent(), true
 	case "trap":
-		o := parse(args, optSpec{stopAtOperand: true})
-		if len(o.operands) > 1 {
-			a.nestedScript("trap", o.operands[0], st, depth)
+		o := ParseArgs(args, Spec{StopAtOperand: true})
+		if len(o.Operands) > 1 {
+			a.nestedScript("trap", o.Operands[0], st, depth)
 		}
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "echo":
 		return nil, echo(args), true
 	case "pwd":
-		if st.cwd != "" && st.cwd != symbolicHome {
-			return nil, staticStream(st.cwd + "\n"), true
+		if st.Cwd != "" && st.Cwd != SymbolicHome {
+			return nil, StaticStream(st.Cwd + "\n"), true
 		}
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "printf":
 		return nil, a.printf(args, st), true
 	case "find":
 		return nil, a.find(argv, st, depth), true
 	case "rm", "unlink", "rmdir", "srm", "trash", "trash-put", "gio":
 		a.remove(base, argv, st)
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "shred":
-		o := parse(args, optSpec{short: "ns", long: []string{"iterations", "size", "random-source"}})
-		for _, t := range o.operands {
-			if f := a.ctx.resolve(t.s, st.cwd); isDevice(f) {
+		o := ParseArgs(args, Spec{Short: "ns", Long: []string{"iterations", "size", "random-source"}})
+		for _, t := range o.Operands {
+			if f := a.ctx.resolve(t.S, st.Cwd); isDevice(f) {
 				a.say(a.p.Actions.Destructive, msgShredDevice, detail{cmd: cmdText(argv), path: f.String()})
-				return nil, stream{}, true
+				return nil, Stream{}, true
 			}
 			a.writeTarget("shred", t, st, false)
 		}
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "dd":
 		a.dd(argv, st)
-		return nil, st.stdin.taint(), true
+		return nil, st.Stdin.Taint(), true
 	case "mv":
 		a.move(argv, st)
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "cp", "install", "ln", "rsync", "scp":
 		a.copy(base, argv, st)
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "tee":
-		o := parse(args, optSpec{})
-		for _, t := range o.operands {
+		o := ParseArgs(args, Spec{})
+		for _, t := range o.Operands {
 			a.writeTarget("tee", t, st, false)
-			a.wrote(st, a.ctx.resolve(t.s, st.cwd).key(), st.stdin)
+			a.wrote(st, a.ctx.resolve(t.S, st.Cwd).Key(), st.Stdin)
 		}
-		return nil, st.stdin, true
+		return nil, st.Stdin, true
 	case "truncate", "touch":
-		o := parse(args, optSpec{short: "srdt", long: []string{"size", "reference", "date"}})
-		for _, r := range o.values("-r", "--reference") {
+		o := ParseArgs(args, Spec{Short: "srdt", Long: []string{"size", "reference", "date"}})
+		for _, r := range o.Values("-r", "--reference") {
 			a.readTarget(base, r, st, readOpts{namesOnly: true})
 		}
-		for _, t := range o.operands {
+		for _, t := range o.Operands {
 			a.writeTarget(base, t, st, false)
 		}
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "sed":
 		a.sed(argv, st)
-		return nil, st.stdin.taint(), true
+		return nil, st.Stdin.Taint(), true
 	case "chmod", "chown", "chgrp", "chattr", "setfacl":
 		a.chmod(base, argv, st)
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "curl":
 		return nil, a.curl(argv, st), true
 	case "tar", "unzip", "bsdtar":
 		a.extract(base, argv, st)
-		return nil, st.stdin.taint(), true
+		return nil, st.Stdin.Taint(), true
 	case "ssh":
-		o := parse(args, optSpec{short: "BbcDEeFIiJLlmOoPpQRSWw", stopAtOperand: true})
-		if len(o.rest) > 1 {
-			remote := &state{vars: map[string]field{}, argsKnown: true, aliases: map[string]string{}, funcs: map[string]stream{}, downloads: map[string]bool{}, scripts: map[string]string{}, stdin: st.stdin}
-			a.nestedScript("ssh", joinFields(o.rest[1:]), remote, depth)
+		o := ParseArgs(args, Spec{Short: "BbcDEeFIiJLlmOoPpQRSWw", StopAtOperand: true})
+		if len(o.Rest) > 1 {
+			remote := &State{Vars: map[string]Field{}, ArgsKnown: true, Aliases: map[string]string{}, Funcs: map[string]Stream{}, Downloads: map[string]bool{}, Scripts: map[string]string{}, Stdin: st.Stdin}
+			a.nestedScript("ssh", JoinFields(o.Rest[1:]), remote, depth)
 		}
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "wget":
 		return nil, a.wget(argv, st), true
 	case "base64", "base32", "basenc":
 		return nil, a.base64(argv, st), true
 	case "xxd":
-		o := parse(args, optSpec{short: "cglos", long: []string{"cols", "len", "seek", "offset"}})
-		a.readOperands(base, o.operands, st, readOpts{})
-		if o.has("-r", "--revert") {
-			if st.stdin.static != nil && o.has("-p", "-ps", "--plain") {
-				if b, err := hex.DecodeString(strings.Join(strings.Fields(*st.stdin.static), "")); err == nil {
-					return nil, stream{static: ptr(sanitize(string(b))), decoded: true, download: st.stdin.download}, true
+		o := ParseArgs(args, Spec{Short: "cglos", Long: []string{"cols", "len", "seek", "offset"}})
+		a.readOperands(base, o.Operands, st, readOpts{})
+		if o.Has("-r", "--revert") {
+			if st.Stdin.Static != nil && o.Has("-p", "-ps", "--plain") {
+				if b, err := hex.DecodeString(strings.Join(strings.Fields(*st.Stdin.Static), "")); err == nil {
+					return nil, Stream{Static: ptr(Sanitize(string(b))), Decoded: true, Download: st.Stdin.Download}, true
 				}
 			}
-			return nil, stream{decoded: true, download: st.stdin.download}, true
+			return nil, Stream{Decoded: true, Download: st.Stdin.Download}, true
 		}
-		return nil, st.stdin.taint(), true
+		return nil, st.Stdin.Taint(), true
 	case "openssl":
 		a.genericReads(base, argv, st)
-		if len(args) > 0 && (args[0].s == "base64" || args[0].s == "enc") && slices.ContainsFunc(args, func(f field) bool { return f.s == "-d" || f.s == "-a" && args[0].s == "enc" }) {
-			return nil, stream{decoded: true, download: st.stdin.download}, true
+		if len(args) > 0 && (args[0].S == "base64" || args[0].S == "enc") && slices.ContainsFunc(args, func(f Field) bool { return f.S == "-d" || f.S == "-a" && args[0].S == "enc" }) {
+			return nil, Stream{Decoded: true, Download: st.Stdin.Download}, true
 		}
-		return nil, st.stdin.taint(), true
+		return nil, st.Stdin.Taint(), true
 	case "rev":
-		if len(args) == 0 && st.stdin.static != nil {
-			lines := strings.Split(*st.stdin.static, "\n")
+		if len(args) == 0 && st.Stdin.Static != nil {
+			lines := strings.Split(*st.Stdin.Static, "\n")
 			for i, l := range lines {
 				r := []rune(l)
 				slices.Reverse(r)
 				lines[i] = string(r)
 			}
-			return nil, stream{static: ptr(strings.Join(lines, "\n")), decoded: true, download: st.stdin.download}, true
+			return nil, Stream{Static: ptr(strings.Join(lines, "\n")), Decoded: true, Download: st.Stdin.Download}, true
 		}
 		a.genericReads(base, argv, st)
-		return nil, stream{decoded: true, download: st.stdin.download}, true
+		return nil, Stream{Decoded: true, Download: st.Stdin.Download}, true
 	case "cat":
-		o := parse(args, optSpec{})
-		if len(o.operands) == 0 {
-			return nil, st.stdin, true
+		o := ParseArgs(args, Spec{})
+		if len(o.Operands) == 0 {
+			return nil, st.Stdin, true
 		}
-		out := stream{}
-		for _, t := range o.operands {
-			if t.proc != nil {
-				out = out.then(t.proc.taint())
+		out := Stream{}
+		for _, t := range o.Operands {
+			if t.Proc != nil {
+				out = out.Then(t.Proc.Taint())
 			}
-			if st.downloads[a.ctx.resolve(t.s, st.cwd).key()] {
-				out.download = true
+			if st.Downloads[a.ctx.resolve(t.S, st.Cwd).Key()] {
+				out.Download = true
 			}
 		}
-		a.readOperands(base, o.operands, st, readOpts{})
-		return nil, out.taint(), true
+		a.readOperands(base, o.Operands, st, readOpts{})
+		return nil, out.Taint(), true
 	}
 	if downloaders[base] {
 		a.genericReads(base, argv, st)
 		for _, f := range args {
-			a.p.checkShellURL(a.v, base, f.s)
+			a.p.checkShellURL(a.v, base, f.S)
 		}
-		return nil, stream{download: true}, true
+		return nil, Stream{Download: true}, true
 	}
 	if noPaths[base] {
-		return nil, st.stdin.taint(), true
+		return nil, st.Stdin.Taint(), true
 	}
 	a.genericReads(base, argv, st)
-	return nil, st.stdin.taint(), true
+	return nil, st.Stdin.Taint(), true
 }
 
 func ptr(s string) *string { return &s }
 
 // wrapper handles programs that run another command.
-func (a *analysis) wrapper(base string, argv []field, st *state, depth int) ([]field, stream, bool) {
+func (a *analysis) wrapper(base string, argv []Field, st *State, depth int) ([]Field, Stream, bool) {
 	args := argv[1:]
-	var o opts
+	var o Opts
 	switch base {
 	case "sudo":
-		o = parse(args, optSpec{short: "CDghpRrtTUu", long: []string{"user", "group", "host", "prompt", "role", "type", "close-from", "chdir", "chroot", "other-user", "command-timeout"}, stopAtOperand: true})
-		if o.has("-e", "--edit") {
-			for _, t := range o.operands {
+		o = ParseArgs(args, Spec{Short: "CDghpRrtTUu", Long: []string{"user", "group", "host", "prompt", "role", "type", "close-from", "chdir", "chroot", "other-user", "command-timeout"}, StopAtOperand: true})
+		if o.Has("-e", "--edit") {
+			for _, t := range o.Operands {
 				a.writeTarget("sudoedit", t, st, false)
 			}
-			return nil, stream{}, true
+			return nil, Stream{}, true
 		}
-		return skipAssignments(o.rest), stream{}, false
+		return SkipAssignments(o.Rest), Stream{}, false
 	case "sudoedit":
-		for _, t := range parse(args, optSpec{short: "CDghpRrtTUu"}).operands {
+		for _, t := range ParseArgs(args, Spec{Short: "CDghpRrtTUu"}).Operands {
 			a.writeTarget("sudoedit", t, st, false)
 		}
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "doas":
-		o = parse(args, optSpec{short: "uC", stopAtOperand: true})
+		o = ParseArgs(args, Spec{Short: "uC", StopAtOperand: true})
 	case "env":
-		o = parse(args, optSpec{short: "uCPS", long: []string{"unset", "chdir", "split-string", "block-signal", "default-signal", "ignore-signal"}, stopAtOperand: true})
-		rest := skipAssignments(o.rest)
-		if s, ok := o.value("-S", "--split-string"); ok {
-			a.nestedScript("env -S", field{s: s.s + " " + joinQuoted(rest), dyn: s.dyn, download: s.download, decoded: s.decoded}, st, depth)
-			return nil, stream{}, true
+		o = ParseArgs(args, Spec{Short: "uCPS", Long: []string{"unset", "chdir", "split-string", "block-signal", "default-signal", "ignore-signal"}, StopAtOperand: true})
+		rest := SkipAssignments(o.Rest)
+		if s, ok := o.Value("-S", "--split-string"); ok {
+			a.nestedScript("env -S", Field{S: s.S + " " + JoinQuoted(rest), Dyn: s.Dyn, Download: s.Download, Decoded: s.Decoded}, st, depth)
+			return nil, Stream{}, true
 		}
 		if len(rest) == 0 {
-			return nil, stream{}, true
+			return nil, Stream{}, true
 		}
-		if dir, ok := o.value("-C", "--chdir"); ok {
-			sub := st.clone()
-			sub.cwd = a.cwdOf(dir, st)
+		if dir, ok := o.Value("-C", "--chdir"); ok {
+			sub := st.Clone()
+			sub.Cwd = a.cwdOf(dir, st)
 			return nil, a.run(rest, sub, depth), true
 		}
-		return rest, stream{}, false
+		return rest, Stream{}, false
 	case "command":
-		o = parse(args, optSpec{stopAtOperand: true})
-		if o.has("-v", "-V") {
-			return nil, stream{}, true
+		o = ParseArgs(args, Spec{StopAtOperand: true})
+		if o.Has("-v", "-V") {
+			return nil, Stream{}, true
 		}
 	case "builtin", "nohup", "unbuffer", "busybox", "toybox":
-		o = parse(args, optSpec{stopAtOperand: true})
+		o = ParseArgs(args, Spec{StopAtOperand: true})
 	case "exec":
-		o = parse(args, optSpec{short: "a", stopAtOperand: true})
+		o = ParseArgs(args, Spec{Short: "a", StopAtOperand: true})
 	case "nice":
-		o = parse(args, optSpec{short: "n", long: []string{"adjustment"}, stopAtOperand: true, numeric: true})
+		o = ParseArgs(args, Spec{Short: "n", Long: []string{"adjustment"}, StopAtOperand: true, Numeric: true})
 	case "setsid":
-		o = parse(args, optSpec{stopAtOperand: true})
+		o = ParseArgs(args, Spec{StopAtOperand: true})
 	case "time":
-		o = parse(args, optSpec{short: "fo", long: []string{"format", "output"}, stopAtOperand: true})
+		o = ParseArgs(args, Spec{Short: "fo", Long: []string{"format", "output"}, StopAtOperand: true})
 	case "timeout":
-		o = parse(args, optSpec{short: "sk", long: []string{"signal", "kill-after"}, stopAtOperand: true})
-		if len(o.rest) > 0 {
-			return o.rest[1:], stream{}, false // the duration
+		o = ParseArgs(args, Spec{Short: "sk", Long: []string{"signal", "kill-after"}, StopAtOperand: true})
+		if len(o.Rest) > 0 {
+			return o.Rest[1:], Stream{}, false // the duration
 		}
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "stdbuf":
-		o = parse(args, optSpec{short: "ioe", long: []string{"input", "output", "error"}, stopAtOperand: true})
+		o = ParseArgs(args, Spec{Short: "ioe", Long: []string{"input", "output", "error"}, StopAtOperand: true})
 	case "ionice":
-		o = parse(args, optSpec{short: "cnpPu", long: []string{"class", "classdata", "pid", "pgid", "uid"}, stopAtOperand: true})
-		if o.has("-p", "-P", "-u", "--pid", "--pgid", "--uid") {
-			return nil, stream{}, true
+		o = ParseArgs(args, Spec{Short: "cnpPu", Long: []string{"class", "classdata", "pid", "pgid", "uid"}, StopAtOperand: true})
+		if o.Has("-p", "-P", "-u", "--pid", "--pgid", "--uid") {
+			return nil, Stream{}, true
 		}
 	case "chrt", "taskset":
-		o = parse(args, optSpec{short: "TPDc", stopAtOperand: true})
-		if o.has("-p", "--pid") || len(o.rest) == 0 {
-			return nil, stream{}, true
+		o = ParseArgs(args, Spec{Short: "TPDc", StopAtOperand: true})
+		if o.Has("-p", "--pid") || len(o.Rest) == 0 {
+			return nil, Stream{}, true
 		}
-		return o.rest[1:], stream{}, false // the priority or CPU mask
+		return o.Rest[1:], Stream{}, false // the priority or CPU mask
 	case "caffeinate":
-		o = parse(args, optSpec{short: "tw", stopAtOperand: true})
+		o = ParseArgs(args, Spec{Short: "tw", StopAtOperand: true})
 	case "chroot":
-		o = parse(args, optSpec{long: []string{"userspec", "groups"}, stopAtOperand: true})
-		if len(o.rest) == 0 {
-			return nil, stream{}, true
+		o = ParseArgs(args, Spec{Long: []string{"userspec", "groups"}, StopAtOperand: true})
+		if len(o.Rest) == 0 {
+			return nil, Stream{}, true
 		}
-		return o.rest[1:], stream{}, false // the new root
+		return o.Rest[1:], Stream{}, false // the new root
 	case "flock":
-		o = parse(args, optSpec{short: "wEc", long: []string{"wait", "timeout", "conflict-exit-code", "command"}, stopAtOperand: true})
-		if c, ok := o.value("-c", "--command"); ok {
+		o = ParseArgs(args, Spec{Short: "wEc", Long: []string{"wait", "timeout", "conflict-exit-code", "command"}, StopAtOperand: true})
+		if c, ok := o.Value("-c", "--command"); ok {
 			a.nestedScript("flock -c", c, st, depth)
-			return nil, stream{}, true
+			return nil, Stream{}, true
 		}
-		if len(o.rest) < 2 {
-			return nil, stream{}, true
+		if len(o.Rest) < 2 {
+			return nil, Stream{}, true
 		}
-		rest := o.rest[1:] // the lock file
-		if rest[0].s == "-c" || rest[0].s == "--command" {
+		rest := o.Rest[1:] // the lock file
+		if rest[0].S == "-c" || rest[0].S == "--command" {
 			if len(rest) > 1 {
 				a.nestedScript("flock -c", rest[1], st, depth)
 			}
-			return nil, stream{}, true
+			return nil, Stream{}, true
 		}
-		return rest, stream{}, false
+		return rest, Stream{}, false
 	case "watch":
-		o = parse(args, optSpec{short: "nq", long: []string{"interval", "equexit"}, stopAtOperand: true})
-		if o.has("-x", "--exec") {
-			return o.rest, stream{}, false
+		o = ParseArgs(args, Spec{Short: "nq", Long: []string{"interval", "equexit"}, StopAtOperand: true})
+		if o.Has("-x", "--exec") {
+			return o.Rest, Stream{}, false
 		}
-		if len(o.rest) > 0 {
-			a.nestedScript("watch", joinFields(o.rest), st, depth)
+		if len(o.Rest) > 0 {
+			a.nestedScript("watch", JoinFields(o.Rest), st, depth)
 		}
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "su", "runuser":
-		o = parse(args, optSpec{short: "cgGsw", long: []string{"command", "session-command", "shell", "group", "supp-group", "whitelist-environment"}})
-		if c, ok := o.value("-c", "--command", "--session-command"); ok {
+		o = ParseArgs(args, Spec{Short: "cgGsw", Long: []string{"command", "session-command", "shell", "group", "supp-group", "whitelist-environment"}})
+		if c, ok := o.Value("-c", "--command", "--session-command"); ok {
 			a.nestedScript(base+" -c", c, st, depth)
-		} else if base == "runuser" && len(o.operands) > 1 {
-			return o.operands[1:], stream{}, false
+		} else if base == "runuser" && len(o.Operands) > 1 {
+			return o.Operands[1:], Stream{}, false
 		}
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "sg":
-		o = parse(args, optSpec{short: "c"})
-		if c, ok := o.value("-c"); ok {
+		o = ParseArgs(args, Spec{Short: "c"})
+		if c, ok := o.Value("-c"); ok {
 			a.nestedScript("sg -c", c, st, depth)
-		} else if len(o.operands) > 1 {
-			a.nestedScript("sg", joinFields(o.operands[1:]), st, depth)
+		} else if len(o.Operands) > 1 {
+			a.nestedScript("sg", JoinFields(o.Operands[1:]), st, depth)
 		}
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "script":
-		o = parse(args, optSpec{short: "cEIOBTtm", long: []string{"command", "echo", "log-in", "log-out", "log-io", "log-timing", "logging-format"}})
-		if c, ok := o.value("-c", "--command"); ok {
+		o = ParseArgs(args, Spec{Short: "cEIOBTtm", Long: []string{"command", "echo", "log-in", "log-out", "log-io", "log-timing", "logging-format"}})
+		if c, ok := o.Value("-c", "--command"); ok {
 			a.nestedScript("script -c", c, st, depth)
 		}
-		return nil, stream{}, true
+		return nil, Stream{}, true
 	case "xargs":
 		return nil, a.xargs(argv, st, depth), true
 	}
-	return o.rest, stream{}, false
+	return o.Rest, Stream{}, false
 }
 
 // skipAssignments drops NAME=value words before a command (sudo, env).
-func skipAssignments(argv []field) []field {
+func SkipAssignments(argv []Field) []Field {
 	for len(argv) > 0 {
-		n, _, ok := strings.Cut(argv[0].s, "=")
-		if !ok || !validVarName(n) {
+		n, _, ok := strings.Cut(argv[0].S, "=")
+		if !ok || !IsVarName(n) {
 			break
 		}
 		argv = argv[1:]
@@ -515,7 +515,7 @@ func skipAssignments(argv []field) []field {
 	return argv
 }
 
-func validVarName(s string) bool {
+func IsVarName(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -530,32 +530,32 @@ func validVarName(s string) bool {
 
 // joinFields joins words the way a program that runs "$*" through sh -c
 // (watch, sg) sees them.
-func joinFields(fs []field) field {
-	var out field
+func JoinFields(fs []Field) Field {
+	var out Field
 	parts := make([]string, 0, len(fs))
 	for _, f := range fs {
-		out = mergeField(out, f)
-		parts = append(parts, f.s)
+		out = MergeField(out, f)
+		parts = append(parts, f.S)
 	}
-	out.s = strings.Join(parts, " ")
-	out.glob = false
+	out.S = strings.Join(parts, " ")
+	out.Glob = false
 	return out
 }
 
 // nestedScript analyses a script given as one word (bash -c, trap, watch,
 // su -c): its origin first, then its text one level deeper.
-func (a *analysis) nestedScript(what string, script field, st *state, depth int) {
+func (a *analysis) nestedScript(what string, script Field, st *State, depth int) {
 	switch {
-	case script.download:
+	case script.Download:
 		a.say(a.p.Actions.DownloadExec, msgScriptDownloaded, detail{what: what})
 		return
-	case script.decoded:
-		if !script.dyn {
-			a.script(script.s, st.clone(), depth+1)
+	case script.Decoded:
+		if !script.Dyn {
+			a.script(script.S, st.Clone(), depth+1)
 		}
 		a.say(a.p.Actions.DecodeExec, msgScriptDecoded, detail{what: what})
 		return
-	case script.dyn:
+	case script.Dyn:
 		m := msgDynamicShell
 		if what == "eval" {
 			m = msgDynamicEval
@@ -563,59 +563,59 @@ func (a *analysis) nestedScript(what string, script field, st *state, depth int)
 		a.say(a.p.Actions.Dynamic, m, detail{what: what})
 		return
 	}
-	a.script(script.s, st.clone(), depth+1)
+	a.script(script.S, st.Clone(), depth+1)
 }
 
 // streamScript analyses a script read from a stream (stdin, <(…)).
-func (a *analysis) streamScript(what string, in stream, st *state, depth int) {
+func (a *analysis) streamScript(what string, in Stream, st *State, depth int) {
 	switch {
-	case in.download:
+	case in.Download:
 		a.say(a.p.Actions.DownloadExec, msgStreamDownloaded, detail{what: what})
-	case in.static != nil:
-		a.script(*in.static, st.clone(), depth+1)
-		if in.decoded {
+	case in.Static != nil:
+		a.script(*in.Static, st.Clone(), depth+1)
+		if in.Decoded {
 			a.say(a.p.Actions.DecodeExec, msgStreamDecoded, detail{what: what})
 		}
-	case in.decoded:
+	case in.Decoded:
 		a.say(a.p.Actions.DecodeExec, msgStreamDecoded, detail{what: what})
 	}
 }
 
 // scriptFile checks a script file a shell or interpreter runs.
-func (a *analysis) scriptFile(prog string, f field, st *state, depth int) {
-	if f.proc != nil {
-		a.streamScript(prog+" <(…)", *f.proc, st, depth)
+func (a *analysis) scriptFile(prog string, f Field, st *State, depth int) {
+	if f.Proc != nil {
+		a.streamScript(prog+" <(…)", *f.Proc, st, depth)
 		return
 	}
-	if f.download || f.decoded {
+	if f.Download || f.Decoded {
 		a.nestedScript(prog, f, st, depth)
 		return
 	}
-	p := a.ctx.resolve(f.s, st.cwd)
-	if s, ok := st.scripts[p.key()]; ok {
-		a.script(s, st.clone(), depth+1)
+	p := a.ctx.resolve(f.S, st.Cwd)
+	if s, ok := st.Scripts[p.Key()]; ok {
+		a.script(s, st.Clone(), depth+1)
 		return
 	}
 	switch {
-	case st.downloads[p.key()] || strings.HasPrefix(p.key(), "/dev/tcp/") || strings.HasPrefix(p.key(), "/dev/udp/"):
+	case st.Downloads[p.Key()] || strings.HasPrefix(p.Key(), "/dev/tcp/") || strings.HasPrefix(p.Key(), "/dev/udp/"):
 		a.say(a.p.Actions.DownloadExec, msgScriptFileDownloaded, detail{prog: prog, path: p.String()})
-	case p.key() == "/dev/stdin" || p.key() == "/dev/fd/0" || p.key() == "/proc/self/fd/0":
-		a.streamScript(prog, st.stdin, st, depth)
+	case p.Key() == "/dev/stdin" || p.Key() == "/dev/fd/0" || p.Key() == "/proc/self/fd/0":
+		a.streamScript(prog, st.Stdin, st, depth)
 	default:
 		a.p.checkRead(a.v, a.ctx, p, readOpts{what: prog})
 	}
 }
 
-func (a *analysis) shell(argv []field, st *state, depth int) stream {
-	prog := baseName(argv[0].s)
+func (a *analysis) shell(argv []Field, st *State, depth int) Stream {
+	prog := BaseName(argv[0].S)
 	args := argv[1:]
 	cmdMode, stdinMode := false, false
 	i := 0
 loop:
 	for ; i < len(args); i++ {
-		s := args[i].s
+		s := args[i].S
 		switch {
-		case args[i].dyn:
+		case args[i].Dyn:
 			break loop
 		case s == "--":
 			i++
@@ -642,68 +642,68 @@ loop:
 			break loop
 		}
 	}
-	var operands []field
+	var operands []Field
 	if i < len(args) {
 		operands = args[i:]
 	}
 	switch {
 	case cmdMode:
 		if len(operands) == 0 {
-			return stream{}
+			return Stream{}
 		}
-		sub := st.clone()
-		sub.args, sub.argsKnown = append([]field(nil), operands[min(2, len(operands)):]...), true // $0 is operands[1]
+		sub := st.Clone()
+		sub.Args, sub.ArgsKnown = append([]Field(nil), operands[min(2, len(operands)):]...), true // $0 is operands[1]
 		a.nestedScript(prog+" -c", operands[0], sub, depth)
 	case len(operands) > 0 && !stdinMode:
 		a.scriptFile(prog, operands[0], st, depth)
 	default:
-		a.streamScript(prog, st.stdin, st, depth)
+		a.streamScript(prog, st.Stdin, st, depth)
 	}
-	return stream{}
+	return Stream{}
 }
 
 // powershell: -Command is parsed with the Bash parser (PowerShell syntax
 // often does not parse, which makes the command unanalysable);
 // -EncodedCommand is obfuscation.
-func (a *analysis) powershell(argv []field, st *state, depth int) stream {
+func (a *analysis) powershell(argv []Field, st *State, depth int) Stream {
 	args := argv[1:]
 	valued := []string{"-executionpolicy", "-workingdirectory", "-configurationname", "-outputformat", "-inputformat", "-windowstyle", "-version", "-psconsolefile", "-custompipename", "-settingsfile", "-ex", "-ep", "-wd", "-w", "-of", "-if"}
 	for i := 0; i < len(args); i++ {
-		s := strings.ToLower(args[i].s)
+		s := strings.ToLower(args[i].S)
 		switch {
 		case len(s) > 1 && (s[0] == '-' || s[0] == '/') && strings.HasPrefix("-encodedcommand", "-"+s[1:]) && len(s) >= 2 && s[1] == 'e' && s != "-ex" && s != "-ep":
 			if i+1 < len(args) {
-				if script, ok := decodePowerShell(args[i+1].s); ok {
-					a.script(script, st.clone(), depth+1)
+				if script, ok := decodePowerShell(args[i+1].S); ok {
+					a.script(script, st.Clone(), depth+1)
 				}
 			}
 			a.say(a.p.Actions.DecodeExec, msgEncodedCommand, detail{cmd: cmdText(argv)})
-			return stream{}
+			return Stream{}
 		case len(s) > 1 && (s[0] == '-' || s[0] == '/') && strings.HasPrefix("-command", "-"+s[1:]):
 			if i+1 < len(args) {
-				script := joinFields(args[i+1:])
-				if args[i+1].s == "-" {
-					a.streamScript(args[0].s, st.stdin, st, depth)
-					return stream{}
+				script := JoinFields(args[i+1:])
+				if args[i+1].S == "-" {
+					a.streamScript(args[0].S, st.Stdin, st, depth)
+					return Stream{}
 				}
-				a.nestedScript(baseName(argv[0].s)+" -Command", script, st, depth)
+				a.nestedScript(BaseName(argv[0].S)+" -Command", script, st, depth)
 			}
-			return stream{}
+			return Stream{}
 		case len(s) > 1 && (s[0] == '-' || s[0] == '/') && strings.HasPrefix("-file", "-"+s[1:]) && len(s) >= 2 && s[1] == 'f':
 			if i+1 < len(args) {
-				a.scriptFile(baseName(argv[0].s), args[i+1], st, depth)
+				a.scriptFile(BaseName(argv[0].S), args[i+1], st, depth)
 			}
-			return stream{}
+			return Stream{}
 		case slices.Contains(valued, s):
 			i++
 		case strings.HasPrefix(s, "-"):
 		default:
-			a.scriptFile(baseName(argv[0].s), args[i], st, depth)
-			return stream{}
+			a.scriptFile(BaseName(argv[0].S), args[i], st, depth)
+			return Stream{}
 		}
 	}
-	a.streamScript(baseName(argv[0].s), st.stdin, st, depth)
-	return stream{}
+	a.streamScript(BaseName(argv[0].S), st.Stdin, st, depth)
+	return Stream{}
 }
 
 // decodePowerShell decodes -EncodedCommand (base64 of UTF-16LE).
@@ -716,36 +716,36 @@ func decodePowerShell(s string) (string, bool) {
 	for i := 0; i < len(b); i += 2 {
 		r = append(r, rune(uint16(b[i])|uint16(b[i+1])<<8))
 	}
-	return sanitize(string(r)), true
+	return Sanitize(string(r)), true
 }
 
 // interpreter handles python, perl, node, …: inline code cannot be
 // analysed, but where it comes from can; a script read from stdin or a
 // downloaded file is download-and-run.
-func (a *analysis) interpreter(argv []field, spec interp, st *state, depth int) stream {
-	prog := baseName(argv[0].s)
+func (a *analysis) interpreter(argv []Field, spec interp, st *State, depth int) Stream {
+	prog := BaseName(argv[0].S)
 	args := argv[1:]
 	for i := 0; i < len(args); i++ {
 		f := args[i]
-		s := f.s
+		s := f.S
 		switch {
-		case f.dyn && !f.download && !f.decoded:
-			return stream{}
+		case f.Dyn && !f.Download && !f.Decoded:
+			return Stream{}
 		case slices.Contains(spec.code, s):
 			if i+1 < len(args) {
 				a.inlineCode(argv, prog, args[i+1], st, depth)
 			}
-			return stream{}
+			return Stream{}
 		case prog != "node" && len(s) > 2 && slices.Contains(spec.code, s[:2]):
 			code := f
-			code.s = s[2:] // -c'code' attached
+			code.S = s[2:] // -c'code' attached
 			a.inlineCode(argv, prog, code, st, depth)
-			return stream{}
+			return Stream{}
 		case strings.HasPrefix(prog, "python") && (s == "-m" || strings.HasPrefix(s, "-m") && len(s) > 2 && !strings.HasPrefix(s, "--")):
-			return stream{} // a module
+			return Stream{} // a module
 		case s == "-":
-			a.streamScript(prog, st.stdin, st, depth)
-			return stream{}
+			a.streamScript(prog, st.Stdin, st, depth)
+			return Stream{}
 		case strings.HasPrefix(s, "--"):
 			if _, _, ok := strings.Cut(s, "="); !ok && slices.Contains(spec.long, s[2:]) {
 				i++
@@ -756,19 +756,19 @@ func (a *analysis) interpreter(argv []field, spec interp, st *state, depth int) 
 			}
 		default:
 			a.scriptFile(prog, f, st, depth)
-			return stream{}
+			return Stream{}
 		}
 	}
-	a.streamScript(prog, st.stdin, st, depth)
-	return stream{}
+	a.streamScript(prog, st.Stdin, st, depth)
+	return Stream{}
 }
 
 // perlInPlace checks the files perl -i edits.
-func (a *analysis) perlInPlace(argv []field, st *state) {
+func (a *analysis) perlInPlace(argv []Field, st *State) {
 	inPlace, afterCode := false, false
-	var files []field
+	var files []Field
 	for i := 1; i < len(argv); i++ {
-		s := argv[i].s
+		s := argv[i].S
 		switch {
 		case s == "-e" || s == "-E":
 			i++
@@ -796,59 +796,59 @@ func (a *analysis) perlInPlace(argv []field, st *state) {
 	}
 }
 
-func (a *analysis) eval(argv []field, st *state, depth int) {
+func (a *analysis) eval(argv []Field, st *State, depth int) {
 	if len(argv) < 2 {
 		return
 	}
-	a.nestedScript("eval", joinFields(argv[1:]), st, depth)
+	a.nestedScript("eval", JoinFields(argv[1:]), st, depth)
 }
 
-func (a *analysis) source(argv []field, st *state, depth int) stream {
+func (a *analysis) source(argv []Field, st *State, depth int) Stream {
 	if len(argv) < 2 {
-		return stream{}
+		return Stream{}
 	}
-	a.scriptFile(argv[0].s, argv[1], st, depth)
-	return stream{}
+	a.scriptFile(argv[0].S, argv[1], st, depth)
+	return Stream{}
 }
 
 // cwdOf resolves a directory for cd: "" when unknown.
-func (a *analysis) cwdOf(dir field, st *state) string {
-	if dir.dyn || dir.glob {
+func (a *analysis) cwdOf(dir Field, st *State) string {
+	if dir.Dyn || dir.Glob {
 		return ""
 	}
-	f := a.ctx.resolve(dir.s, st.cwd)
-	if !f.abs {
+	f := a.ctx.resolve(dir.S, st.Cwd)
+	if !f.Abs {
 		return ""
 	}
-	return f.key()
+	return f.Key()
 }
 
-func (a *analysis) cd(base string, args []field, st *state) {
+func (a *analysis) cd(base string, args []Field, st *State) {
 	if base == "popd" {
-		st.cwd = ""
+		st.Cwd = ""
 		return
 	}
-	o := parse(args, optSpec{})
+	o := ParseArgs(args, Spec{})
 	switch {
-	case len(o.operands) == 0 && base == "cd":
+	case len(o.Operands) == 0 && base == "cd":
 		if a.ctx.homeSet {
-			st.cwd = a.ctx.home
+			st.Cwd = a.ctx.home
 		} else {
-			st.cwd = symbolicHome
+			st.Cwd = SymbolicHome
 		}
-	case len(o.operands) == 0 || o.operands[0].s == "-" || strings.HasPrefix(o.operands[0].s, "+"):
-		st.cwd = ""
+	case len(o.Operands) == 0 || o.Operands[0].S == "-" || strings.HasPrefix(o.Operands[0].S, "+"):
+		st.Cwd = ""
 	default:
-		a.readTarget(base, o.operands[0], st, readOpts{namesOnly: true})
-		st.cwd = a.cwdOf(o.operands[0], st)
+		a.readTarget(base, o.Operands[0], st, readOpts{namesOnly: true})
+		st.Cwd = a.cwdOf(o.Operands[0], st)
 	}
 }
 
 // echo returns what echo prints, when it is static.
-func echo(args []field) stream {
+func echo(args []Field) Stream {
 	newline, escapes := true, false
-	for len(args) > 0 && len(args[0].s) > 1 && args[0].s[0] == '-' && strings.Trim(args[0].s[1:], "neE") == "" {
-		for _, c := range args[0].s[1:] {
+	for len(args) > 0 && len(args[0].S) > 1 && args[0].S[0] == '-' && strings.Trim(args[0].S[1:], "neE") == "" {
+		for _, c := range args[0].S[1:] {
 			switch c {
 			case 'n':
 				newline = false
@@ -860,54 +860,54 @@ func echo(args []field) stream {
 		}
 		args = args[1:]
 	}
-	out := stream{}
+	out := Stream{}
 	parts := make([]string, 0, len(args))
 	for _, f := range args {
-		if f.dyn {
-			out.download = out.download || f.download
-			out.decoded = out.decoded || f.decoded
+		if f.Dyn {
+			out.Download = out.Download || f.Download
+			out.Decoded = out.Decoded || f.Decoded
 			return out
 		}
-		out.download = out.download || f.download
-		out.decoded = out.decoded || f.decoded
-		parts = append(parts, f.s)
+		out.Download = out.Download || f.Download
+		out.Decoded = out.Decoded || f.Decoded
+		parts = append(parts, f.S)
 	}
 	s := strings.Join(parts, " ")
 	if escapes {
-		s = ansiC(strings.ReplaceAll(s, `\c`, "\x00"))
+		s = AnsiC(strings.ReplaceAll(s, `\c`, "\x00"))
 	}
 	if newline {
 		s += "\n"
 	}
-	out.static = &s
-	out.items = strings.Fields(s)
+	out.Static = &s
+	out.Items = strings.Fields(s)
 	return out
 }
 
 // printf returns what printf prints, when it is static and the format uses
 // only %s, %b, %c, %d and %%.
-func (a *analysis) printf(args []field, st *state) stream {
-	if len(args) > 0 && args[0].s == "-v" {
+func (a *analysis) printf(args []Field, st *State) Stream {
+	if len(args) > 0 && args[0].S == "-v" {
 		if len(args) > 1 {
-			delete(st.vars, args[1].s)
+			delete(st.Vars, args[1].S)
 		}
-		return stream{}
+		return Stream{}
 	}
-	if len(args) > 0 && args[0].s == "--" {
+	if len(args) > 0 && args[0].S == "--" {
 		args = args[1:]
 	}
-	out := stream{}
+	out := Stream{}
 	for _, f := range args {
-		out.download = out.download || f.download
-		out.decoded = out.decoded || f.decoded
-		if f.dyn {
+		out.Download = out.Download || f.Download
+		out.Decoded = out.Decoded || f.Decoded
+		if f.Dyn {
 			return out
 		}
 	}
 	if len(args) == 0 {
 		return out
 	}
-	format, rest := ansiC(args[0].s), args[1:]
+	format, rest := AnsiC(args[0].S), args[1:]
 	var b strings.Builder
 	for pass := 0; pass == 0 || len(rest) > 0 && pass < 64; pass++ {
 		consumed := false
@@ -925,14 +925,14 @@ func (a *analysis) printf(args []field, st *state) stream {
 				continue
 			case 's', 'b', 'c', 'd', 'q':
 				if len(rest) > 0 {
-					arg, rest, consumed = rest[0].s, rest[1:], true
+					arg, rest, consumed = rest[0].S, rest[1:], true
 				}
 			default:
 				return out
 			}
 			switch format[i] {
 			case 'b':
-				arg = ansiC(arg)
+				arg = AnsiC(arg)
 			case 'c':
 				if arg != "" {
 					arg = arg[:1]
@@ -945,32 +945,32 @@ func (a *analysis) printf(args []field, st *state) stream {
 		}
 	}
 	s := b.String()
-	out.static = &s
-	out.items = strings.Fields(s)
+	out.Static = &s
+	out.Items = strings.Fields(s)
 	return out
 }
 
 // base64 decodes static input; otherwise marks the output decoded.
-func (a *analysis) base64(argv []field, st *state) stream {
-	o := parse(argv[1:], optSpec{short: "w", long: []string{"wrap"}})
-	a.readOperands(baseName(argv[0].s), o.operands, st, readOpts{})
-	if !o.has("-d", "--decode", "-D") {
-		return st.stdin.taint()
+func (a *analysis) base64(argv []Field, st *State) Stream {
+	o := ParseArgs(argv[1:], Spec{Short: "w", Long: []string{"wrap"}})
+	a.readOperands(BaseName(argv[0].S), o.Operands, st, readOpts{})
+	if !o.Has("-d", "--decode", "-D") {
+		return st.Stdin.Taint()
 	}
-	out := stream{decoded: true, download: st.stdin.download}
-	for _, t := range o.operands {
-		if t.proc != nil {
-			out.download = out.download || t.proc.download
+	out := Stream{Decoded: true, Download: st.Stdin.Download}
+	for _, t := range o.Operands {
+		if t.Proc != nil {
+			out.Download = out.Download || t.Proc.Download
 		}
-		if st.downloads[a.ctx.resolve(t.s, st.cwd).key()] {
-			out.download = true
+		if st.Downloads[a.ctx.resolve(t.S, st.Cwd).Key()] {
+			out.Download = true
 		}
 	}
-	if len(o.operands) == 0 && st.stdin.static != nil && baseName(argv[0].s) == "base64" {
-		clean := strings.Join(strings.Fields(*st.stdin.static), "")
+	if len(o.Operands) == 0 && st.Stdin.Static != nil && BaseName(argv[0].S) == "base64" {
+		clean := strings.Join(strings.Fields(*st.Stdin.Static), "")
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 			if b, err := enc.DecodeString(clean); err == nil {
-				out.static = ptr(sanitize(string(b)))
+				out.Static = ptr(Sanitize(string(b)))
 				break
 			}
 		}

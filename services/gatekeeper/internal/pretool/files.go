@@ -5,9 +5,9 @@ import (
 )
 
 // writeTarget checks one path a command writes (devices first).
-func (a *analysis) writeTarget(what string, t field, st *state, recursive bool) {
-	f := a.ctx.resolve(t.s, st.cwd)
-	f.glob = t.glob
+func (a *analysis) writeTarget(what string, t Field, st *State, recursive bool) {
+	f := a.ctx.resolve(t.S, st.Cwd)
+	f.Glob = t.Glob
 	if isDevice(f) {
 		a.say(a.p.Actions.Destructive, msgDeviceWrite, detail{what: what, path: f.String()})
 		return
@@ -16,17 +16,17 @@ func (a *analysis) writeTarget(what string, t field, st *state, recursive bool) 
 }
 
 // readTarget checks one path a command reads.
-func (a *analysis) readTarget(what string, t field, st *state, o readOpts) {
-	if t.proc != nil {
+func (a *analysis) readTarget(what string, t Field, st *State, o readOpts) {
+	if t.Proc != nil {
 		return
 	}
-	f := a.ctx.resolve(t.s, st.cwd)
-	f.glob = t.glob
+	f := a.ctx.resolve(t.S, st.Cwd)
+	f.Glob = t.Glob
 	o.what = what
 	a.p.checkRead(a.v, a.ctx, f, o)
 }
 
-func (a *analysis) readOperands(what string, ts []field, st *state, o readOpts) {
+func (a *analysis) readOperands(what string, ts []Field, st *State, o readOpts) {
 	for _, t := range ts {
 		a.readTarget(what, t, st, o)
 	}
@@ -39,24 +39,24 @@ var recursiveReaders = set("tar", "zip", "7z", "7za", "rg", "ag", "ack", "rsync"
 // analysis has no model of as a file it may read: cat, less, head, tail,
 // grep, … of a secrets file needs the human; claimcheck's own files are
 // refused.
-func (a *analysis) genericReads(base string, argv []field, st *state) {
+func (a *analysis) genericReads(base string, argv []Field, st *State) {
 	o := readOpts{namesOnly: namesOnly[base], recursive: recursiveReaders[base]}
 	args := argv[1:]
 	skipPattern := patternFirst[base]
 	for _, f := range args {
-		if patternFirst[base] && (f.s == "-e" || f.s == "--regexp" || f.s == "-f" || f.s == "--file" || f.s == "--from-file") {
+		if patternFirst[base] && (f.S == "-e" || f.S == "--regexp" || f.S == "-f" || f.S == "--file" || f.S == "--from-file") {
 			skipPattern = false
 		}
-		if strings.HasPrefix(f.s, "-") && len(f.s) > 1 && !strings.HasPrefix(f.s, "--") && strings.ContainsAny(f.s, "rR") && (base == "grep" || base == "egrep" || base == "fgrep" || base == "zgrep") {
+		if strings.HasPrefix(f.S, "-") && len(f.S) > 1 && !strings.HasPrefix(f.S, "--") && strings.ContainsAny(f.S, "rR") && (base == "grep" || base == "egrep" || base == "fgrep" || base == "zgrep") {
 			o.recursive = true
 		}
-		if f.s == "--recursive" {
+		if f.S == "--recursive" {
 			o.recursive = true
 		}
 	}
 	skipNext := false
 	for _, f := range args {
-		s := f.s
+		s := f.S
 		if skipNext {
 			skipNext = false
 			continue
@@ -67,7 +67,7 @@ func (a *analysis) genericReads(base string, argv []field, st *state) {
 				continue
 			}
 			if _, v, ok := strings.Cut(s, "="); ok && strings.HasPrefix(s, "--") {
-				a.readTarget(base, field{s: fileRef(base, v), glob: f.glob}, st, o)
+				a.readTarget(base, Field{S: fileRef(base, v), Glob: f.Glob}, st, o)
 			}
 			continue
 		}
@@ -78,7 +78,7 @@ func (a *analysis) genericReads(base string, argv []field, st *state) {
 		if downloaders[base] {
 			s = fileRef(base, s)
 		}
-		a.readTarget(base, field{s: s, glob: f.glob, proc: f.proc}, st, o)
+		a.readTarget(base, Field{S: s, Glob: f.Glob, Proc: f.Proc}, st, o)
 	}
 }
 
@@ -101,12 +101,12 @@ func fileRef(prog, s string) string {
 }
 
 // remove handles rm and friends.
-func (a *analysis) remove(base string, argv []field, st *state) {
-	o := parse(argv[1:], optSpec{})
-	recursive := base == "trash" || base == "trash-put" || o.has("-r", "-R", "--recursive")
-	targets := o.operands
+func (a *analysis) remove(base string, argv []Field, st *State) {
+	o := ParseArgs(argv[1:], Spec{})
+	recursive := base == "trash" || base == "trash-put" || o.Has("-r", "-R", "--recursive")
+	targets := o.Operands
 	if base == "gio" {
-		if len(targets) == 0 || targets[0].s != "trash" && targets[0].s != "remove" {
+		if len(targets) == 0 || targets[0].S != "trash" && targets[0].S != "remove" {
 			return
 		}
 		targets, recursive = targets[1:], true
@@ -120,37 +120,37 @@ func (a *analysis) remove(base string, argv []field, st *state) {
 }
 
 // deleteTarget checks one path a command deletes (or moves away).
-func (a *analysis) deleteTarget(argv []field, t field, st *state, recursive bool) {
-	f := a.ctx.resolve(t.s, st.cwd)
-	f.glob = t.glob
+func (a *analysis) deleteTarget(argv []Field, t Field, st *State, recursive bool) {
+	f := a.ctx.resolve(t.S, st.Cwd)
+	f.Glob = t.Glob
 	if recursive {
 		if a.ctx.isRoot(a.p.c.roots, f) {
 			a.say(a.p.Actions.Destructive, msgRmRoot, detail{cmd: cmdText(argv), path: f.String()})
 			return
 		}
-		if strings.Contains(t.s, unknownMaybeEmpty) {
-			w := a.ctx.resolve(strings.ReplaceAll(t.s, unknownMaybeEmpty, ""), st.cwd)
-			w.glob = t.glob
+		if strings.Contains(t.S, UnknownMaybeEmpty) {
+			w := a.ctx.resolve(strings.ReplaceAll(t.S, UnknownMaybeEmpty, ""), st.Cwd)
+			w.Glob = t.Glob
 			if a.ctx.isRoot(a.p.c.roots, w) {
 				a.say(a.p.Actions.Dynamic, msgRmEmptyVariable, detail{cmd: cmdText(argv), path: w.String()})
 			}
-		} else if !f.abs && st.cwd == "" && vague(f) {
-			a.say(a.p.Actions.Dynamic, msgRmUnknownDir, detail{cmd: cmdText(argv), path: quote(t.s)})
+		} else if !f.Abs && st.Cwd == "" && vague(f) {
+			a.say(a.p.Actions.Dynamic, msgRmUnknownDir, detail{cmd: cmdText(argv), path: quote(t.S)})
 		}
 	}
-	a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: baseName(argv[0].s), recursive: recursive})
+	a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: BaseName(argv[0].S), recursive: recursive})
 }
 
 // vague reports a relative target that names a whole directory: ., ..,
 // ../.., or a glob over its entries.
-func vague(f fpath) bool {
-	if len(f.segs) == 0 {
+func vague(f Path) bool {
+	if len(f.Segs) == 0 {
 		return true
 	}
-	if len(f.segs) == 1 && f.glob && hasMeta(f.segs[0]) {
+	if len(f.Segs) == 1 && f.Glob && HasMeta(f.Segs[0]) {
 		return true
 	}
-	for _, s := range f.segs {
+	for _, s := range f.Segs {
 		if s != ".." {
 			return false
 		}
@@ -158,10 +158,10 @@ func vague(f fpath) bool {
 	return true
 }
 
-func (a *analysis) move(argv []field, st *state) {
-	o := parse(argv[1:], optSpec{short: "tS", long: []string{"target-directory", "suffix"}})
-	srcs := o.operands
-	dest, ok := o.value("-t", "--target-directory")
+func (a *analysis) move(argv []Field, st *State) {
+	o := ParseArgs(argv[1:], Spec{Short: "tS", Long: []string{"target-directory", "suffix"}})
+	srcs := o.Operands
+	dest, ok := o.Value("-t", "--target-directory")
 	if !ok {
 		if len(srcs) < 2 {
 			return
@@ -186,34 +186,34 @@ func isRemote(s string) bool {
 
 // copy handles cp, install, ln, rsync and scp: sources are read, the
 // destination written.
-func (a *analysis) copy(base string, argv []field, st *state) {
-	var spec optSpec
+func (a *analysis) copy(base string, argv []Field, st *State) {
+	var spec Spec
 	switch base {
 	case "cp", "ln":
-		spec = optSpec{short: "tS", long: []string{"target-directory", "suffix"}}
+		spec = Spec{Short: "tS", Long: []string{"target-directory", "suffix"}}
 	case "install":
-		spec = optSpec{short: "gmoStT", long: []string{"group", "mode", "owner", "suffix", "target-directory", "strip-program"}}
+		spec = Spec{Short: "gmoStT", Long: []string{"group", "mode", "owner", "suffix", "target-directory", "strip-program"}}
 	case "rsync":
-		spec = optSpec{short: "eBfMT", long: []string{"rsh", "filter", "exclude", "include", "exclude-from", "include-from", "files-from", "temp-dir", "log-file", "password-file", "backup-dir", "link-dest", "compare-dest", "copy-dest", "chmod", "chown", "partial-dir", "block-size", "max-size", "min-size", "timeout", "port", "out-format", "bwlimit", "suffix", "max-delete", "info", "debug"}}
+		spec = Spec{Short: "eBfMT", Long: []string{"rsh", "filter", "exclude", "include", "exclude-from", "include-from", "files-from", "temp-dir", "log-file", "password-file", "backup-dir", "link-dest", "compare-dest", "copy-dest", "chmod", "chown", "partial-dir", "block-size", "max-size", "min-size", "timeout", "port", "out-format", "bwlimit", "suffix", "max-delete", "info", "debug"}}
 	case "scp":
-		spec = optSpec{short: "cFiJlopPSDX"}
+		spec = Spec{Short: "cFiJlopPSDX"}
 	}
-	o := parse(argv[1:], spec)
-	for _, f := range o.values("-i", "--exclude-from", "--include-from", "--files-from", "--password-file", "-F") {
+	o := ParseArgs(argv[1:], spec)
+	for _, f := range o.Values("-i", "--exclude-from", "--include-from", "--files-from", "--password-file", "-F") {
 		a.readTarget(base, f, st, readOpts{})
 	}
-	for _, f := range o.values("--log-file") {
+	for _, f := range o.Values("--log-file") {
 		a.writeTarget(base, f, st, false)
 	}
-	recursive := base == "rsync" || o.has("-r", "-R", "-a", "--recursive", "--archive")
-	ops := o.operands
-	if base == "install" && o.has("-d", "--directory") {
+	recursive := base == "rsync" || o.Has("-r", "-R", "-a", "--recursive", "--archive")
+	ops := o.Operands
+	if base == "install" && o.Has("-d", "--directory") {
 		for _, t := range ops {
 			a.writeTarget(base, t, st, false)
 		}
 		return
 	}
-	dest, ok := o.value("-t", "--target-directory")
+	dest, ok := o.Value("-t", "--target-directory")
 	if !ok {
 		if len(ops) < 2 {
 			return
@@ -226,18 +226,18 @@ func (a *analysis) copy(base string, argv []field, st *state) {
 		}
 	} else {
 		for _, s := range ops {
-			if (base == "rsync" || base == "scp") && isRemote(s.s) {
+			if (base == "rsync" || base == "scp") && isRemote(s.S) {
 				continue
 			}
 			a.readTarget(base, s, st, readOpts{recursive: recursive})
 		}
 	}
-	if (base == "rsync" || base == "scp") && isRemote(dest.s) {
+	if (base == "rsync" || base == "scp") && isRemote(dest.S) {
 		return
 	}
 	deletes := false
-	for _, op := range o.list {
-		if strings.HasPrefix(op.name, "--delete") || op.name == "--remove-source-files" {
+	for _, op := range o.List {
+		if strings.HasPrefix(op.Name, "--delete") || op.Name == "--remove-source-files" {
 			deletes = true
 		}
 	}
@@ -248,18 +248,18 @@ func (a *analysis) copy(base string, argv []field, st *state) {
 	a.writeTarget(base, dest, st, false)
 }
 
-func (a *analysis) dd(argv []field, st *state) {
+func (a *analysis) dd(argv []Field, st *State) {
 	for _, f := range argv[1:] {
-		k, v, ok := strings.Cut(f.s, "=")
+		k, v, ok := strings.Cut(f.S, "=")
 		if !ok {
 			continue
 		}
-		t := field{s: v, glob: f.glob, dyn: f.dyn}
+		t := Field{S: v, Glob: f.Glob, Dyn: f.Dyn}
 		switch k {
 		case "if":
 			a.readTarget("dd", t, st, readOpts{})
 		case "of":
-			if p := a.ctx.resolve(v, st.cwd); isDevice(p) {
+			if p := a.ctx.resolve(v, st.Cwd); isDevice(p) {
 				a.say(a.p.Actions.Destructive, msgDDDevice, detail{cmd: cmdText(argv), path: p.String()})
 				return
 			}
@@ -268,12 +268,12 @@ func (a *analysis) dd(argv []field, st *state) {
 	}
 }
 
-func (a *analysis) sed(argv []field, st *state) {
+func (a *analysis) sed(argv []Field, st *State) {
 	args := argv[1:]
 	inPlace, script := false, false
-	var operands []field
+	var operands []Field
 	for i := 0; i < len(args); i++ {
-		s := args[i].s
+		s := args[i].S
 		switch {
 		case s == "--":
 			operands = append(operands, args[i+1:]...)
@@ -296,7 +296,7 @@ func (a *analysis) sed(argv []field, st *state) {
 				c := s[j]
 				if c == 'i' {
 					inPlace = true
-					if s == "-i" && i+1 < len(args) && args[i+1].s == "" {
+					if s == "-i" && i+1 < len(args) && args[i+1].S == "" {
 						i++ // BSD sed -i ''
 					}
 					break
@@ -325,16 +325,16 @@ func (a *analysis) sed(argv []field, st *state) {
 	}
 }
 
-func (a *analysis) chmod(base string, argv []field, st *state) {
+func (a *analysis) chmod(base string, argv []Field, st *State) {
 	args := argv[1:]
 	recursive, hasMode := false, base != "chattr" && base != "setfacl"
-	var operands []field
+	var operands []Field
 	optChars := "Rcfv"
 	if base == "chown" || base == "chgrp" {
 		optChars = "RcfvhHLP"
 	}
 	for i := 0; i < len(args); i++ {
-		s := args[i].s
+		s := args[i].S
 		switch {
 		case s == "--":
 			operands = append(operands, args[i+1:]...)
@@ -377,8 +377,8 @@ func (a *analysis) chmod(base string, argv []field, st *state) {
 		m = msgChownRoot
 	}
 	for _, t := range operands {
-		f := a.ctx.resolve(t.s, st.cwd)
-		f.glob = t.glob
+		f := a.ctx.resolve(t.S, st.Cwd)
+		f.Glob = t.Glob
 		if recursive && a.ctx.isRoot(a.p.c.roots, f) {
 			a.say(a.p.Actions.Destructive, m, detail{cmd: cmdText(argv), path: f.String()})
 			return
@@ -389,11 +389,11 @@ func (a *analysis) chmod(base string, argv []field, st *state) {
 
 // find: -delete and -exec run on its start points; a start point that is
 // a system root makes them destructive.
-func (a *analysis) find(argv []field, st *state, depth int) stream {
+func (a *analysis) find(argv []Field, st *State, depth int) Stream {
 	args := argv[1:]
 	i := 0
 	for i < len(args) {
-		s := args[i].s
+		s := args[i].S
 		if s == "-H" || s == "-L" || s == "-P" || strings.HasPrefix(s, "-O") {
 			i++
 			continue
@@ -404,32 +404,32 @@ func (a *analysis) find(argv []field, st *state, depth int) stream {
 		}
 		break
 	}
-	var roots []field
+	var roots []Field
 	for ; i < len(args); i++ {
-		s := args[i].s
+		s := args[i].S
 		if strings.HasPrefix(s, "-") || s == "(" || s == "!" || s == "," || s == ")" {
 			break
 		}
 		roots = append(roots, args[i])
 	}
 	if len(roots) == 0 {
-		roots = []field{{s: "."}}
+		roots = []Field{{S: "."}}
 	}
 	for _, r := range roots {
 		a.readTarget("find", r, st, readOpts{namesOnly: true})
 	}
-	var expr []field
+	var expr []Field
 	if i < len(args) {
 		expr = args[i:]
 	}
 	del := false
 	for j := 0; j < len(expr) && !a.stop(); j++ {
-		switch expr[j].s {
+		switch expr[j].S {
 		case "-delete":
 			del = true
 		case "-exec", "-execdir", "-ok", "-okdir":
 			end := j + 1
-			for end < len(expr) && expr[end].s != ";" && expr[end].s != "+" {
+			for end < len(expr) && expr[end].S != ";" && expr[end].S != "+" {
 				end++
 			}
 			inner := expr[j+1 : end]
@@ -437,8 +437,8 @@ func (a *analysis) find(argv []field, st *state, depth int) stream {
 				if k == 4 || len(inner) == 0 {
 					break
 				}
-				sub := st.clone()
-				sub.stdin = stream{}
+				sub := st.Clone()
+				sub.Stdin = Stream{}
 				a.run(substitute(inner, "{}", r), sub, depth)
 			}
 			j = end
@@ -456,8 +456,8 @@ func (a *analysis) find(argv []field, st *state, depth int) stream {
 	}
 	if del {
 		for _, r := range roots {
-			f := a.ctx.resolve(r.s, st.cwd)
-			f.glob = r.glob
+			f := a.ctx.resolve(r.S, st.Cwd)
+			f.Glob = r.Glob
 			if a.ctx.isRoot(a.p.c.roots, f) {
 				a.say(a.p.Actions.Destructive, msgFindDelete, detail{cmd: cmdText(argv), path: f.String()})
 				break
@@ -465,20 +465,20 @@ func (a *analysis) find(argv []field, st *state, depth int) stream {
 			a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: "find -delete", recursive: true})
 		}
 	}
-	out := stream{}
+	out := Stream{}
 	for _, r := range roots {
-		out.items = append(out.items, r.s)
+		out.Items = append(out.Items, r.S)
 	}
 	return out
 }
 
 // substitute replaces repl in each word with item (find -exec {}, xargs -I).
-func substitute(argv []field, repl string, item field) []field {
-	out := make([]field, len(argv))
+func substitute(argv []Field, repl string, item Field) []Field {
+	out := make([]Field, len(argv))
 	for i, f := range argv {
-		if repl != "" && strings.Contains(f.s, repl) {
-			g := mergeField(f, item)
-			g.s = strings.ReplaceAll(f.s, repl, item.s)
+		if repl != "" && strings.Contains(f.S, repl) {
+			g := MergeField(f, item)
+			g.S = strings.ReplaceAll(f.S, repl, item.S)
 			f = g
 		}
 		out[i] = f
@@ -486,35 +486,35 @@ func substitute(argv []field, repl string, item field) []field {
 	return out
 }
 
-func (a *analysis) xargs(argv []field, st *state, depth int) stream {
-	o := parse(argv[1:], optSpec{short: "aEdILnPs", long: []string{"arg-file", "delimiter", "eof", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, stopAtOperand: true})
-	inner := o.rest
+func (a *analysis) xargs(argv []Field, st *State, depth int) Stream {
+	o := ParseArgs(argv[1:], Spec{Short: "aEdILnPs", Long: []string{"arg-file", "delimiter", "eof", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, StopAtOperand: true})
+	inner := o.Rest
 	if len(inner) == 0 {
-		inner = []field{{s: "echo"}}
+		inner = []Field{{S: "echo"}}
 	}
 	repl := ""
-	if v, ok := o.value("-I", "--replace"); ok {
-		repl = v.s
-	} else if o.has("-i") {
+	if v, ok := o.Value("-I", "--replace"); ok {
+		repl = v.S
+	} else if o.Has("-i") {
 		repl = "{}"
 	}
-	items := st.stdin.items
-	if items == nil && st.stdin.static != nil {
-		items = strings.Fields(*st.stdin.static)
+	items := st.Stdin.Items
+	if items == nil && st.Stdin.Static != nil {
+		items = strings.Fields(*st.Stdin.Static)
 	}
-	if o.has("-a", "--arg-file") {
+	if o.Has("-a", "--arg-file") {
 		items = nil
 	}
-	sub := st.clone()
-	sub.stdin = stream{}
+	sub := st.Clone()
+	sub.Stdin = Stream{}
 	if len(items) == 0 {
-		if st.stdin.download || st.stdin.decoded {
+		if st.Stdin.Download || st.Stdin.Decoded {
 			// The items come from the network or a decoder.
-			item := field{s: unknownMaybeEmpty, dyn: true, download: st.stdin.download, decoded: st.stdin.decoded}
+			item := Field{S: UnknownMaybeEmpty, Dyn: true, Download: st.Stdin.Download, Decoded: st.Stdin.Decoded}
 			if repl != "" {
 				return a.run(substitute(inner, repl, item), sub, depth)
 			}
-			return a.run(append(append([]field(nil), inner...), item), sub, depth)
+			return a.run(append(append([]Field(nil), inner...), item), sub, depth)
 		}
 		return a.run(inner, sub, depth)
 	}
@@ -522,8 +522,8 @@ func (a *analysis) xargs(argv []field, st *state, depth int) stream {
 		if k == 4 || a.stop() {
 			break
 		}
-		item := field{s: it}
-		args := append([]field(nil), inner...)
+		item := Field{S: it}
+		args := append([]Field(nil), inner...)
 		if repl != "" {
 			args = substitute(inner, repl, item)
 		} else {
@@ -531,18 +531,18 @@ func (a *analysis) xargs(argv []field, st *state, depth int) stream {
 		}
 		a.run(args, sub, depth)
 	}
-	return stream{}
+	return Stream{}
 }
 
 // extract handles tar and unzip: what they read, and the directory they
 // extract into.
-func (a *analysis) extract(base string, argv []field, st *state) {
+func (a *analysis) extract(base string, argv []Field, st *State) {
 	a.genericReads(base, argv, st)
 	args := argv[1:]
 	extracting := base == "unzip"
-	var dir *field
+	var dir *Field
 	for i := 0; i < len(args); i++ {
-		s := args[i].s
+		s := args[i].S
 		switch {
 		case s == "--extract" || s == "--get":
 			extracting = true
@@ -552,7 +552,7 @@ func (a *analysis) extract(base string, argv []field, st *state) {
 				i++
 			}
 		case strings.HasPrefix(s, "--directory="):
-			dir = &field{s: strings.TrimPrefix(s, "--directory=")}
+			dir = &Field{S: strings.TrimPrefix(s, "--directory=")}
 		case strings.HasPrefix(s, "--"):
 		case base != "unzip" && (strings.HasPrefix(s, "-") || i == 0):
 			if strings.ContainsRune(s, 'x') {
@@ -568,106 +568,106 @@ func (a *analysis) extract(base string, argv []field, st *state) {
 		return
 	}
 	if dir == nil {
-		dir = &field{s: "."}
+		dir = &Field{S: "."}
 	}
 	a.writeTarget(base, *dir, st, false)
 }
 
-func (a *analysis) download(prog string, t field, st *state) {
+func (a *analysis) download(prog string, t Field, st *State) {
 	a.writeTarget(prog, t, st, false)
-	st.downloads[a.ctx.resolve(t.s, st.cwd).key()] = true
+	st.Downloads[a.ctx.resolve(t.S, st.Cwd).Key()] = true
 }
 
-func (a *analysis) curl(argv []field, st *state) stream {
-	o := parse(argv[1:], optSpec{short: "AbcCdDeEFHKmoPQrTtuUwxXyYz", long: []string{
+func (a *analysis) curl(argv []Field, st *State) Stream {
+	o := ParseArgs(argv[1:], Spec{Short: "AbcCdDeEFHKmoPQrTtuUwxXyYz", Long: []string{
 		"output", "output-dir", "data", "data-binary", "data-raw", "data-ascii", "data-urlencode", "form", "form-string",
 		"upload-file", "config", "cert", "key", "cacert", "capath", "header", "user", "user-agent", "referer", "request",
 		"url", "cookie", "cookie-jar", "proxy", "resolve", "connect-to", "max-time", "retry", "write-out", "dump-header",
 		"trace", "trace-ascii", "stderr", "netrc-file", "range", "limit-rate", "interface", "connect-timeout", "json",
 	}})
-	urls := append(append([]field(nil), o.operands...), o.values("--url")...)
+	urls := append(append([]Field(nil), o.Operands...), o.Values("--url")...)
 	for _, u := range urls {
-		a.p.checkShellURL(a.v, "curl", u.s)
-		if p, ok := strings.CutPrefix(strings.ToLower(u.s), "file://"); ok {
-			a.readTarget("curl", field{s: "/" + strings.TrimLeft(p, "/")}, st, readOpts{})
+		a.p.checkShellURL(a.v, "curl", u.S)
+		if p, ok := strings.CutPrefix(strings.ToLower(u.S), "file://"); ok {
+			a.readTarget("curl", Field{S: "/" + strings.TrimLeft(p, "/")}, st, readOpts{})
 		}
 	}
-	for _, v := range o.values("-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json") {
-		if f := fileRef("curl", v.s); f != "" && f != "-" && (strings.HasPrefix(v.s, "@") || strings.Contains(v.s, "@") && !strings.Contains(v.s, "=")) {
-			a.readTarget("curl", field{s: f}, st, readOpts{})
+	for _, v := range o.Values("-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json") {
+		if f := fileRef("curl", v.S); f != "" && f != "-" && (strings.HasPrefix(v.S, "@") || strings.Contains(v.S, "@") && !strings.Contains(v.S, "=")) {
+			a.readTarget("curl", Field{S: f}, st, readOpts{})
 		}
 	}
-	for _, v := range o.values("-F", "--form") {
-		if f := fileRef("curl", v.s); f != "" && f != "-" {
-			a.readTarget("curl", field{s: f}, st, readOpts{})
+	for _, v := range o.Values("-F", "--form") {
+		if f := fileRef("curl", v.S); f != "" && f != "-" {
+			a.readTarget("curl", Field{S: f}, st, readOpts{})
 		}
 	}
-	for _, v := range o.values("-T", "--upload-file", "-K", "--config", "-E", "--cert", "--key", "--netrc-file") {
-		if v.s != "-" && v.s != "." {
+	for _, v := range o.Values("-T", "--upload-file", "-K", "--config", "-E", "--cert", "--key", "--netrc-file") {
+		if v.S != "-" && v.S != "." {
 			a.readTarget("curl", v, st, readOpts{})
 		}
 	}
-	for _, v := range o.values("-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr") {
-		if v.s != "-" {
+	for _, v := range o.Values("-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr") {
+		if v.S != "-" {
 			a.writeTarget("curl", v, st, false)
 		}
 	}
 	stdout := true
-	dir := field{s: "."}
-	if d, ok := o.value("--output-dir"); ok {
+	dir := Field{S: "."}
+	if d, ok := o.Value("--output-dir"); ok {
 		dir = d
 	}
-	for _, v := range o.values("-o", "--output") {
-		if v.s == "-" {
+	for _, v := range o.Values("-o", "--output") {
+		if v.S == "-" {
 			continue
 		}
 		stdout = false
-		if o.has("--output-dir") && !strings.HasPrefix(v.s, "/") {
-			v.s = dir.s + "/" + v.s
+		if o.Has("--output-dir") && !strings.HasPrefix(v.S, "/") {
+			v.S = dir.S + "/" + v.S
 		}
 		a.download("curl", v, st)
 	}
-	if o.has("-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name") {
+	if o.Has("-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name") {
 		stdout = false
 		for _, u := range urls {
-			a.download("curl", field{s: dir.s + "/" + lastSeg(u.s)}, st)
+			a.download("curl", Field{S: dir.S + "/" + lastSeg(u.S)}, st)
 		}
 	}
-	return stream{download: stdout && len(urls) > 0}
+	return Stream{Download: stdout && len(urls) > 0}
 }
 
-func (a *analysis) wget(argv []field, st *state) stream {
-	o := parse(argv[1:], optSpec{short: "OoaiBtTwQPlARDIXUe", long: []string{
+func (a *analysis) wget(argv []Field, st *State) Stream {
+	o := ParseArgs(argv[1:], Spec{Short: "OoaiBtTwQPlARDIXUe", Long: []string{
 		"output-document", "output-file", "append-output", "input-file", "base", "tries", "timeout", "wait", "quota",
 		"directory-prefix", "level", "accept", "reject", "domains", "include-directories", "exclude-directories",
 		"user-agent", "execute", "post-file", "body-file", "header", "user", "password", "load-cookies", "save-cookies",
 		"ca-certificate", "certificate", "private-key", "post-data", "method", "referer",
 	}})
-	urls := o.operands
+	urls := o.Operands
 	for _, u := range urls {
-		a.p.checkShellURL(a.v, "wget", u.s)
+		a.p.checkShellURL(a.v, "wget", u.S)
 	}
-	for _, v := range o.values("--post-file", "--body-file", "-i", "--input-file", "--load-cookies", "--certificate", "--private-key") {
-		if v.s != "-" {
+	for _, v := range o.Values("--post-file", "--body-file", "-i", "--input-file", "--load-cookies", "--certificate", "--private-key") {
+		if v.S != "-" {
 			a.readTarget("wget", v, st, readOpts{})
 		}
 	}
-	for _, v := range o.values("-o", "--output-file", "-a", "--append-output", "--save-cookies") {
+	for _, v := range o.Values("-o", "--output-file", "-a", "--append-output", "--save-cookies") {
 		a.writeTarget("wget", v, st, false)
 	}
-	if v, ok := o.value("-O", "--output-document"); ok {
-		if v.s == "-" {
-			return stream{download: true}
+	if v, ok := o.Value("-O", "--output-document"); ok {
+		if v.S == "-" {
+			return Stream{Download: true}
 		}
 		a.download("wget", v, st)
-		return stream{}
+		return Stream{}
 	}
 	dir := "."
-	if d, ok := o.value("-P", "--directory-prefix"); ok {
-		dir = d.s
+	if d, ok := o.Value("-P", "--directory-prefix"); ok {
+		dir = d.S
 	}
 	for _, u := range urls {
-		a.download("wget", field{s: dir + "/" + lastSeg(u.s)}, st)
+		a.download("wget", Field{S: dir + "/" + lastSeg(u.S)}, st)
 	}
-	return stream{}
+	return Stream{}
 }

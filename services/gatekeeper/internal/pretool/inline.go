@@ -49,23 +49,23 @@ type literal struct {
 }
 
 // inlineCode checks the inline code of interpreter prog.
-func (a *analysis) inlineCode(argv []field, prog string, code field, st *state, depth int) {
-	if code.download || code.decoded {
+func (a *analysis) inlineCode(argv []Field, prog string, code Field, st *State, depth int) {
+	if code.Download || code.Decoded {
 		a.nestedScript(prog+" inline code", code, st, depth)
 		return
 	}
-	if code.dyn {
+	if code.Dyn {
 		a.say(a.p.Actions.Dynamic, msgInlineDynamic, detail{prog: prog})
 		return
 	}
-	src := code.s
+	src := code.S
 	lits := literals(src, prog)
 	used := make([]bool, len(lits))
 	for i := 0; i < len(lits) && !a.stop(); i++ {
 		l := lits[i]
 		if l.exec {
 			used[i] = true
-			a.script(l.text, st.clone(), depth+1)
+			a.script(l.text, st.Clone(), depth+1)
 			continue
 		}
 		name := callBefore(src, l.start)
@@ -79,17 +79,17 @@ func (a *analysis) inlineCode(argv []field, prog string, code field, st *state, 
 				a.say(a.p.Actions.Unparsable, msgInlineTooDeep, detail{prog: prog, limit: a.p.Limits.MaxShellDepth})
 				return
 			}
-			a.inlineCode(argv, prog, field{s: l.text}, st, depth+1)
+			a.inlineCode(argv, prog, Field{S: l.text}, st, depth+1)
 		case isSpawn(src, name, l.start, false):
 			cmd, n := spawnCommand(src, lits[i:])
 			for j := range n {
 				used[i+j] = true
 			}
-			a.script(cmd, st.clone(), depth+1)
+			a.script(cmd, st.Clone(), depth+1)
 			i += n - 1
 		case treeDeletes[name]:
 			used[i] = true
-			a.deleteTarget(argv, field{s: l.text}, st, true)
+			a.deleteTarget(argv, Field{S: l.text}, st, true)
 		}
 	}
 	// Spawn calls whose command is not a literal.
@@ -102,7 +102,7 @@ func (a *analysis) inlineCode(argv []field, prog string, code field, st *state, 
 			return
 		}
 		if !used[i] && maybePath(l.text) {
-			a.readTarget(prog+" inline code", field{s: l.text}, st, readOpts{})
+			a.readTarget(prog+" inline code", Field{S: l.text}, st, readOpts{})
 		}
 	}
 }
@@ -255,7 +255,7 @@ func spawnCommand(src string, lits []literal) (cmd string, n int) {
 		return words[0], 1 // a command line
 	}
 	for i, w := range words {
-		words[i] = shellQuote(w)
+		words[i] = Quote(w)
 	}
 	return strings.Join(words, " "), n
 }

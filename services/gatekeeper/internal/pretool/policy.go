@@ -226,7 +226,7 @@ type context struct {
 }
 
 func (p *Policy) newContext(rt Runtime, cwd string) *context {
-	ctx := &context{home: symbolicHome}
+	ctx := &context{home: SymbolicHome}
 	if h := strings.TrimSpace(rt.Home); strings.HasPrefix(h, "/") {
 		ctx.home, ctx.homeSet = path.Clean(h), true
 	}
@@ -241,7 +241,7 @@ func (p *Policy) newContext(rt Runtime, cwd string) *context {
 		}
 	}
 	if rt.HookBinary != "" {
-		ctx.hookPath = ctx.resolve(rt.HookBinary, "").key()
+		ctx.hookPath = ctx.resolve(rt.HookBinary, "").Key()
 	}
 	return ctx
 }

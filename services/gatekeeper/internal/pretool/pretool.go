@@ -289,7 +289,7 @@ func decodeInput(raw []byte, ti *toolInput) error {
 // quote shortens s for a message.
 func quote(s string) string {
 	const max = 120
-	s = display(s)
+	s = Display(s)
 	if len(s) > max {
 		cut := max
 		for cut > 0 && !isRuneStart(s[cut]) {

@@ -22,53 +22,53 @@ type analysis struct {
 
 // stream describes what flows out of a command (into a pipe or a command
 // substitution) or into it.
-type stream struct {
-	download bool     // bytes fetched from the network
-	decoded  bool     // bytes decoded from base64, hex, …
-	static   *string  // the exact bytes, when known
-	items    []string // the items a command lists (find's start points), for xargs
+type Stream struct {
+	Download bool     // bytes fetched from the network
+	Decoded  bool     // bytes decoded from base64, hex, …
+	Static   *string  // the exact bytes, when known
+	Items    []string // the items a command lists (find's start points), for xargs
 }
 
-func staticStream(s string) stream { return stream{static: &s} }
+func StaticStream(s string) Stream { return Stream{Static: &s} }
 
 // silent is the output of a command that prints nothing (cd, x=1).
-func silent() stream { return staticStream("") }
+func Silent() Stream { return StaticStream("") }
 
 // taint is what passes through a filter: the origin, not the bytes.
-func (s stream) taint() stream { return stream{download: s.download, decoded: s.decoded} }
+func (s Stream) Taint() Stream { return Stream{Download: s.Download, Decoded: s.Decoded} }
 
 // then is s followed by t (a list of commands writing to one output).
-func (s stream) then(t stream) stream {
-	out := stream{download: s.download || t.download, decoded: s.decoded || t.decoded}
-	if s.static != nil && t.static != nil {
-		joined := *s.static + *t.static
-		out.static = &joined
+func (s Stream) Then(t Stream) Stream {
+	out := Stream{Download: s.Download || t.Download, Decoded: s.Decoded || t.Decoded}
+	if s.Static != nil && t.Static != nil {
+		joined := *s.Static + *t.Static
+		out.Static = &joined
 	}
 	return out
 }
 
 // state is what the analysis knows of the shell at one point.
-type state struct {
-	cwd       string           // absolute, or "" when unknown
-	vars      map[string]field // assigned variables (a dynamic value keeps its taint)
-	args      []field          // positional parameters, when argsKnown
-	argsKnown bool
-	aliases   map[string]string // defined aliases; unknownMaybeEmpty when the value is dynamic
-	funcs     map[string]stream // defined functions and what they output
-	downloads map[string]bool   // files written with downloaded content
-	scripts   map[string]string // files written with static content (echo … > x.sh)
+type State struct {
+	Cwd       string           // absolute, or "" when unknown
+	Vars      map[string]Field // assigned variables (a dynamic value keeps its taint)
+	Args      []Field          // positional parameters, when argsKnown
+	ArgsKnown bool
+	Aliases   map[string]string // defined aliases; unknownMaybeEmpty when the value is dynamic
+	Funcs     map[string]Stream // defined functions and what they output
+	Downloads map[string]bool   // files written with downloaded content
+	Scripts   map[string]string // files written with static content (echo … > x.sh)
 	ifsDirty  bool              // IFS was assigned: field splitting is unknown
-	stdin     stream
+	Stdin     Stream
 }
 
-func (s *state) clone() *state {
+func (s *State) Clone() *State {
 	c := *s
-	c.vars = maps.Clone(s.vars)
-	c.aliases = maps.Clone(s.aliases)
-	c.funcs = maps.Clone(s.funcs)
-	c.downloads = maps.Clone(s.downloads)
-	c.scripts = maps.Clone(s.scripts)
-	c.args = append([]field(nil), s.args...)
+	c.Vars = maps.Clone(s.Vars)
+	c.Aliases = maps.Clone(s.Aliases)
+	c.Funcs = maps.Clone(s.Funcs)
+	c.Downloads = maps.Clone(s.Downloads)
+	c.Scripts = maps.Clone(s.Scripts)
+	c.Args = append([]Field(nil), s.Args...)
 	return &c
 }
 
@@ -83,9 +83,9 @@ func (p *Policy) checkCommand(v *verdict, ctx *context, cmd string) {
 		return
 	}
 	a := &analysis{p: p, ctx: ctx, v: v}
-	st := &state{
-		cwd: ctx.cwd, vars: map[string]field{}, argsKnown: true,
-		aliases: map[string]string{}, funcs: map[string]stream{}, downloads: map[string]bool{}, scripts: map[string]string{},
+	st := &State{
+		Cwd: ctx.cwd, Vars: map[string]Field{}, ArgsKnown: true,
+		Aliases: map[string]string{}, Funcs: map[string]Stream{}, Downloads: map[string]bool{}, Scripts: map[string]string{},
 	}
 	a.script(cmd, st, 0)
 }
@@ -108,7 +108,7 @@ func (a *analysis) say(act string, m msg, d detail) { a.v.say(action(act), m, d)
 
 // script parses and analyses shell source: the command itself, or a
 // nested script (bash -c, eval, sh <<EOF, an alias) one level deeper.
-func (a *analysis) script(src string, st *state, depth int) {
+func (a *analysis) script(src string, st *State, depth int) {
 	if a.stop() {
 		return
 	}
@@ -130,15 +130,15 @@ func (a *analysis) script(src string, st *state, depth int) {
 }
 
 // subshell analyses $(…) or <(…) and returns what it outputs.
-func (a *analysis) subshell(stmts []*syntax.Stmt, st *state, depth int) stream {
-	sub := st.clone()
-	sub.stdin = stream{}
+func (a *analysis) subshell(stmts []*syntax.Stmt, st *State, depth int) Stream {
+	sub := st.Clone()
+	sub.Stdin = Stream{}
 	return a.stmts(stmts, sub, depth)
 }
 
 // substitutions analyses the command and process substitutions inside a
 // node the analysis does not otherwise interpret (arithmetic, [[ ]], …).
-func (a *analysis) substitutions(n syntax.Node, st *state, depth int) {
+func (a *analysis) substitutions(n syntax.Node, st *State, depth int) {
 	syntax.Walk(n, func(n syntax.Node) bool {
 		if a.stop() {
 			return false
@@ -155,8 +155,8 @@ func (a *analysis) substitutions(n syntax.Node, st *state, depth int) {
 	})
 }
 
-func (a *analysis) stmts(list []*syntax.Stmt, st *state, depth int) stream {
-	var out stream
+func (a *analysis) stmts(list []*syntax.Stmt, st *State, depth int) Stream {
+	var out Stream
 	for i, s := range list {
 		if a.stop() {
 			break
@@ -165,49 +165,49 @@ func (a *analysis) stmts(list []*syntax.Stmt, st *state, depth int) stream {
 		if i == 0 {
 			out = o
 		} else {
-			out = out.then(o)
+			out = out.Then(o)
 		}
 	}
 	return out
 }
 
-func (a *analysis) stmt(s *syntax.Stmt, st *state, depth int) stream {
+func (a *analysis) stmt(s *syntax.Stmt, st *State, depth int) Stream {
 	a.steps++
-	in := st.stdin
-	var outFiles []fpath
+	in := st.Stdin
+	var outFiles []Path
 	for _, r := range s.Redirs {
 		if a.stop() {
-			return stream{}
+			return Stream{}
 		}
 		a.redirect(r, st, depth, &in, &outFiles)
 	}
-	saved := st.stdin
-	st.stdin = in
+	saved := st.Stdin
+	st.Stdin = in
 	out := a.command(s.Cmd, st, depth)
-	st.stdin = saved
+	st.Stdin = saved
 	if s.Cmd == nil {
 		out = in // $(< file)
 	}
 	if len(outFiles) > 0 {
 		for _, f := range outFiles {
-			a.wrote(st, f.key(), out)
+			a.wrote(st, f.Key(), out)
 		}
-		out = stream{}
+		out = Stream{}
 	}
 	return out
 }
 
 // wrote records what a command wrote to a file, for a later command that
 // runs the file (curl … > x.sh; sh x.sh).
-func (a *analysis) wrote(st *state, key string, out stream) {
-	delete(st.scripts, key)
-	if out.download || out.decoded {
-		st.downloads[key] = true
+func (a *analysis) wrote(st *State, key string, out Stream) {
+	delete(st.Scripts, key)
+	if out.Download || out.Decoded {
+		st.Downloads[key] = true
 		return
 	}
-	delete(st.downloads, key)
-	if out.static != nil && len(*out.static) <= 64<<10 {
-		st.scripts[key] = *out.static
+	delete(st.Downloads, key)
+	if out.Static != nil && len(*out.Static) <= 64<<10 {
+		st.Scripts[key] = *out.Static
 	}
 }
 
@@ -215,7 +215,7 @@ func isStdout(r *syntax.Redirect) bool { return r.N == nil || r.N.Value == "1" }
 
 // redirect applies one redirection: writes and reads are checked, stdin
 // and stdout are noted.
-func (a *analysis) redirect(r *syntax.Redirect, st *state, depth int, in *stream, outFiles *[]fpath) {
+func (a *analysis) redirect(r *syntax.Redirect, st *State, depth int, in *Stream, outFiles *[]Path) {
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
 		body := a.one(r.Hdoc, st, depth, true)
@@ -227,14 +227,14 @@ func (a *analysis) redirect(r *syntax.Redirect, st *state, depth int, in *stream
 		return
 	}
 	t := a.one(r.Word, st, depth, false)
-	f := a.ctx.resolve(t.s, st.cwd)
-	f.glob = t.glob
-	if f.abs && len(f.segs) >= 3 && f.segs[0] == "dev" && (f.segs[1] == "tcp" || f.segs[1] == "udp") {
-		host := f.segs[2]
+	f := a.ctx.resolve(t.S, st.Cwd)
+	f.Glob = t.Glob
+	if f.Abs && len(f.Segs) >= 3 && f.Segs[0] == "dev" && (f.Segs[1] == "tcp" || f.Segs[1] == "udp") {
+		host := f.Segs[2]
 		if strings.Contains(host, ":") {
 			host = "[" + host + "]"
 		}
-		a.p.checkShellURL(a.v, "a /dev/"+f.segs[1]+" redirection", "http://"+host+"/")
+		a.p.checkShellURL(a.v, "a /dev/"+f.Segs[1]+" redirection", "http://"+host+"/")
 	}
 	switch r.Op {
 	case syntax.RdrIn:
@@ -244,7 +244,7 @@ func (a *analysis) redirect(r *syntax.Redirect, st *state, depth int, in *stream
 		}
 	case syntax.DplIn:
 	case syntax.DplOut:
-		if t.s == "-" || strings.Trim(t.s, "0123456789") == "" {
+		if t.S == "-" || strings.Trim(t.S, "0123456789") == "" {
 			return
 		}
 		a.writeTarget(">&", t, st, false)
@@ -261,89 +261,89 @@ func (a *analysis) redirect(r *syntax.Redirect, st *state, depth int, in *stream
 
 // fileStream is what reading a file yields: downloaded or known static
 // content; bash's /dev/tcp and /dev/udp are the network.
-func (a *analysis) fileStream(f fpath, st *state) stream {
-	k := f.key()
-	if st.downloads[k] || strings.HasPrefix(k, "/dev/tcp/") || strings.HasPrefix(k, "/dev/udp/") {
-		return stream{download: true}
+func (a *analysis) fileStream(f Path, st *State) Stream {
+	k := f.Key()
+	if st.Downloads[k] || strings.HasPrefix(k, "/dev/tcp/") || strings.HasPrefix(k, "/dev/udp/") {
+		return Stream{Download: true}
 	}
-	if s, ok := st.scripts[k]; ok {
-		return staticStream(s)
+	if s, ok := st.Scripts[k]; ok {
+		return StaticStream(s)
 	}
-	return stream{}
+	return Stream{}
 }
 
 // fieldStream turns an evaluated here-document or here-string into the
 // stream a command reads.
-func (a *analysis) fieldStream(f field, suffix string) stream {
-	s := stream{download: f.download, decoded: f.decoded}
-	if !f.dyn {
-		text := f.s + suffix
-		s.static = &text
+func (a *analysis) fieldStream(f Field, suffix string) Stream {
+	s := Stream{Download: f.Download, Decoded: f.Decoded}
+	if !f.Dyn {
+		text := f.S + suffix
+		s.Static = &text
 	}
 	return s
 }
 
-func (a *analysis) command(cmd syntax.Command, st *state, depth int) stream {
+func (a *analysis) command(cmd syntax.Command, st *State, depth int) Stream {
 	if a.stop() {
-		return stream{}
+		return Stream{}
 	}
 	switch c := cmd.(type) {
 	case nil:
-		return stream{}
+		return Stream{}
 	case *syntax.CallExpr:
 		return a.call(c, st, depth)
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			return a.pipeline(c, st, depth)
 		}
-		return a.stmt(c.X, st, depth).then(a.stmt(c.Y, st, depth))
+		return a.stmt(c.X, st, depth).Then(a.stmt(c.Y, st, depth))
 	case *syntax.Subshell:
-		return a.stmts(c.Stmts, st.clone(), depth)
+		return a.stmts(c.Stmts, st.Clone(), depth)
 	case *syntax.Block:
 		return a.stmts(c.Stmts, st, depth)
 	case *syntax.IfClause:
-		var out stream
+		var out Stream
 		for cl := c; cl != nil && !a.stop(); cl = cl.Else {
-			out = out.then(a.stmts(cl.Cond, st, depth)).then(a.stmts(cl.Then, st, depth))
+			out = out.Then(a.stmts(cl.Cond, st, depth)).Then(a.stmts(cl.Then, st, depth))
 		}
-		return out.taint()
+		return out.Taint()
 	case *syntax.WhileClause:
-		return a.stmts(c.Cond, st, depth).then(a.stmts(c.Do, st, depth)).taint()
+		return a.stmts(c.Cond, st, depth).Then(a.stmts(c.Do, st, depth)).Taint()
 	case *syntax.ForClause:
 		return a.forLoop(c, st, depth)
 	case *syntax.CaseClause:
 		a.one(c.Word, st, depth, false)
-		var out stream
+		var out Stream
 		for _, item := range c.Items {
 			for _, w := range item.Patterns {
 				a.one(w, st, depth, false)
 			}
-			out = out.then(a.stmts(item.Stmts, st, depth))
+			out = out.Then(a.stmts(item.Stmts, st, depth))
 		}
-		return out.taint()
+		return out.Taint()
 	case *syntax.FuncDecl:
 		a.funcDecl(c, st, depth)
-		return silent()
+		return Silent()
 	case *syntax.DeclClause:
 		a.decl(c, st, depth)
-		return silent()
+		return Silent()
 	case *syntax.TimeClause:
 		if c.Stmt != nil {
 			return a.stmt(c.Stmt, st, depth)
 		}
 	case *syntax.CoprocClause:
 		if c.Stmt != nil {
-			a.stmt(c.Stmt, st.clone(), depth)
+			a.stmt(c.Stmt, st.Clone(), depth)
 		}
 	default: // (( )), let, [[ ]], test declarations
 		a.substitutions(cmd, st, depth)
 	}
-	return stream{}
+	return Stream{}
 }
 
 // pipeline analyses each stage with the previous stage's output as its
 // input.
-func (a *analysis) pipeline(c *syntax.BinaryCmd, st *state, depth int) stream {
+func (a *analysis) pipeline(c *syntax.BinaryCmd, st *State, depth int) Stream {
 	var stages []*syntax.Stmt
 	var flatten func(s *syntax.Stmt)
 	flatten = func(s *syntax.Stmt) {
@@ -356,57 +356,57 @@ func (a *analysis) pipeline(c *syntax.BinaryCmd, st *state, depth int) stream {
 	}
 	flatten(c.X)
 	flatten(c.Y)
-	in := st.stdin
-	var out stream
+	in := st.Stdin
+	var out Stream
 	for _, s := range stages {
 		if a.stop() {
 			break
 		}
-		sub := st.clone()
-		sub.stdin = in
+		sub := st.Clone()
+		sub.Stdin = in
 		out = a.stmt(s, sub, depth)
-		for k := range sub.downloads {
-			st.downloads[k] = true
+		for k := range sub.Downloads {
+			st.Downloads[k] = true
 		}
 		in = out
 	}
 	return out
 }
 
-func (a *analysis) forLoop(c *syntax.ForClause, st *state, depth int) stream {
+func (a *analysis) forLoop(c *syntax.ForClause, st *State, depth int) Stream {
 	wi, ok := c.Loop.(*syntax.WordIter)
 	if !ok {
 		a.substitutions(c.Loop, st, depth)
-		return a.stmts(c.Do, st, depth).taint()
+		return a.stmts(c.Do, st, depth).Taint()
 	}
-	var items []field
+	var items []Field
 	if wi.InPos.IsValid() {
 		items = a.args(wi.Items, st, depth)
-	} else if st.argsKnown {
-		items = append(items, st.args...)
+	} else if st.ArgsKnown {
+		items = append(items, st.Args...)
 	}
 	name := wi.Name.Value
 	// Once with the variable unknown, then with each of the first static
 	// items (for d in / /etc; do rm -rf "$d"; done).
-	delete(st.vars, name)
+	delete(st.Vars, name)
 	out := a.stmts(c.Do, st, depth)
 	for i, it := range items {
 		if i == 4 || a.stop() {
 			break
 		}
-		if it.dyn {
+		if it.Dyn {
 			continue
 		}
-		st.vars[name] = it
-		out = out.then(a.stmts(c.Do, st, depth))
+		st.Vars[name] = it
+		out = out.Then(a.stmts(c.Do, st, depth))
 	}
-	delete(st.vars, name)
-	return out.taint()
+	delete(st.Vars, name)
+	return out.Taint()
 }
 
 // funcDecl records a function, looks for a fork bomb and analyses the body
 // as if it were called.
-func (a *analysis) funcDecl(c *syntax.FuncDecl, st *state, depth int) {
+func (a *analysis) funcDecl(c *syntax.FuncDecl, st *State, depth int) {
 	var names []string
 	if c.Name != nil {
 		names = append(names, c.Name.Value)
@@ -415,7 +415,7 @@ func (a *analysis) funcDecl(c *syntax.FuncDecl, st *state, depth int) {
 		names = append(names, n.Value)
 	}
 	for _, n := range names {
-		st.funcs[n] = stream{}
+		st.Funcs[n] = Stream{}
 		if c.Body != nil && forksItself(n, c.Body) {
 			a.say(a.p.Actions.Destructive, msgForkBomb, detail{name: n})
 			return
@@ -424,14 +424,14 @@ func (a *analysis) funcDecl(c *syntax.FuncDecl, st *state, depth int) {
 	if c.Body == nil {
 		return
 	}
-	sub := st.clone()
-	sub.args, sub.argsKnown = nil, false
-	out := a.stmt(c.Body, sub, depth).taint()
-	for k := range sub.downloads {
-		st.downloads[k] = true
+	sub := st.Clone()
+	sub.Args, sub.ArgsKnown = nil, false
+	out := a.stmt(c.Body, sub, depth).Taint()
+	for k := range sub.Downloads {
+		st.Downloads[k] = true
 	}
 	for _, n := range names {
-		st.funcs[n] = out
+		st.Funcs[n] = out
 	}
 }
 
@@ -484,7 +484,7 @@ func forksItself(name string, body *syntax.Stmt) bool {
 }
 
 // assign records a variable assignment of the shell.
-func (a *analysis) assign(as *syntax.Assign, st *state, depth int) {
+func (a *analysis) assign(as *syntax.Assign, st *State, depth int) {
 	if as.Array != nil {
 		a.substitutions(as.Array, st, depth)
 	}
@@ -498,55 +498,55 @@ func (a *analysis) assign(as *syntax.Assign, st *state, depth int) {
 		return
 	}
 	name := as.Name.Value
-	var val field
+	var val Field
 	if as.Value != nil {
 		val = a.one(as.Value, st, depth, false)
 	}
 	if name == "IFS" {
-		st.ifsDirty = as.Array != nil || as.Append || val.dyn || val.s != " \t\n"
+		st.ifsDirty = as.Array != nil || as.Append || val.Dyn || val.S != " \t\n"
 	}
 	if as.Naked && as.Value == nil {
 		return // declare X: the value does not change
 	}
-	old, known := st.vars[name]
+	old, known := st.Vars[name]
 	switch {
 	case as.Array != nil || as.Index != nil:
-		delete(st.vars, name)
+		delete(st.Vars, name)
 	case as.Append && !known:
-		val.s, val.dyn = unknownMaybeEmpty+val.s, true
-		st.vars[name] = capValue(val)
+		val.S, val.Dyn = UnknownMaybeEmpty+val.S, true
+		st.Vars[name] = capValue(val)
 	case as.Append:
-		v := mergeField(old, val)
-		v.s = old.s + val.s
-		st.vars[name] = capValue(v)
+		v := MergeField(old, val)
+		v.S = old.S + val.S
+		st.Vars[name] = capValue(v)
 	default:
-		st.vars[name] = capValue(val)
+		st.Vars[name] = capValue(val)
 	}
 }
 
 // capValue keeps variable values from growing without bound (x=$x$x …);
 // a cut value is unknown from there on.
-func capValue(f field) field {
+func capValue(f Field) Field {
 	const max = 16 << 10
-	if len(f.s) > max {
-		f.s, f.dyn = f.s[:max]+unknownMaybeEmpty, true
+	if len(f.S) > max {
+		f.S, f.Dyn = f.S[:max]+UnknownMaybeEmpty, true
 	}
-	f.proc = nil
+	f.Proc = nil
 	return f
 }
 
-func (a *analysis) decl(c *syntax.DeclClause, st *state, depth int) {
+func (a *analysis) decl(c *syntax.DeclClause, st *State, depth int) {
 	for _, as := range c.Args {
 		a.assign(as, st, depth)
 	}
 }
 
-func (a *analysis) call(c *syntax.CallExpr, st *state, depth int) stream {
+func (a *analysis) call(c *syntax.CallExpr, st *State, depth int) Stream {
 	if len(c.Args) == 0 {
 		for _, as := range c.Assigns {
 			a.assign(as, st, depth)
 		}
-		return silent()
+		return Silent()
 	}
 	// Assignments before a command apply to it alone.
 	for _, as := range c.Assigns {
@@ -559,7 +559,7 @@ func (a *analysis) call(c *syntax.CallExpr, st *state, depth int) stream {
 	}
 	argv := a.args(c.Args, st, depth)
 	if len(argv) == 0 {
-		return stream{}
+		return Stream{}
 	}
 	return a.run(argv, st, depth)
 }

@@ -69,7 +69,7 @@ var searchTools = map[string]string{"Grep": "r", "Glob": "r", "LS": "r"}
 // filePath returns the tool's path argument, made safe for resolution:
 // backslashes (Windows) become slashes and marker bytes are replaced.
 func filePath(s string) string {
-	return sanitize(strings.ReplaceAll(s, `\`, "/"))
+	return Sanitize(strings.ReplaceAll(s, `\`, "/"))
 }
 
 func (p *Policy) checkFileTool(v *verdict, ctx *context, tool string, ti toolInput) {
@@ -118,40 +118,40 @@ type readOpts struct {
 }
 
 // checkWrite applies the write rules to one target.
-func (p *Policy) checkWrite(v *verdict, ctx *context, f fpath, o writeOpts) {
-	if len(f.segs) == 0 && !f.abs {
+func (p *Policy) checkWrite(v *verdict, ctx *context, f Path, o writeOpts) {
+	if len(f.Segs) == 0 && !f.Abs {
 		return
 	}
 	if pat, ok := ctx.matchAny(ctx.private, f, true, o.recursive); ok {
-		v.say(action(p.Actions.Claimcheck), msgPrivateWrite, detail{what: o.what, path: f.String(), pattern: display(pat.raw)})
+		v.say(action(p.Actions.Claimcheck), msgPrivateWrite, detail{what: o.what, path: f.String(), pattern: Display(pat.raw)})
 		return
 	}
-	if ctx.hookPath != "" && (f.key() == ctx.hookPath || o.recursive && strings.HasPrefix(ctx.hookPath, f.key()+"/")) {
+	if ctx.hookPath != "" && (f.Key() == ctx.hookPath || o.recursive && strings.HasPrefix(ctx.hookPath, f.Key()+"/")) {
 		v.say(action(p.Actions.Claimcheck), msgHookWrite, detail{what: o.what, path: f.String()})
 		return
 	}
 	if pat, ok := ctx.matchAny(p.c.protected, f, true, o.recursive); ok {
-		v.say(action(p.Actions.ProtectedWrite), msgProtectedWrite, detail{what: o.what, path: f.String(), pattern: display(pat.raw)})
+		v.say(action(p.Actions.ProtectedWrite), msgProtectedWrite, detail{what: o.what, path: f.String(), pattern: Display(pat.raw)})
 		return
 	}
 	if pat, ok := ctx.sensitive(p, f); ok {
-		v.say(action(p.Actions.SensitiveWrite), msgSensitiveWrite, detail{what: o.what, path: f.String(), pattern: display(pat.raw)})
+		v.say(action(p.Actions.SensitiveWrite), msgSensitiveWrite, detail{what: o.what, path: f.String(), pattern: Display(pat.raw)})
 	}
 }
 
 // checkRead applies the read rules to one path.
-func (p *Policy) checkRead(v *verdict, ctx *context, f fpath, o readOpts) {
-	if len(f.segs) == 0 && !f.abs {
+func (p *Policy) checkRead(v *verdict, ctx *context, f Path, o readOpts) {
+	if len(f.Segs) == 0 && !f.Abs {
 		return
 	}
 	if pat, ok := ctx.matchAny(ctx.private, f, true, o.recursive); ok {
-		v.say(action(p.Actions.Claimcheck), msgPrivateRead, detail{what: o.what, path: f.String(), pattern: display(pat.raw)})
+		v.say(action(p.Actions.Claimcheck), msgPrivateRead, detail{what: o.what, path: f.String(), pattern: Display(pat.raw)})
 		return
 	}
 	if o.namesOnly {
 		return
 	}
 	if pat, ok := ctx.sensitive(p, f); ok {
-		v.say(action(p.Actions.SensitiveRead), msgSensitiveRead, detail{what: o.what, path: f.String(), pattern: display(pat.raw)})
+		v.say(action(p.Actions.SensitiveRead), msgSensitiveRead, detail{what: o.what, path: f.String(), pattern: Display(pat.raw)})
 	}
 }

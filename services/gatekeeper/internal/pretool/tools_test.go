@@ -287,11 +287,11 @@ func shellLimitCases(t testing.TB) []decideCase {
 	// bash -c nested one level deeper than the cap.
 	tooDeep := "ls"
 	for range p.Limits.MaxShellDepth + 1 {
-		tooDeep = "bash -c " + shellQuote(tooDeep)
+		tooDeep = "bash -c " + Quote(tooDeep)
 	}
 	atCap := "ls"
 	for range p.Limits.MaxShellDepth {
-		atCap = "bash -c " + shellQuote(atCap)
+		atCap = "bash -c " + Quote(atCap)
 	}
 	return []decideCase{
 		{"nesting", p, bash(tooDeep), corpusRuntime, want{Ask, RuleShellTooDeep}},
