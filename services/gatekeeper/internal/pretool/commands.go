@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 // Programs by role.
@@ -54,47 +56,47 @@ func set(names ...string) map[string]bool {
 // run classifies one simple command, following wrappers (sudo, env,
 // timeout, xargs, …) to the program they run. It returns what the
 // command outputs.
-func (a *analysis) run(argv []Field, st *State, depth int) Stream {
+func (a *analysis) Run(argv []shell.Field, st *shell.State, depth int) shell.Stream {
 	for len(argv) > 0 {
-		a.steps++
-		if a.stop() {
-			return Stream{}
+		a.w.Step()
+		if a.w.Stop() {
+			return shell.Stream{}
 		}
 		name := argv[0]
 		switch {
 		case name.Download:
 			a.say(a.p.Actions.DownloadExec, msgDownloadedProgram, detail{cmd: cmdText(argv)})
-			return Stream{}
+			return shell.Stream{}
 		case name.Decoded:
 			a.say(a.p.Actions.DecodeExec, msgDecodedProgram, detail{cmd: cmdText(argv)})
-			return Stream{}
+			return shell.Stream{}
 		case name.Dyn && (st.Stdin.Download || st.Stdin.Decoded):
 			a.streamScript(cmdText(argv[:1]), st.Stdin, st, depth)
 			a.say(a.p.Actions.Dynamic, msgDynamicCommand, detail{cmd: cmdText(argv)})
-			return Stream{}
+			return shell.Stream{}
 		case name.Dyn:
 			a.say(a.p.Actions.Dynamic, msgDynamicCommand, detail{cmd: cmdText(argv)})
 			return st.Stdin.Taint()
 		}
 		prog := name.S
-		base := BaseName(prog)
+		base := shell.BaseName(prog)
 		if prog == "" {
-			return Stream{}
+			return shell.Stream{}
 		}
 		if a.p.c.hook[base] || a.ctx.hookPath != "" && a.ctx.resolve(prog, st.Cwd).Key() == a.ctx.hookPath {
 			a.say(a.p.Actions.Claimcheck, msgHookExec, detail{cmd: cmdText(argv)})
-			return Stream{}
+			return shell.Stream{}
 		}
 		if prefix, ok := a.denied(argv); ok {
 			a.say(a.p.Actions.Claimcheck, msgDeniedCommand, detail{cmd: cmdText(argv), prefix: strings.Join(prefix, " ")})
-			return Stream{}
+			return shell.Stream{}
 		}
 		if v, ok := st.Aliases[prog]; ok {
 			a.say(a.p.Actions.Dynamic, msgDynamicAlias, detail{cmd: cmdText(argv), name: prog})
-			if v != UnknownMaybeEmpty {
-				a.script(v+" "+JoinQuoted(argv[1:]), st.Clone(), depth+1)
+			if v != shell.UnknownMaybeEmpty {
+				a.w.Script(v+" "+shell.JoinQuoted(argv[1:]), st.Clone(), depth+1)
 			}
-			return Stream{}
+			return shell.Stream{}
 		}
 		if out, ok := st.Funcs[prog]; ok {
 			return out // its body was analysed where it was defined
@@ -102,10 +104,10 @@ func (a *analysis) run(argv []Field, st *State, depth int) Stream {
 		if strings.Contains(prog, "/") {
 			if p := a.ctx.resolve(prog, st.Cwd); st.Downloads[p.Key()] {
 				a.say(a.p.Actions.DownloadExec, msgRunDownloaded, detail{cmd: cmdText(argv), path: p.String()})
-				return Stream{}
+				return shell.Stream{}
 			} else if s, ok := st.Scripts[p.Key()]; ok {
-				a.script(s, st.Clone(), depth+1)
-				return Stream{}
+				a.w.Script(s, st.Clone(), depth+1)
+				return shell.Stream{}
 			}
 		}
 		next, out, done := a.program(base, argv, st, depth)
@@ -114,15 +116,15 @@ func (a *analysis) run(argv []Field, st *State, depth int) Stream {
 		}
 		argv = next
 	}
-	return Stream{}
+	return shell.Stream{}
 }
 
 // denied returns the policy's denied-command prefix argv starts with. The
 // program compares by base name; options between the program and a
 // subcommand are skipped along with a value that may follow them.
-func (a *analysis) denied(argv []Field) ([]string, bool) {
+func (a *analysis) denied(argv []shell.Field) ([]string, bool) {
 	for _, prefix := range a.p.Shell.DeniedCommands {
-		if len(prefix) == 0 || BaseName(argv[0].S) != prefix[0] {
+		if len(prefix) == 0 || shell.BaseName(argv[0].S) != prefix[0] {
 			continue
 		}
 		k, maybeValue := 1, false
@@ -154,7 +156,7 @@ func (a *analysis) denied(argv []Field) ([]string, bool) {
 
 // program classifies argv by its program. For a wrapper it returns the
 // wrapped command (done false); otherwise what the command outputs.
-func (a *analysis) program(base string, argv []Field, st *State, depth int) (next []Field, out Stream, done bool) {
+func (a *analysis) program(base string, argv []shell.Field, st *shell.State, depth int) (next []shell.Field, out shell.Stream, done bool) {
 	args := argv[1:]
 	switch {
 	case shells[base]:
@@ -168,9 +170,9 @@ func (a *analysis) program(base string, argv []Field, st *State, depth int) (nex
 			a.perlInPlace(argv, st)
 		}
 		return nil, a.interpreter(argv, interpreters[base], st, depth), true
-	case strings.HasPrefix(base, "mkfs") || mkfsLike[base] || base == "wipefs" && ParseArgs(args, Spec{Short: "ot"}).Has("-a", "--all", "-o", "--offset"):
+	case strings.HasPrefix(base, "mkfs") || mkfsLike[base] || base == "wipefs" && shell.ParseArgs(args, shell.Spec{Short: "ot"}).Has("-a", "--all", "-o", "--offset"):
 		a.say(a.p.Actions.Destructive, msgMkfs, detail{cmd: cmdText(argv)})
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	}
 	switch base {
 	case "sudo", "doas", "env", "command", "builtin", "exec", "nice", "nohup", "setsid", "time", "timeout", "stdbuf",
@@ -179,19 +181,19 @@ func (a *analysis) program(base string, argv []Field, st *State, depth int) (nex
 		return a.wrapper(base, argv, st, depth)
 	case "eval":
 		a.eval(argv, st, depth)
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "source", ".":
 		return nil, a.source(argv, st, depth), true
 	case "alias":
 		for _, f := range args {
 			if n, v, ok := strings.Cut(f.S, "="); ok && !strings.HasPrefix(f.S, "-") {
 				if f.Dyn {
-					v = UnknownMaybeEmpty
+					v = shell.UnknownMaybeEmpty
 				}
 				st.Aliases[n] = v
 			}
 		}
-		return nil, Silent(), true
+		return nil, shell.Silent(), true
 	case "unalias":
 		for _, f := range args {
 			if f.S == "-a" {
@@ -199,130 +201,130 @@ func (a *analysis) program(base string, argv []Field, st *State, depth int) (nex
 			}
 			delete(st.Aliases, f.S)
 		}
-		return nil, Silent(), true
+		return nil, shell.Silent(), true
 	case "cd", "pushd", "popd":
 		a.cd(base, args, st)
-		return nil, Silent(), true
+		return nil, shell.Silent(), true
 	case "unset":
-		o := ParseArgs(args, Spec{})
+		o := shell.ParseArgs(args, shell.Spec{})
 		for _, f := range o.Operands {
 			if o.Has("-f") {
 				delete(st.Funcs, f.S)
-			} else if IsVarName(f.S) {
-				st.Vars[f.S] = Field{}
+			} else if shell.IsVarName(f.S) {
+				st.Vars[f.S] = shell.Field{}
 			}
 		}
-		return nil, Silent(), true
+		return nil, shell.Silent(), true
 	case "read", "mapfile", "readarray":
-		o := ParseArgs(args, Spec{Short: "pdnNtuaCcOs"})
+		o := shell.ParseArgs(args, shell.Spec{Short: "pdnNtuaCcOs"})
 		for _, f := range append(o.Operands, o.Values("-a")...) {
 			delete(st.Vars, f.S)
 		}
 		if base != "read" && len(o.Operands) == 0 {
 			delete(st.Vars, "MAPFILE")
 		}
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "set":
-		if i := slices.IndexFunc(args, func(f Field) bool { return f.S == "--" }); i >= 0 {
-			st.Args, st.ArgsKnown = append([]Field(nil), args[i+1:]...), true
+		if i := slices.IndexFunc(args, func(f shell.Field) bool { return f.S == "--" }); i >= 0 {
+			st.Args, st.ArgsKnown = append([]shell.Field(nil), args[i+1:]...), true
 		}
-		return nil, Silent(), true
+		return nil, shell.Silent(), true
 	case "shift":
 		st.Args, st.ArgsKnown = nil, false
-		return nil, Silent(), true
+		return nil, shell.Silent(), true
 	case "trap":
-		o := ParseArgs(args, Spec{StopAtOperand: true})
+		o := shell.ParseArgs(args, shell.Spec{StopAtOperand: true})
 		if len(o.Operands) > 1 {
 			a.nestedScript("trap", o.Operands[0], st, depth)
 		}
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "echo":
 		return nil, echo(args), true
 	case "pwd":
-		if st.Cwd != "" && st.Cwd != SymbolicHome {
-			return nil, StaticStream(st.Cwd + "\n"), true
+		if st.Cwd != "" && st.Cwd != shell.SymbolicHome {
+			return nil, shell.StaticStream(st.Cwd + "\n"), true
 		}
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "printf":
 		return nil, a.printf(args, st), true
 	case "find":
 		return nil, a.find(argv, st, depth), true
 	case "rm", "unlink", "rmdir", "srm", "trash", "trash-put", "gio":
 		a.remove(base, argv, st)
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "shred":
-		o := ParseArgs(args, Spec{Short: "ns", Long: []string{"iterations", "size", "random-source"}})
+		o := shell.ParseArgs(args, shell.Spec{Short: "ns", Long: []string{"iterations", "size", "random-source"}})
 		for _, t := range o.Operands {
 			if f := a.ctx.resolve(t.S, st.Cwd); isDevice(f) {
 				a.say(a.p.Actions.Destructive, msgShredDevice, detail{cmd: cmdText(argv), path: f.String()})
-				return nil, Stream{}, true
+				return nil, shell.Stream{}, true
 			}
 			a.writeTarget("shred", t, st, false)
 		}
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "dd":
 		a.dd(argv, st)
 		return nil, st.Stdin.Taint(), true
 	case "mv":
 		a.move(argv, st)
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "cp", "install", "ln", "rsync", "scp":
 		a.copy(base, argv, st)
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "tee":
-		o := ParseArgs(args, Spec{})
+		o := shell.ParseArgs(args, shell.Spec{})
 		for _, t := range o.Operands {
 			a.writeTarget("tee", t, st, false)
-			a.wrote(st, a.ctx.resolve(t.S, st.Cwd).Key(), st.Stdin)
+			a.w.Wrote(st, a.ctx.resolve(t.S, st.Cwd).Key(), st.Stdin)
 		}
 		return nil, st.Stdin, true
 	case "truncate", "touch":
-		o := ParseArgs(args, Spec{Short: "srdt", Long: []string{"size", "reference", "date"}})
+		o := shell.ParseArgs(args, shell.Spec{Short: "srdt", Long: []string{"size", "reference", "date"}})
 		for _, r := range o.Values("-r", "--reference") {
 			a.readTarget(base, r, st, readOpts{namesOnly: true})
 		}
 		for _, t := range o.Operands {
 			a.writeTarget(base, t, st, false)
 		}
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "sed":
 		a.sed(argv, st)
 		return nil, st.Stdin.Taint(), true
 	case "chmod", "chown", "chgrp", "chattr", "setfacl":
 		a.chmod(base, argv, st)
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "curl":
 		return nil, a.curl(argv, st), true
 	case "tar", "unzip", "bsdtar":
 		a.extract(base, argv, st)
 		return nil, st.Stdin.Taint(), true
 	case "ssh":
-		o := ParseArgs(args, Spec{Short: "BbcDEeFIiJLlmOoPpQRSWw", StopAtOperand: true})
+		o := shell.ParseArgs(args, shell.Spec{Short: "BbcDEeFIiJLlmOoPpQRSWw", StopAtOperand: true})
 		if len(o.Rest) > 1 {
-			remote := &State{Vars: map[string]Field{}, ArgsKnown: true, Aliases: map[string]string{}, Funcs: map[string]Stream{}, Downloads: map[string]bool{}, Scripts: map[string]string{}, Stdin: st.Stdin}
-			a.nestedScript("ssh", JoinFields(o.Rest[1:]), remote, depth)
+			remote := &shell.State{Vars: map[string]shell.Field{}, ArgsKnown: true, Aliases: map[string]string{}, Funcs: map[string]shell.Stream{}, Downloads: map[string]bool{}, Scripts: map[string]string{}, Stdin: st.Stdin}
+			a.nestedScript("ssh", shell.JoinFields(o.Rest[1:]), remote, depth)
 		}
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "wget":
 		return nil, a.wget(argv, st), true
 	case "base64", "base32", "basenc":
 		return nil, a.base64(argv, st), true
 	case "xxd":
-		o := ParseArgs(args, Spec{Short: "cglos", Long: []string{"cols", "len", "seek", "offset"}})
+		o := shell.ParseArgs(args, shell.Spec{Short: "cglos", Long: []string{"cols", "len", "seek", "offset"}})
 		a.readOperands(base, o.Operands, st, readOpts{})
 		if o.Has("-r", "--revert") {
 			if st.Stdin.Static != nil && o.Has("-p", "-ps", "--plain") {
 				if b, err := hex.DecodeString(strings.Join(strings.Fields(*st.Stdin.Static), "")); err == nil {
-					return nil, Stream{Static: ptr(Sanitize(string(b))), Decoded: true, Download: st.Stdin.Download}, true
+					return nil, shell.Stream{Static: ptr(shell.Sanitize(string(b))), Decoded: true, Download: st.Stdin.Download}, true
 				}
 			}
-			return nil, Stream{Decoded: true, Download: st.Stdin.Download}, true
+			return nil, shell.Stream{Decoded: true, Download: st.Stdin.Download}, true
 		}
 		return nil, st.Stdin.Taint(), true
 	case "openssl":
 		a.genericReads(base, argv, st)
-		if len(args) > 0 && (args[0].S == "base64" || args[0].S == "enc") && slices.ContainsFunc(args, func(f Field) bool { return f.S == "-d" || f.S == "-a" && args[0].S == "enc" }) {
-			return nil, Stream{Decoded: true, Download: st.Stdin.Download}, true
+		if len(args) > 0 && (args[0].S == "base64" || args[0].S == "enc") && slices.ContainsFunc(args, func(f shell.Field) bool { return f.S == "-d" || f.S == "-a" && args[0].S == "enc" }) {
+			return nil, shell.Stream{Decoded: true, Download: st.Stdin.Download}, true
 		}
 		return nil, st.Stdin.Taint(), true
 	case "rev":
@@ -333,16 +335,16 @@ func (a *analysis) program(base string, argv []Field, st *State, depth int) (nex
 				slices.Reverse(r)
 				lines[i] = string(r)
 			}
-			return nil, Stream{Static: ptr(strings.Join(lines, "\n")), Decoded: true, Download: st.Stdin.Download}, true
+			return nil, shell.Stream{Static: ptr(strings.Join(lines, "\n")), Decoded: true, Download: st.Stdin.Download}, true
 		}
 		a.genericReads(base, argv, st)
-		return nil, Stream{Decoded: true, Download: st.Stdin.Download}, true
+		return nil, shell.Stream{Decoded: true, Download: st.Stdin.Download}, true
 	case "cat":
-		o := ParseArgs(args, Spec{})
+		o := shell.ParseArgs(args, shell.Spec{})
 		if len(o.Operands) == 0 {
 			return nil, st.Stdin, true
 		}
-		out := Stream{}
+		out := shell.Stream{}
 		for _, t := range o.Operands {
 			if t.Proc != nil {
 				out = out.Then(t.Proc.Taint())
@@ -359,7 +361,7 @@ func (a *analysis) program(base string, argv []Field, st *State, depth int) (nex
 		for _, f := range args {
 			a.p.checkShellURL(a.v, base, f.S)
 		}
-		return nil, Stream{Download: true}, true
+		return nil, shell.Stream{Download: true}, true
 	}
 	if noPaths[base] {
 		return nil, st.Stdin.Taint(), true
@@ -371,187 +373,148 @@ func (a *analysis) program(base string, argv []Field, st *State, depth int) (nex
 func ptr(s string) *string { return &s }
 
 // wrapper handles programs that run another command.
-func (a *analysis) wrapper(base string, argv []Field, st *State, depth int) ([]Field, Stream, bool) {
+func (a *analysis) wrapper(base string, argv []shell.Field, st *shell.State, depth int) ([]shell.Field, shell.Stream, bool) {
 	args := argv[1:]
-	var o Opts
+	var o shell.Opts
 	switch base {
 	case "sudo":
-		o = ParseArgs(args, Spec{Short: "CDghpRrtTUu", Long: []string{"user", "group", "host", "prompt", "role", "type", "close-from", "chdir", "chroot", "other-user", "command-timeout"}, StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{Short: "CDghpRrtTUu", Long: []string{"user", "group", "host", "prompt", "role", "type", "close-from", "chdir", "chroot", "other-user", "command-timeout"}, StopAtOperand: true})
 		if o.Has("-e", "--edit") {
 			for _, t := range o.Operands {
 				a.writeTarget("sudoedit", t, st, false)
 			}
-			return nil, Stream{}, true
+			return nil, shell.Stream{}, true
 		}
-		return SkipAssignments(o.Rest), Stream{}, false
+		return shell.SkipAssignments(o.Rest), shell.Stream{}, false
 	case "sudoedit":
-		for _, t := range ParseArgs(args, Spec{Short: "CDghpRrtTUu"}).Operands {
+		for _, t := range shell.ParseArgs(args, shell.Spec{Short: "CDghpRrtTUu"}).Operands {
 			a.writeTarget("sudoedit", t, st, false)
 		}
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "doas":
-		o = ParseArgs(args, Spec{Short: "uC", StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{Short: "uC", StopAtOperand: true})
 	case "env":
-		o = ParseArgs(args, Spec{Short: "uCPS", Long: []string{"unset", "chdir", "split-string", "block-signal", "default-signal", "ignore-signal"}, StopAtOperand: true})
-		rest := SkipAssignments(o.Rest)
+		o = shell.ParseArgs(args, shell.Spec{Short: "uCPS", Long: []string{"unset", "chdir", "split-string", "block-signal", "default-signal", "ignore-signal"}, StopAtOperand: true})
+		rest := shell.SkipAssignments(o.Rest)
 		if s, ok := o.Value("-S", "--split-string"); ok {
-			a.nestedScript("env -S", Field{S: s.S + " " + JoinQuoted(rest), Dyn: s.Dyn, Download: s.Download, Decoded: s.Decoded}, st, depth)
-			return nil, Stream{}, true
+			a.nestedScript("env -S", shell.Field{S: s.S + " " + shell.JoinQuoted(rest), Dyn: s.Dyn, Download: s.Download, Decoded: s.Decoded}, st, depth)
+			return nil, shell.Stream{}, true
 		}
 		if len(rest) == 0 {
-			return nil, Stream{}, true
+			return nil, shell.Stream{}, true
 		}
 		if dir, ok := o.Value("-C", "--chdir"); ok {
 			sub := st.Clone()
 			sub.Cwd = a.cwdOf(dir, st)
-			return nil, a.run(rest, sub, depth), true
+			return nil, a.Run(rest, sub, depth), true
 		}
-		return rest, Stream{}, false
+		return rest, shell.Stream{}, false
 	case "command":
-		o = ParseArgs(args, Spec{StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{StopAtOperand: true})
 		if o.Has("-v", "-V") {
-			return nil, Stream{}, true
+			return nil, shell.Stream{}, true
 		}
 	case "builtin", "nohup", "unbuffer", "busybox", "toybox":
-		o = ParseArgs(args, Spec{StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{StopAtOperand: true})
 	case "exec":
-		o = ParseArgs(args, Spec{Short: "a", StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{Short: "a", StopAtOperand: true})
 	case "nice":
-		o = ParseArgs(args, Spec{Short: "n", Long: []string{"adjustment"}, StopAtOperand: true, Numeric: true})
+		o = shell.ParseArgs(args, shell.Spec{Short: "n", Long: []string{"adjustment"}, StopAtOperand: true, Numeric: true})
 	case "setsid":
-		o = ParseArgs(args, Spec{StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{StopAtOperand: true})
 	case "time":
-		o = ParseArgs(args, Spec{Short: "fo", Long: []string{"format", "output"}, StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{Short: "fo", Long: []string{"format", "output"}, StopAtOperand: true})
 	case "timeout":
-		o = ParseArgs(args, Spec{Short: "sk", Long: []string{"signal", "kill-after"}, StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{Short: "sk", Long: []string{"signal", "kill-after"}, StopAtOperand: true})
 		if len(o.Rest) > 0 {
-			return o.Rest[1:], Stream{}, false // the duration
+			return o.Rest[1:], shell.Stream{}, false // the duration
 		}
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "stdbuf":
-		o = ParseArgs(args, Spec{Short: "ioe", Long: []string{"input", "output", "error"}, StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{Short: "ioe", Long: []string{"input", "output", "error"}, StopAtOperand: true})
 	case "ionice":
-		o = ParseArgs(args, Spec{Short: "cnpPu", Long: []string{"class", "classdata", "pid", "pgid", "uid"}, StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{Short: "cnpPu", Long: []string{"class", "classdata", "pid", "pgid", "uid"}, StopAtOperand: true})
 		if o.Has("-p", "-P", "-u", "--pid", "--pgid", "--uid") {
-			return nil, Stream{}, true
+			return nil, shell.Stream{}, true
 		}
 	case "chrt", "taskset":
-		o = ParseArgs(args, Spec{Short: "TPDc", StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{Short: "TPDc", StopAtOperand: true})
 		if o.Has("-p", "--pid") || len(o.Rest) == 0 {
-			return nil, Stream{}, true
+			return nil, shell.Stream{}, true
 		}
-		return o.Rest[1:], Stream{}, false // the priority or CPU mask
+		return o.Rest[1:], shell.Stream{}, false // the priority or CPU mask
 	case "caffeinate":
-		o = ParseArgs(args, Spec{Short: "tw", StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{Short: "tw", StopAtOperand: true})
 	case "chroot":
-		o = ParseArgs(args, Spec{Long: []string{"userspec", "groups"}, StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{Long: []string{"userspec", "groups"}, StopAtOperand: true})
 		if len(o.Rest) == 0 {
-			return nil, Stream{}, true
+			return nil, shell.Stream{}, true
 		}
-		return o.Rest[1:], Stream{}, false // the new root
+		return o.Rest[1:], shell.Stream{}, false // the new root
 	case "flock":
-		o = ParseArgs(args, Spec{Short: "wEc", Long: []string{"wait", "timeout", "conflict-exit-code", "command"}, StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{Short: "wEc", Long: []string{"wait", "timeout", "conflict-exit-code", "command"}, StopAtOperand: true})
 		if c, ok := o.Value("-c", "--command"); ok {
 			a.nestedScript("flock -c", c, st, depth)
-			return nil, Stream{}, true
+			return nil, shell.Stream{}, true
 		}
 		if len(o.Rest) < 2 {
-			return nil, Stream{}, true
+			return nil, shell.Stream{}, true
 		}
 		rest := o.Rest[1:] // the lock file
 		if rest[0].S == "-c" || rest[0].S == "--command" {
 			if len(rest) > 1 {
 				a.nestedScript("flock -c", rest[1], st, depth)
 			}
-			return nil, Stream{}, true
+			return nil, shell.Stream{}, true
 		}
-		return rest, Stream{}, false
+		return rest, shell.Stream{}, false
 	case "watch":
-		o = ParseArgs(args, Spec{Short: "nq", Long: []string{"interval", "equexit"}, StopAtOperand: true})
+		o = shell.ParseArgs(args, shell.Spec{Short: "nq", Long: []string{"interval", "equexit"}, StopAtOperand: true})
 		if o.Has("-x", "--exec") {
-			return o.Rest, Stream{}, false
+			return o.Rest, shell.Stream{}, false
 		}
 		if len(o.Rest) > 0 {
-			a.nestedScript("watch", JoinFields(o.Rest), st, depth)
+			a.nestedScript("watch", shell.JoinFields(o.Rest), st, depth)
 		}
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "su", "runuser":
-		o = ParseArgs(args, Spec{Short: "cgGsw", Long: []string{"command", "session-command", "shell", "group", "supp-group", "whitelist-environment"}})
+		o = shell.ParseArgs(args, shell.Spec{Short: "cgGsw", Long: []string{"command", "session-command", "shell", "group", "supp-group", "whitelist-environment"}})
 		if c, ok := o.Value("-c", "--command", "--session-command"); ok {
 			a.nestedScript(base+" -c", c, st, depth)
 		} else if base == "runuser" && len(o.Operands) > 1 {
-			return o.Operands[1:], Stream{}, false
+			return o.Operands[1:], shell.Stream{}, false
 		}
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "sg":
-		o = ParseArgs(args, Spec{Short: "c"})
+		o = shell.ParseArgs(args, shell.Spec{Short: "c"})
 		if c, ok := o.Value("-c"); ok {
 			a.nestedScript("sg -c", c, st, depth)
 		} else if len(o.Operands) > 1 {
-			a.nestedScript("sg", JoinFields(o.Operands[1:]), st, depth)
+			a.nestedScript("sg", shell.JoinFields(o.Operands[1:]), st, depth)
 		}
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "script":
-		o = ParseArgs(args, Spec{Short: "cEIOBTtm", Long: []string{"command", "echo", "log-in", "log-out", "log-io", "log-timing", "logging-format"}})
+		o = shell.ParseArgs(args, shell.Spec{Short: "cEIOBTtm", Long: []string{"command", "echo", "log-in", "log-out", "log-io", "log-timing", "logging-format"}})
 		if c, ok := o.Value("-c", "--command"); ok {
 			a.nestedScript("script -c", c, st, depth)
 		}
-		return nil, Stream{}, true
+		return nil, shell.Stream{}, true
 	case "xargs":
 		return nil, a.xargs(argv, st, depth), true
 	}
-	return o.Rest, Stream{}, false
-}
-
-// skipAssignments drops NAME=value words before a command (sudo, env).
-func SkipAssignments(argv []Field) []Field {
-	for len(argv) > 0 {
-		n, _, ok := strings.Cut(argv[0].S, "=")
-		if !ok || !IsVarName(n) {
-			break
-		}
-		argv = argv[1:]
-	}
-	return argv
-}
-
-func IsVarName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '_' && !isAlpha(c) && (i == 0 || !isDigit(c)) {
-			return false
-		}
-	}
-	return true
-}
-
-// joinFields joins words the way a program that runs "$*" through sh -c
-// (watch, sg) sees them.
-func JoinFields(fs []Field) Field {
-	var out Field
-	parts := make([]string, 0, len(fs))
-	for _, f := range fs {
-		out = MergeField(out, f)
-		parts = append(parts, f.S)
-	}
-	out.S = strings.Join(parts, " ")
-	out.Glob = false
-	return out
+	return o.Rest, shell.Stream{}, false
 }
 
 // nestedScript analyses a script given as one word (bash -c, trap, watch,
 // su -c): its origin first, then its text one level deeper.
-func (a *analysis) nestedScript(what string, script Field, st *State, depth int) {
+func (a *analysis) nestedScript(what string, script shell.Field, st *shell.State, depth int) {
 	switch {
 	case script.Download:
 		a.say(a.p.Actions.DownloadExec, msgScriptDownloaded, detail{what: what})
 		return
 	case script.Decoded:
 		if !script.Dyn {
-			a.script(script.S, st.Clone(), depth+1)
+			a.w.Script(script.S, st.Clone(), depth+1)
 		}
 		a.say(a.p.Actions.DecodeExec, msgScriptDecoded, detail{what: what})
 		return
@@ -563,16 +526,16 @@ func (a *analysis) nestedScript(what string, script Field, st *State, depth int)
 		a.say(a.p.Actions.Dynamic, m, detail{what: what})
 		return
 	}
-	a.script(script.S, st.Clone(), depth+1)
+	a.w.Script(script.S, st.Clone(), depth+1)
 }
 
 // streamScript analyses a script read from a stream (stdin, <(…)).
-func (a *analysis) streamScript(what string, in Stream, st *State, depth int) {
+func (a *analysis) streamScript(what string, in shell.Stream, st *shell.State, depth int) {
 	switch {
 	case in.Download:
 		a.say(a.p.Actions.DownloadExec, msgStreamDownloaded, detail{what: what})
 	case in.Static != nil:
-		a.script(*in.Static, st.Clone(), depth+1)
+		a.w.Script(*in.Static, st.Clone(), depth+1)
 		if in.Decoded {
 			a.say(a.p.Actions.DecodeExec, msgStreamDecoded, detail{what: what})
 		}
@@ -582,7 +545,7 @@ func (a *analysis) streamScript(what string, in Stream, st *State, depth int) {
 }
 
 // scriptFile checks a script file a shell or interpreter runs.
-func (a *analysis) scriptFile(prog string, f Field, st *State, depth int) {
+func (a *analysis) scriptFile(prog string, f shell.Field, st *shell.State, depth int) {
 	if f.Proc != nil {
 		a.streamScript(prog+" <(…)", *f.Proc, st, depth)
 		return
@@ -593,7 +556,7 @@ func (a *analysis) scriptFile(prog string, f Field, st *State, depth int) {
 	}
 	p := a.ctx.resolve(f.S, st.Cwd)
 	if s, ok := st.Scripts[p.Key()]; ok {
-		a.script(s, st.Clone(), depth+1)
+		a.w.Script(s, st.Clone(), depth+1)
 		return
 	}
 	switch {
@@ -606,8 +569,8 @@ func (a *analysis) scriptFile(prog string, f Field, st *State, depth int) {
 	}
 }
 
-func (a *analysis) shell(argv []Field, st *State, depth int) Stream {
-	prog := BaseName(argv[0].S)
+func (a *analysis) shell(argv []shell.Field, st *shell.State, depth int) shell.Stream {
+	prog := shell.BaseName(argv[0].S)
 	args := argv[1:]
 	cmdMode, stdinMode := false, false
 	i := 0
@@ -642,30 +605,30 @@ loop:
 			break loop
 		}
 	}
-	var operands []Field
+	var operands []shell.Field
 	if i < len(args) {
 		operands = args[i:]
 	}
 	switch {
 	case cmdMode:
 		if len(operands) == 0 {
-			return Stream{}
+			return shell.Stream{}
 		}
 		sub := st.Clone()
-		sub.Args, sub.ArgsKnown = append([]Field(nil), operands[min(2, len(operands)):]...), true // $0 is operands[1]
+		sub.Args, sub.ArgsKnown = append([]shell.Field(nil), operands[min(2, len(operands)):]...), true // $0 is operands[1]
 		a.nestedScript(prog+" -c", operands[0], sub, depth)
 	case len(operands) > 0 && !stdinMode:
 		a.scriptFile(prog, operands[0], st, depth)
 	default:
 		a.streamScript(prog, st.Stdin, st, depth)
 	}
-	return Stream{}
+	return shell.Stream{}
 }
 
 // powershell: -Command is parsed with the Bash parser (PowerShell syntax
 // often does not parse, which makes the command unanalysable);
 // -EncodedCommand is obfuscation.
-func (a *analysis) powershell(argv []Field, st *State, depth int) Stream {
+func (a *analysis) powershell(argv []shell.Field, st *shell.State, depth int) shell.Stream {
 	args := argv[1:]
 	valued := []string{"-executionpolicy", "-workingdirectory", "-configurationname", "-outputformat", "-inputformat", "-windowstyle", "-version", "-psconsolefile", "-custompipename", "-settingsfile", "-ex", "-ep", "-wd", "-w", "-of", "-if"}
 	for i := 0; i < len(args); i++ {
@@ -674,36 +637,36 @@ func (a *analysis) powershell(argv []Field, st *State, depth int) Stream {
 		case len(s) > 1 && (s[0] == '-' || s[0] == '/') && strings.HasPrefix("-encodedcommand", "-"+s[1:]) && len(s) >= 2 && s[1] == 'e' && s != "-ex" && s != "-ep":
 			if i+1 < len(args) {
 				if script, ok := decodePowerShell(args[i+1].S); ok {
-					a.script(script, st.Clone(), depth+1)
+					a.w.Script(script, st.Clone(), depth+1)
 				}
 			}
 			a.say(a.p.Actions.DecodeExec, msgEncodedCommand, detail{cmd: cmdText(argv)})
-			return Stream{}
+			return shell.Stream{}
 		case len(s) > 1 && (s[0] == '-' || s[0] == '/') && strings.HasPrefix("-command", "-"+s[1:]):
 			if i+1 < len(args) {
-				script := JoinFields(args[i+1:])
+				script := shell.JoinFields(args[i+1:])
 				if args[i+1].S == "-" {
 					a.streamScript(args[0].S, st.Stdin, st, depth)
-					return Stream{}
+					return shell.Stream{}
 				}
-				a.nestedScript(BaseName(argv[0].S)+" -Command", script, st, depth)
+				a.nestedScript(shell.BaseName(argv[0].S)+" -Command", script, st, depth)
 			}
-			return Stream{}
+			return shell.Stream{}
 		case len(s) > 1 && (s[0] == '-' || s[0] == '/') && strings.HasPrefix("-file", "-"+s[1:]) && len(s) >= 2 && s[1] == 'f':
 			if i+1 < len(args) {
-				a.scriptFile(BaseName(argv[0].S), args[i+1], st, depth)
+				a.scriptFile(shell.BaseName(argv[0].S), args[i+1], st, depth)
 			}
-			return Stream{}
+			return shell.Stream{}
 		case slices.Contains(valued, s):
 			i++
 		case strings.HasPrefix(s, "-"):
 		default:
-			a.scriptFile(BaseName(argv[0].S), args[i], st, depth)
-			return Stream{}
+			a.scriptFile(shell.BaseName(argv[0].S), args[i], st, depth)
+			return shell.Stream{}
 		}
 	}
-	a.streamScript(BaseName(argv[0].S), st.Stdin, st, depth)
-	return Stream{}
+	a.streamScript(shell.BaseName(argv[0].S), st.Stdin, st, depth)
+	return shell.Stream{}
 }
 
 // decodePowerShell decodes -EncodedCommand (base64 of UTF-16LE).
@@ -716,36 +679,36 @@ func decodePowerShell(s string) (string, bool) {
 	for i := 0; i < len(b); i += 2 {
 		r = append(r, rune(uint16(b[i])|uint16(b[i+1])<<8))
 	}
-	return Sanitize(string(r)), true
+	return shell.Sanitize(string(r)), true
 }
 
 // interpreter handles python, perl, node, …: inline code cannot be
 // analysed, but where it comes from can; a script read from stdin or a
 // downloaded file is download-and-run.
-func (a *analysis) interpreter(argv []Field, spec interp, st *State, depth int) Stream {
-	prog := BaseName(argv[0].S)
+func (a *analysis) interpreter(argv []shell.Field, spec interp, st *shell.State, depth int) shell.Stream {
+	prog := shell.BaseName(argv[0].S)
 	args := argv[1:]
 	for i := 0; i < len(args); i++ {
 		f := args[i]
 		s := f.S
 		switch {
 		case f.Dyn && !f.Download && !f.Decoded:
-			return Stream{}
+			return shell.Stream{}
 		case slices.Contains(spec.code, s):
 			if i+1 < len(args) {
 				a.inlineCode(argv, prog, args[i+1], st, depth)
 			}
-			return Stream{}
+			return shell.Stream{}
 		case prog != "node" && len(s) > 2 && slices.Contains(spec.code, s[:2]):
 			code := f
 			code.S = s[2:] // -c'code' attached
 			a.inlineCode(argv, prog, code, st, depth)
-			return Stream{}
+			return shell.Stream{}
 		case strings.HasPrefix(prog, "python") && (s == "-m" || strings.HasPrefix(s, "-m") && len(s) > 2 && !strings.HasPrefix(s, "--")):
-			return Stream{} // a module
+			return shell.Stream{} // a module
 		case s == "-":
 			a.streamScript(prog, st.Stdin, st, depth)
-			return Stream{}
+			return shell.Stream{}
 		case strings.HasPrefix(s, "--"):
 			if _, _, ok := strings.Cut(s, "="); !ok && slices.Contains(spec.long, s[2:]) {
 				i++
@@ -756,17 +719,17 @@ func (a *analysis) interpreter(argv []Field, spec interp, st *State, depth int) 
 			}
 		default:
 			a.scriptFile(prog, f, st, depth)
-			return Stream{}
+			return shell.Stream{}
 		}
 	}
 	a.streamScript(prog, st.Stdin, st, depth)
-	return Stream{}
+	return shell.Stream{}
 }
 
 // perlInPlace checks the files perl -i edits.
-func (a *analysis) perlInPlace(argv []Field, st *State) {
+func (a *analysis) perlInPlace(argv []shell.Field, st *shell.State) {
 	inPlace, afterCode := false, false
-	var files []Field
+	var files []shell.Field
 	for i := 1; i < len(argv); i++ {
 		s := argv[i].S
 		switch {
@@ -796,23 +759,23 @@ func (a *analysis) perlInPlace(argv []Field, st *State) {
 	}
 }
 
-func (a *analysis) eval(argv []Field, st *State, depth int) {
+func (a *analysis) eval(argv []shell.Field, st *shell.State, depth int) {
 	if len(argv) < 2 {
 		return
 	}
-	a.nestedScript("eval", JoinFields(argv[1:]), st, depth)
+	a.nestedScript("eval", shell.JoinFields(argv[1:]), st, depth)
 }
 
-func (a *analysis) source(argv []Field, st *State, depth int) Stream {
+func (a *analysis) source(argv []shell.Field, st *shell.State, depth int) shell.Stream {
 	if len(argv) < 2 {
-		return Stream{}
+		return shell.Stream{}
 	}
 	a.scriptFile(argv[0].S, argv[1], st, depth)
-	return Stream{}
+	return shell.Stream{}
 }
 
 // cwdOf resolves a directory for cd: "" when unknown.
-func (a *analysis) cwdOf(dir Field, st *State) string {
+func (a *analysis) cwdOf(dir shell.Field, st *shell.State) string {
 	if dir.Dyn || dir.Glob {
 		return ""
 	}
@@ -823,18 +786,18 @@ func (a *analysis) cwdOf(dir Field, st *State) string {
 	return f.Key()
 }
 
-func (a *analysis) cd(base string, args []Field, st *State) {
+func (a *analysis) cd(base string, args []shell.Field, st *shell.State) {
 	if base == "popd" {
 		st.Cwd = ""
 		return
 	}
-	o := ParseArgs(args, Spec{})
+	o := shell.ParseArgs(args, shell.Spec{})
 	switch {
 	case len(o.Operands) == 0 && base == "cd":
 		if a.ctx.homeSet {
 			st.Cwd = a.ctx.home
 		} else {
-			st.Cwd = SymbolicHome
+			st.Cwd = shell.SymbolicHome
 		}
 	case len(o.Operands) == 0 || o.Operands[0].S == "-" || strings.HasPrefix(o.Operands[0].S, "+"):
 		st.Cwd = ""
@@ -845,7 +808,7 @@ func (a *analysis) cd(base string, args []Field, st *State) {
 }
 
 // echo returns what echo prints, when it is static.
-func echo(args []Field) Stream {
+func echo(args []shell.Field) shell.Stream {
 	newline, escapes := true, false
 	for len(args) > 0 && len(args[0].S) > 1 && args[0].S[0] == '-' && strings.Trim(args[0].S[1:], "neE") == "" {
 		for _, c := range args[0].S[1:] {
@@ -860,7 +823,7 @@ func echo(args []Field) Stream {
 		}
 		args = args[1:]
 	}
-	out := Stream{}
+	out := shell.Stream{}
 	parts := make([]string, 0, len(args))
 	for _, f := range args {
 		if f.Dyn {
@@ -874,7 +837,7 @@ func echo(args []Field) Stream {
 	}
 	s := strings.Join(parts, " ")
 	if escapes {
-		s = AnsiC(strings.ReplaceAll(s, `\c`, "\x00"))
+		s = shell.AnsiC(strings.ReplaceAll(s, `\c`, "\x00"))
 	}
 	if newline {
 		s += "\n"
@@ -886,17 +849,17 @@ func echo(args []Field) Stream {
 
 // printf returns what printf prints, when it is static and the format uses
 // only %s, %b, %c, %d and %%.
-func (a *analysis) printf(args []Field, st *State) Stream {
+func (a *analysis) printf(args []shell.Field, st *shell.State) shell.Stream {
 	if len(args) > 0 && args[0].S == "-v" {
 		if len(args) > 1 {
 			delete(st.Vars, args[1].S)
 		}
-		return Stream{}
+		return shell.Stream{}
 	}
 	if len(args) > 0 && args[0].S == "--" {
 		args = args[1:]
 	}
-	out := Stream{}
+	out := shell.Stream{}
 	for _, f := range args {
 		out.Download = out.Download || f.Download
 		out.Decoded = out.Decoded || f.Decoded
@@ -907,7 +870,7 @@ func (a *analysis) printf(args []Field, st *State) Stream {
 	if len(args) == 0 {
 		return out
 	}
-	format, rest := AnsiC(args[0].S), args[1:]
+	format, rest := shell.AnsiC(args[0].S), args[1:]
 	var b strings.Builder
 	for pass := 0; pass == 0 || len(rest) > 0 && pass < 64; pass++ {
 		consumed := false
@@ -932,7 +895,7 @@ func (a *analysis) printf(args []Field, st *State) Stream {
 			}
 			switch format[i] {
 			case 'b':
-				arg = AnsiC(arg)
+				arg = shell.AnsiC(arg)
 			case 'c':
 				if arg != "" {
 					arg = arg[:1]
@@ -951,13 +914,13 @@ func (a *analysis) printf(args []Field, st *State) Stream {
 }
 
 // base64 decodes static input; otherwise marks the output decoded.
-func (a *analysis) base64(argv []Field, st *State) Stream {
-	o := ParseArgs(argv[1:], Spec{Short: "w", Long: []string{"wrap"}})
-	a.readOperands(BaseName(argv[0].S), o.Operands, st, readOpts{})
+func (a *analysis) base64(argv []shell.Field, st *shell.State) shell.Stream {
+	o := shell.ParseArgs(argv[1:], shell.Spec{Short: "w", Long: []string{"wrap"}})
+	a.readOperands(shell.BaseName(argv[0].S), o.Operands, st, readOpts{})
 	if !o.Has("-d", "--decode", "-D") {
 		return st.Stdin.Taint()
 	}
-	out := Stream{Decoded: true, Download: st.Stdin.Download}
+	out := shell.Stream{Decoded: true, Download: st.Stdin.Download}
 	for _, t := range o.Operands {
 		if t.Proc != nil {
 			out.Download = out.Download || t.Proc.Download
@@ -966,11 +929,11 @@ func (a *analysis) base64(argv []Field, st *State) Stream {
 			out.Download = true
 		}
 	}
-	if len(o.Operands) == 0 && st.Stdin.Static != nil && BaseName(argv[0].S) == "base64" {
+	if len(o.Operands) == 0 && st.Stdin.Static != nil && shell.BaseName(argv[0].S) == "base64" {
 		clean := strings.Join(strings.Fields(*st.Stdin.Static), "")
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 			if b, err := enc.DecodeString(clean); err == nil {
-				out.Static = ptr(Sanitize(string(b)))
+				out.Static = ptr(shell.Sanitize(string(b)))
 				break
 			}
 		}

@@ -1,11 +1,14 @@
 package pretool
 
 import (
+	"path"
 	"strings"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 // writeTarget checks one path a command writes (devices first).
-func (a *analysis) writeTarget(what string, t Field, st *State, recursive bool) {
+func (a *analysis) writeTarget(what string, t shell.Field, st *shell.State, recursive bool) {
 	f := a.ctx.resolve(t.S, st.Cwd)
 	f.Glob = t.Glob
 	if isDevice(f) {
@@ -16,7 +19,7 @@ func (a *analysis) writeTarget(what string, t Field, st *State, recursive bool) 
 }
 
 // readTarget checks one path a command reads.
-func (a *analysis) readTarget(what string, t Field, st *State, o readOpts) {
+func (a *analysis) readTarget(what string, t shell.Field, st *shell.State, o readOpts) {
 	if t.Proc != nil {
 		return
 	}
@@ -26,7 +29,7 @@ func (a *analysis) readTarget(what string, t Field, st *State, o readOpts) {
 	a.p.checkRead(a.v, a.ctx, f, o)
 }
 
-func (a *analysis) readOperands(what string, ts []Field, st *State, o readOpts) {
+func (a *analysis) readOperands(what string, ts []shell.Field, st *shell.State, o readOpts) {
 	for _, t := range ts {
 		a.readTarget(what, t, st, o)
 	}
@@ -39,7 +42,7 @@ var recursiveReaders = set("tar", "zip", "7z", "7za", "rg", "ag", "ack", "rsync"
 // analysis has no model of as a file it may read: cat, less, head, tail,
 // grep, … of a secrets file needs the human; claimcheck's own files are
 // refused.
-func (a *analysis) genericReads(base string, argv []Field, st *State) {
+func (a *analysis) genericReads(base string, argv []shell.Field, st *shell.State) {
 	o := readOpts{namesOnly: namesOnly[base], recursive: recursiveReaders[base]}
 	args := argv[1:]
 	skipPattern := patternFirst[base]
@@ -67,7 +70,7 @@ func (a *analysis) genericReads(base string, argv []Field, st *State) {
 				continue
 			}
 			if _, v, ok := strings.Cut(s, "="); ok && strings.HasPrefix(s, "--") {
-				a.readTarget(base, Field{S: fileRef(base, v), Glob: f.Glob}, st, o)
+				a.readTarget(base, shell.Field{S: fileRef(base, v), Glob: f.Glob}, st, o)
 			}
 			continue
 		}
@@ -78,7 +81,7 @@ func (a *analysis) genericReads(base string, argv []Field, st *State) {
 		if downloaders[base] {
 			s = fileRef(base, s)
 		}
-		a.readTarget(base, Field{S: s, Glob: f.Glob, Proc: f.Proc}, st, o)
+		a.readTarget(base, shell.Field{S: s, Glob: f.Glob, Proc: f.Proc}, st, o)
 	}
 }
 
@@ -101,8 +104,8 @@ func fileRef(prog, s string) string {
 }
 
 // remove handles rm and friends.
-func (a *analysis) remove(base string, argv []Field, st *State) {
-	o := ParseArgs(argv[1:], Spec{})
+func (a *analysis) remove(base string, argv []shell.Field, st *shell.State) {
+	o := shell.ParseArgs(argv[1:], shell.Spec{})
 	recursive := base == "trash" || base == "trash-put" || o.Has("-r", "-R", "--recursive")
 	targets := o.Operands
 	if base == "gio" {
@@ -112,7 +115,7 @@ func (a *analysis) remove(base string, argv []Field, st *State) {
 		targets, recursive = targets[1:], true
 	}
 	for _, t := range targets {
-		if a.stop() {
+		if a.w.Stop() {
 			return
 		}
 		a.deleteTarget(argv, t, st, recursive)
@@ -120,7 +123,7 @@ func (a *analysis) remove(base string, argv []Field, st *State) {
 }
 
 // deleteTarget checks one path a command deletes (or moves away).
-func (a *analysis) deleteTarget(argv []Field, t Field, st *State, recursive bool) {
+func (a *analysis) deleteTarget(argv []shell.Field, t shell.Field, st *shell.State, recursive bool) {
 	f := a.ctx.resolve(t.S, st.Cwd)
 	f.Glob = t.Glob
 	if recursive {
@@ -128,8 +131,8 @@ func (a *analysis) deleteTarget(argv []Field, t Field, st *State, recursive bool
 			a.say(a.p.Actions.Destructive, msgRmRoot, detail{cmd: cmdText(argv), path: f.String()})
 			return
 		}
-		if strings.Contains(t.S, UnknownMaybeEmpty) {
-			w := a.ctx.resolve(strings.ReplaceAll(t.S, UnknownMaybeEmpty, ""), st.Cwd)
+		if strings.Contains(t.S, shell.UnknownMaybeEmpty) {
+			w := a.ctx.resolve(strings.ReplaceAll(t.S, shell.UnknownMaybeEmpty, ""), st.Cwd)
 			w.Glob = t.Glob
 			if a.ctx.isRoot(a.p.c.roots, w) {
 				a.say(a.p.Actions.Dynamic, msgRmEmptyVariable, detail{cmd: cmdText(argv), path: w.String()})
@@ -138,16 +141,16 @@ func (a *analysis) deleteTarget(argv []Field, t Field, st *State, recursive bool
 			a.say(a.p.Actions.Dynamic, msgRmUnknownDir, detail{cmd: cmdText(argv), path: quote(t.S)})
 		}
 	}
-	a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: BaseName(argv[0].S), recursive: recursive})
+	a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: shell.BaseName(argv[0].S), recursive: recursive})
 }
 
 // vague reports a relative target that names a whole directory: ., ..,
 // ../.., or a glob over its entries.
-func vague(f Path) bool {
+func vague(f shell.Path) bool {
 	if len(f.Segs) == 0 {
 		return true
 	}
-	if len(f.Segs) == 1 && f.Glob && HasMeta(f.Segs[0]) {
+	if len(f.Segs) == 1 && f.Glob && shell.HasMeta(f.Segs[0]) {
 		return true
 	}
 	for _, s := range f.Segs {
@@ -158,8 +161,8 @@ func vague(f Path) bool {
 	return true
 }
 
-func (a *analysis) move(argv []Field, st *State) {
-	o := ParseArgs(argv[1:], Spec{Short: "tS", Long: []string{"target-directory", "suffix"}})
+func (a *analysis) move(argv []shell.Field, st *shell.State) {
+	o := shell.ParseArgs(argv[1:], shell.Spec{Short: "tS", Long: []string{"target-directory", "suffix"}})
 	srcs := o.Operands
 	dest, ok := o.Value("-t", "--target-directory")
 	if !ok {
@@ -186,19 +189,19 @@ func isRemote(s string) bool {
 
 // copy handles cp, install, ln, rsync and scp: sources are read, the
 // destination written.
-func (a *analysis) copy(base string, argv []Field, st *State) {
-	var spec Spec
+func (a *analysis) copy(base string, argv []shell.Field, st *shell.State) {
+	var spec shell.Spec
 	switch base {
 	case "cp", "ln":
-		spec = Spec{Short: "tS", Long: []string{"target-directory", "suffix"}}
+		spec = shell.Spec{Short: "tS", Long: []string{"target-directory", "suffix"}}
 	case "install":
-		spec = Spec{Short: "gmoStT", Long: []string{"group", "mode", "owner", "suffix", "target-directory", "strip-program"}}
+		spec = shell.Spec{Short: "gmoStT", Long: []string{"group", "mode", "owner", "suffix", "target-directory", "strip-program"}}
 	case "rsync":
-		spec = Spec{Short: "eBfMT", Long: []string{"rsh", "filter", "exclude", "include", "exclude-from", "include-from", "files-from", "temp-dir", "log-file", "password-file", "backup-dir", "link-dest", "compare-dest", "copy-dest", "chmod", "chown", "partial-dir", "block-size", "max-size", "min-size", "timeout", "port", "out-format", "bwlimit", "suffix", "max-delete", "info", "debug"}}
+		spec = shell.Spec{Short: "eBfMT", Long: []string{"rsh", "filter", "exclude", "include", "exclude-from", "include-from", "files-from", "temp-dir", "log-file", "password-file", "backup-dir", "link-dest", "compare-dest", "copy-dest", "chmod", "chown", "partial-dir", "block-size", "max-size", "min-size", "timeout", "port", "out-format", "bwlimit", "suffix", "max-delete", "info", "debug"}}
 	case "scp":
-		spec = Spec{Short: "cFiJlopPSDX"}
+		spec = shell.Spec{Short: "cFiJlopPSDX"}
 	}
-	o := ParseArgs(argv[1:], spec)
+	o := shell.ParseArgs(argv[1:], spec)
 	for _, f := range o.Values("-i", "--exclude-from", "--include-from", "--files-from", "--password-file", "-F") {
 		a.readTarget(base, f, st, readOpts{})
 	}
@@ -248,13 +251,13 @@ func (a *analysis) copy(base string, argv []Field, st *State) {
 	a.writeTarget(base, dest, st, false)
 }
 
-func (a *analysis) dd(argv []Field, st *State) {
+func (a *analysis) dd(argv []shell.Field, st *shell.State) {
 	for _, f := range argv[1:] {
 		k, v, ok := strings.Cut(f.S, "=")
 		if !ok {
 			continue
 		}
-		t := Field{S: v, Glob: f.Glob, Dyn: f.Dyn}
+		t := shell.Field{S: v, Glob: f.Glob, Dyn: f.Dyn}
 		switch k {
 		case "if":
 			a.readTarget("dd", t, st, readOpts{})
@@ -268,10 +271,10 @@ func (a *analysis) dd(argv []Field, st *State) {
 	}
 }
 
-func (a *analysis) sed(argv []Field, st *State) {
+func (a *analysis) sed(argv []shell.Field, st *shell.State) {
 	args := argv[1:]
 	inPlace, script := false, false
-	var operands []Field
+	var operands []shell.Field
 	for i := 0; i < len(args); i++ {
 		s := args[i].S
 		switch {
@@ -325,10 +328,10 @@ func (a *analysis) sed(argv []Field, st *State) {
 	}
 }
 
-func (a *analysis) chmod(base string, argv []Field, st *State) {
+func (a *analysis) chmod(base string, argv []shell.Field, st *shell.State) {
 	args := argv[1:]
 	recursive, hasMode := false, base != "chattr" && base != "setfacl"
-	var operands []Field
+	var operands []shell.Field
 	optChars := "Rcfv"
 	if base == "chown" || base == "chgrp" {
 		optChars = "RcfvhHLP"
@@ -389,7 +392,7 @@ func (a *analysis) chmod(base string, argv []Field, st *State) {
 
 // find: -delete and -exec run on its start points; a start point that is
 // a system root makes them destructive.
-func (a *analysis) find(argv []Field, st *State, depth int) Stream {
+func (a *analysis) find(argv []shell.Field, st *shell.State, depth int) shell.Stream {
 	args := argv[1:]
 	i := 0
 	for i < len(args) {
@@ -404,7 +407,7 @@ func (a *analysis) find(argv []Field, st *State, depth int) Stream {
 		}
 		break
 	}
-	var roots []Field
+	var roots []shell.Field
 	for ; i < len(args); i++ {
 		s := args[i].S
 		if strings.HasPrefix(s, "-") || s == "(" || s == "!" || s == "," || s == ")" {
@@ -413,17 +416,17 @@ func (a *analysis) find(argv []Field, st *State, depth int) Stream {
 		roots = append(roots, args[i])
 	}
 	if len(roots) == 0 {
-		roots = []Field{{S: "."}}
+		roots = []shell.Field{{S: "."}}
 	}
 	for _, r := range roots {
 		a.readTarget("find", r, st, readOpts{namesOnly: true})
 	}
-	var expr []Field
+	var expr []shell.Field
 	if i < len(args) {
 		expr = args[i:]
 	}
 	del := false
-	for j := 0; j < len(expr) && !a.stop(); j++ {
+	for j := 0; j < len(expr) && !a.w.Stop(); j++ {
 		switch expr[j].S {
 		case "-delete":
 			del = true
@@ -438,8 +441,8 @@ func (a *analysis) find(argv []Field, st *State, depth int) Stream {
 					break
 				}
 				sub := st.Clone()
-				sub.Stdin = Stream{}
-				a.run(substitute(inner, "{}", r), sub, depth)
+				sub.Stdin = shell.Stream{}
+				a.Run(substitute(inner, "{}", r), sub, depth)
 			}
 			j = end
 		case "-fprint", "-fprint0", "-fls":
@@ -465,7 +468,7 @@ func (a *analysis) find(argv []Field, st *State, depth int) Stream {
 			a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: "find -delete", recursive: true})
 		}
 	}
-	out := Stream{}
+	out := shell.Stream{}
 	for _, r := range roots {
 		out.Items = append(out.Items, r.S)
 	}
@@ -473,11 +476,11 @@ func (a *analysis) find(argv []Field, st *State, depth int) Stream {
 }
 
 // substitute replaces repl in each word with item (find -exec {}, xargs -I).
-func substitute(argv []Field, repl string, item Field) []Field {
-	out := make([]Field, len(argv))
+func substitute(argv []shell.Field, repl string, item shell.Field) []shell.Field {
+	out := make([]shell.Field, len(argv))
 	for i, f := range argv {
 		if repl != "" && strings.Contains(f.S, repl) {
-			g := MergeField(f, item)
+			g := shell.MergeField(f, item)
 			g.S = strings.ReplaceAll(f.S, repl, item.S)
 			f = g
 		}
@@ -486,11 +489,11 @@ func substitute(argv []Field, repl string, item Field) []Field {
 	return out
 }
 
-func (a *analysis) xargs(argv []Field, st *State, depth int) Stream {
-	o := ParseArgs(argv[1:], Spec{Short: "aEdILnPs", Long: []string{"arg-file", "delimiter", "eof", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, StopAtOperand: true})
+func (a *analysis) xargs(argv []shell.Field, st *shell.State, depth int) shell.Stream {
+	o := shell.ParseArgs(argv[1:], shell.Spec{Short: "aEdILnPs", Long: []string{"arg-file", "delimiter", "eof", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, StopAtOperand: true})
 	inner := o.Rest
 	if len(inner) == 0 {
-		inner = []Field{{S: "echo"}}
+		inner = []shell.Field{{S: "echo"}}
 	}
 	repl := ""
 	if v, ok := o.Value("-I", "--replace"); ok {
@@ -506,41 +509,41 @@ func (a *analysis) xargs(argv []Field, st *State, depth int) Stream {
 		items = nil
 	}
 	sub := st.Clone()
-	sub.Stdin = Stream{}
+	sub.Stdin = shell.Stream{}
 	if len(items) == 0 {
 		if st.Stdin.Download || st.Stdin.Decoded {
 			// The items come from the network or a decoder.
-			item := Field{S: UnknownMaybeEmpty, Dyn: true, Download: st.Stdin.Download, Decoded: st.Stdin.Decoded}
+			item := shell.Field{S: shell.UnknownMaybeEmpty, Dyn: true, Download: st.Stdin.Download, Decoded: st.Stdin.Decoded}
 			if repl != "" {
-				return a.run(substitute(inner, repl, item), sub, depth)
+				return a.Run(substitute(inner, repl, item), sub, depth)
 			}
-			return a.run(append(append([]Field(nil), inner...), item), sub, depth)
+			return a.Run(append(append([]shell.Field(nil), inner...), item), sub, depth)
 		}
-		return a.run(inner, sub, depth)
+		return a.Run(inner, sub, depth)
 	}
 	for k, it := range items {
-		if k == 4 || a.stop() {
+		if k == 4 || a.w.Stop() {
 			break
 		}
-		item := Field{S: it}
-		args := append([]Field(nil), inner...)
+		item := shell.Field{S: it}
+		args := append([]shell.Field(nil), inner...)
 		if repl != "" {
 			args = substitute(inner, repl, item)
 		} else {
 			args = append(args, item)
 		}
-		a.run(args, sub, depth)
+		a.Run(args, sub, depth)
 	}
-	return Stream{}
+	return shell.Stream{}
 }
 
 // extract handles tar and unzip: what they read, and the directory they
 // extract into.
-func (a *analysis) extract(base string, argv []Field, st *State) {
+func (a *analysis) extract(base string, argv []shell.Field, st *shell.State) {
 	a.genericReads(base, argv, st)
 	args := argv[1:]
 	extracting := base == "unzip"
-	var dir *Field
+	var dir *shell.Field
 	for i := 0; i < len(args); i++ {
 		s := args[i].S
 		switch {
@@ -552,7 +555,7 @@ func (a *analysis) extract(base string, argv []Field, st *State) {
 				i++
 			}
 		case strings.HasPrefix(s, "--directory="):
-			dir = &Field{S: strings.TrimPrefix(s, "--directory=")}
+			dir = &shell.Field{S: strings.TrimPrefix(s, "--directory=")}
 		case strings.HasPrefix(s, "--"):
 		case base != "unzip" && (strings.HasPrefix(s, "-") || i == 0):
 			if strings.ContainsRune(s, 'x') {
@@ -568,38 +571,38 @@ func (a *analysis) extract(base string, argv []Field, st *State) {
 		return
 	}
 	if dir == nil {
-		dir = &Field{S: "."}
+		dir = &shell.Field{S: "."}
 	}
 	a.writeTarget(base, *dir, st, false)
 }
 
-func (a *analysis) download(prog string, t Field, st *State) {
+func (a *analysis) download(prog string, t shell.Field, st *shell.State) {
 	a.writeTarget(prog, t, st, false)
 	st.Downloads[a.ctx.resolve(t.S, st.Cwd).Key()] = true
 }
 
-func (a *analysis) curl(argv []Field, st *State) Stream {
-	o := ParseArgs(argv[1:], Spec{Short: "AbcCdDeEFHKmoPQrTtuUwxXyYz", Long: []string{
+func (a *analysis) curl(argv []shell.Field, st *shell.State) shell.Stream {
+	o := shell.ParseArgs(argv[1:], shell.Spec{Short: "AbcCdDeEFHKmoPQrTtuUwxXyYz", Long: []string{
 		"output", "output-dir", "data", "data-binary", "data-raw", "data-ascii", "data-urlencode", "form", "form-string",
 		"upload-file", "config", "cert", "key", "cacert", "capath", "header", "user", "user-agent", "referer", "request",
 		"url", "cookie", "cookie-jar", "proxy", "resolve", "connect-to", "max-time", "retry", "write-out", "dump-header",
 		"trace", "trace-ascii", "stderr", "netrc-file", "range", "limit-rate", "interface", "connect-timeout", "json",
 	}})
-	urls := append(append([]Field(nil), o.Operands...), o.Values("--url")...)
+	urls := append(append([]shell.Field(nil), o.Operands...), o.Values("--url")...)
 	for _, u := range urls {
 		a.p.checkShellURL(a.v, "curl", u.S)
 		if p, ok := strings.CutPrefix(strings.ToLower(u.S), "file://"); ok {
-			a.readTarget("curl", Field{S: "/" + strings.TrimLeft(p, "/")}, st, readOpts{})
+			a.readTarget("curl", shell.Field{S: "/" + strings.TrimLeft(p, "/")}, st, readOpts{})
 		}
 	}
 	for _, v := range o.Values("-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json") {
 		if f := fileRef("curl", v.S); f != "" && f != "-" && (strings.HasPrefix(v.S, "@") || strings.Contains(v.S, "@") && !strings.Contains(v.S, "=")) {
-			a.readTarget("curl", Field{S: f}, st, readOpts{})
+			a.readTarget("curl", shell.Field{S: f}, st, readOpts{})
 		}
 	}
 	for _, v := range o.Values("-F", "--form") {
 		if f := fileRef("curl", v.S); f != "" && f != "-" {
-			a.readTarget("curl", Field{S: f}, st, readOpts{})
+			a.readTarget("curl", shell.Field{S: f}, st, readOpts{})
 		}
 	}
 	for _, v := range o.Values("-T", "--upload-file", "-K", "--config", "-E", "--cert", "--key", "--netrc-file") {
@@ -613,7 +616,7 @@ func (a *analysis) curl(argv []Field, st *State) Stream {
 		}
 	}
 	stdout := true
-	dir := Field{S: "."}
+	dir := shell.Field{S: "."}
 	if d, ok := o.Value("--output-dir"); ok {
 		dir = d
 	}
@@ -630,14 +633,14 @@ func (a *analysis) curl(argv []Field, st *State) Stream {
 	if o.Has("-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name") {
 		stdout = false
 		for _, u := range urls {
-			a.download("curl", Field{S: dir.S + "/" + lastSeg(u.S)}, st)
+			a.download("curl", shell.Field{S: dir.S + "/" + lastSeg(u.S)}, st)
 		}
 	}
-	return Stream{Download: stdout && len(urls) > 0}
+	return shell.Stream{Download: stdout && len(urls) > 0}
 }
 
-func (a *analysis) wget(argv []Field, st *State) Stream {
-	o := ParseArgs(argv[1:], Spec{Short: "OoaiBtTwQPlARDIXUe", Long: []string{
+func (a *analysis) wget(argv []shell.Field, st *shell.State) shell.Stream {
+	o := shell.ParseArgs(argv[1:], shell.Spec{Short: "OoaiBtTwQPlARDIXUe", Long: []string{
 		"output-document", "output-file", "append-output", "input-file", "base", "tries", "timeout", "wait", "quota",
 		"directory-prefix", "level", "accept", "reject", "domains", "include-directories", "exclude-directories",
 		"user-agent", "execute", "post-file", "body-file", "header", "user", "password", "load-cookies", "save-cookies",
@@ -657,17 +660,36 @@ func (a *analysis) wget(argv []Field, st *State) Stream {
 	}
 	if v, ok := o.Value("-O", "--output-document"); ok {
 		if v.S == "-" {
-			return Stream{Download: true}
+			return shell.Stream{Download: true}
 		}
 		a.download("wget", v, st)
-		return Stream{}
+		return shell.Stream{}
 	}
 	dir := "."
 	if d, ok := o.Value("-P", "--directory-prefix"); ok {
 		dir = d.S
 	}
 	for _, u := range urls {
-		a.download("wget", Field{S: dir + "/" + lastSeg(u.S)}, st)
+		a.download("wget", shell.Field{S: dir + "/" + lastSeg(u.S)}, st)
 	}
-	return Stream{}
+	return shell.Stream{}
+}
+
+// lastSeg is the file name a download to "the remote name" gets.
+func lastSeg(url string) string {
+	u := url
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	}
+	u, _, _ = strings.Cut(u, "?")
+	u, _, _ = strings.Cut(u, "#")
+	_, p, ok := strings.Cut(u, "/")
+	if !ok {
+		return "index.html"
+	}
+	b := path.Base("/" + p)
+	if b == "/" || b == "." {
+		return "index.html"
+	}
+	return b
 }

@@ -4,32 +4,9 @@ import (
 	"errors"
 	"path"
 	"strings"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
-
-// Markers the shell evaluator puts into words. Commands containing these
-// bytes are refused before analysis, and file paths from tool_input have
-// them replaced, so they cannot be forged.
-const (
-	UnknownMaybeEmpty = "\x00" // an expansion whose value is unknown and may be empty
-	UnknownNonEmpty   = "\x01" // an expansion whose value is unknown but not empty
-	homeMarker        = "\x02" // ~ or $HOME at the start of a word, home unknown
-	SymbolicHome      = "/" + homeMarker
-	markers           = UnknownMaybeEmpty + UnknownNonEmpty + homeMarker
-)
-
-// display turns markers back into readable text.
-func Display(s string) string {
-	return strings.NewReplacer(SymbolicHome, "~", homeMarker, "~", UnknownMaybeEmpty, "$…", UnknownNonEmpty, "$…").Replace(s)
-}
-
-// sanitize replaces marker bytes in text that did not come from the
-// evaluator.
-func Sanitize(s string) string {
-	if strings.ContainsAny(s, "\x00\x01\x02") {
-		return strings.NewReplacer("\x00", "\uFFFD", "\x01", "\uFFFD", "\x02", "\uFFFD").Replace(s)
-	}
-	return s
-}
 
 // pattern is a compiled path pattern. A pattern starting with / is
 // anchored at the root, one starting with ~ at the home directory; any
@@ -80,83 +57,21 @@ func compilePattern(s string) (pattern, error) {
 	return p, nil
 }
 
-// fpath is a path as the decision resolved it: absolute (segments from the
-// root) or relative to something unknown (an unknown cwd or a dynamic
-// prefix).
-type Path struct {
-	Abs  bool
-	Segs []string
-	Glob bool   // some segment holds unquoted glob characters
-	Text string // as written, for messages
-}
-
-func (f Path) Key() string {
-	if f.Abs {
-		return "/" + strings.Join(f.Segs, "/")
-	}
-	return strings.Join(f.Segs, "/")
-}
-
-func (f Path) String() string { return Display(f.Key()) }
-
-func SplitPath(s string) []string {
-	c := path.Clean("/" + s)
-	if c == "/" {
-		return nil
-	}
-	return strings.Split(c[1:], "/")
-}
-
 // resolve interprets s (a word after evaluation, possibly with markers)
 // against cwd ("" when unknown) and the home directory.
-func (c *context) resolve(s, cwd string) Path {
-	f := Path{Text: s}
-	if s == "" {
-		return f
-	}
-	switch s[0] {
-	case homeMarker[0]:
-		f.Abs = true
-		f.Segs = SplitPath(c.home + "/" + strings.ReplaceAll(s[1:], homeMarker, UnknownNonEmpty))
-		return f
-	case UnknownMaybeEmpty[0], UnknownNonEmpty[0]:
-		f.Segs = relSegs(strings.ReplaceAll(s, homeMarker, UnknownNonEmpty))
-		return f
-	}
-	s = strings.ReplaceAll(s, homeMarker, UnknownNonEmpty)
-	switch {
-	case s[0] == '/':
-		f.Abs, f.Segs = true, SplitPath(s)
-	case cwd != "":
-		f.Abs, f.Segs = true, SplitPath(cwd+"/"+s)
-	default:
-		f.Segs = relSegs(s)
-	}
-	return f
-}
-
-// relSegs cleans a relative path; leading .. segments stay.
-func relSegs(s string) []string {
-	c := path.Clean(s)
-	if c == "." {
-		return nil
-	}
-	return strings.Split(c, "/")
-}
+func (c *context) resolve(s, cwd string) shell.Path { return shell.Resolve(s, cwd, c.home) }
 
 // full returns the segments an anchored pattern covers, and whether it is
 // anchored at all.
 func (c *context) full(p pattern) ([]string, bool) {
 	switch {
 	case p.home:
-		return append(SplitPath(c.home), p.segs...), true
+		return append(shell.SplitPath(c.home), p.segs...), true
 	case p.abs:
 		return p.segs, true
 	}
 	return p.segs, false
 }
-
-func HasMeta(s string) bool { return strings.ContainsAny(s, "*?[") }
 
 // segMatch matches one path segment against one pattern segment; a segment
 // that is itself a glob (rm -rf ~/.lo*) matches the literal pattern
@@ -170,7 +85,7 @@ func segMatch(pat, seg string, glob, wild bool) bool {
 	if !wild && strings.Trim(seg, "*?") == "" {
 		return false
 	}
-	if glob && HasMeta(seg) && !HasMeta(pat) {
+	if glob && shell.HasMeta(seg) && !shell.HasMeta(pat) {
 		// A shell glob matches a dot file only with a leading dot.
 		if strings.HasPrefix(pat, ".") && !strings.HasPrefix(seg, ".") {
 			return false
@@ -184,7 +99,7 @@ func segMatch(pat, seg string, glob, wild bool) bool {
 
 // match reports whether f is what p names or, when beneath (or p.dir), is
 // inside it.
-func (c *context) match(p pattern, f Path, beneath bool) bool {
+func (c *context) match(p pattern, f shell.Path, beneath bool) bool {
 	segs, anchored := c.full(p)
 	beneath = beneath || p.dir
 	if anchored {
@@ -219,7 +134,7 @@ func (c *context) match(p pattern, f Path, beneath bool) bool {
 
 // contains reports whether f is a directory strictly above what the
 // anchored pattern p names (rm -rf ~/.local removes ~/.local/share/claimcheck).
-func (c *context) contains(p pattern, f Path) bool {
+func (c *context) contains(p pattern, f shell.Path) bool {
 	segs, anchored := c.full(p)
 	if !anchored || !f.Abs || len(f.Segs) >= len(segs) {
 		return false
@@ -233,7 +148,7 @@ func (c *context) contains(p pattern, f Path) bool {
 }
 
 // matchAny returns the first pattern matching f.
-func (c *context) matchAny(pats []pattern, f Path, beneath, above bool) (pattern, bool) {
+func (c *context) matchAny(pats []pattern, f shell.Path, beneath, above bool) (pattern, bool) {
 	for _, p := range pats {
 		if c.match(p, f, beneath) || above && c.contains(p, f) {
 			return p, true
@@ -244,7 +159,7 @@ func (c *context) matchAny(pats []pattern, f Path, beneath, above bool) (pattern
 
 // isRoot reports whether f is a system root (or the home directory), or a
 // glob over the entries of one (/*, ~/.*).
-func (c *context) isRoot(roots []pattern, f Path) bool {
+func (c *context) isRoot(roots []pattern, f shell.Path) bool {
 	if !f.Abs {
 		return false
 	}
@@ -255,8 +170,8 @@ func (c *context) isRoot(roots []pattern, f Path) bool {
 	}
 	if f.Glob {
 		for i, s := range f.Segs {
-			if HasMeta(s) {
-				prefix := Path{Abs: true, Segs: f.Segs[:i]}
+			if shell.HasMeta(s) {
+				prefix := shell.Path{Abs: true, Segs: f.Segs[:i]}
 				for _, p := range roots {
 					if c.match(p, prefix, false) {
 						return true
@@ -271,7 +186,7 @@ func (c *context) isRoot(roots []pattern, f Path) bool {
 
 // sensitive reports the sensitive pattern f matches, unless an exception
 // matches it too.
-func (c *context) sensitive(p *Policy, f Path) (pattern, bool) {
+func (c *context) sensitive(p *Policy, f shell.Path) (pattern, bool) {
 	pat, ok := c.matchAny(p.c.sensitive, f, false, false)
 	if !ok {
 		return pat, false
@@ -292,7 +207,7 @@ var benignDevices = map[string]bool{
 
 // isDevice reports whether f is a device file whose overwriting destroys
 // data (disks, partitions, memory), as opposed to /dev/null and friends.
-func isDevice(f Path) bool {
+func isDevice(f shell.Path) bool {
 	if !f.Abs || len(f.Segs) < 2 || f.Segs[0] != "dev" {
 		return false
 	}

@@ -51,6 +51,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 // Decision values.
@@ -289,7 +291,7 @@ func decodeInput(raw []byte, ti *toolInput) error {
 // quote shortens s for a message.
 func quote(s string) string {
 	const max = 120
-	s = Display(s)
+	s = shell.Display(s)
 	if len(s) > max {
 		cut := max
 		for cut > 0 && !isRuneStart(s[cut]) {

@@ -3,6 +3,8 @@ package pretool
 import (
 	"strconv"
 	"strings"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 // msg names one message of the reasons table.
@@ -174,7 +176,7 @@ var messages = [...]struct{ rule, text string }{
 }
 
 // detail holds what a message names. Paths, commands and URLs are given
-// as they are to be shown (fpath.String, cmdText, quote).
+// as they are to be shown (shell.Path.String, cmdText, quote).
 type detail struct {
 	tool, field, who, pattern, allowed string
 	cmd, prog, what, name, prefix      string
@@ -261,4 +263,17 @@ func (m msg) text(d detail) string {
 		b.WriteString(v)
 		t = t[i+j+1:]
 	}
+}
+
+// cmdText renders argv for a message.
+func cmdText(argv []shell.Field) string {
+	parts := make([]string, 0, len(argv))
+	for _, f := range argv {
+		s := shell.Display(f.S)
+		if s == "" || strings.ContainsAny(s, " \t\n'\"") {
+			s = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+		parts = append(parts, s)
+	}
+	return quote(strings.Join(parts, " "))
 }

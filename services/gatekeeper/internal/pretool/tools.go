@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 // rule returns the tool rule for an agent type and the name it is known by
@@ -69,7 +71,7 @@ var searchTools = map[string]string{"Grep": "r", "Glob": "r", "LS": "r"}
 // filePath returns the tool's path argument, made safe for resolution:
 // backslashes (Windows) become slashes and marker bytes are replaced.
 func filePath(s string) string {
-	return Sanitize(strings.ReplaceAll(s, `\`, "/"))
+	return shell.Sanitize(strings.ReplaceAll(s, `\`, "/"))
 }
 
 func (p *Policy) checkFileTool(v *verdict, ctx *context, tool string, ti toolInput) {
@@ -118,12 +120,12 @@ type readOpts struct {
 }
 
 // checkWrite applies the write rules to one target.
-func (p *Policy) checkWrite(v *verdict, ctx *context, f Path, o writeOpts) {
+func (p *Policy) checkWrite(v *verdict, ctx *context, f shell.Path, o writeOpts) {
 	if len(f.Segs) == 0 && !f.Abs {
 		return
 	}
 	if pat, ok := ctx.matchAny(ctx.private, f, true, o.recursive); ok {
-		v.say(action(p.Actions.Claimcheck), msgPrivateWrite, detail{what: o.what, path: f.String(), pattern: Display(pat.raw)})
+		v.say(action(p.Actions.Claimcheck), msgPrivateWrite, detail{what: o.what, path: f.String(), pattern: shell.Display(pat.raw)})
 		return
 	}
 	if ctx.hookPath != "" && (f.Key() == ctx.hookPath || o.recursive && strings.HasPrefix(ctx.hookPath, f.Key()+"/")) {
@@ -131,27 +133,27 @@ func (p *Policy) checkWrite(v *verdict, ctx *context, f Path, o writeOpts) {
 		return
 	}
 	if pat, ok := ctx.matchAny(p.c.protected, f, true, o.recursive); ok {
-		v.say(action(p.Actions.ProtectedWrite), msgProtectedWrite, detail{what: o.what, path: f.String(), pattern: Display(pat.raw)})
+		v.say(action(p.Actions.ProtectedWrite), msgProtectedWrite, detail{what: o.what, path: f.String(), pattern: shell.Display(pat.raw)})
 		return
 	}
 	if pat, ok := ctx.sensitive(p, f); ok {
-		v.say(action(p.Actions.SensitiveWrite), msgSensitiveWrite, detail{what: o.what, path: f.String(), pattern: Display(pat.raw)})
+		v.say(action(p.Actions.SensitiveWrite), msgSensitiveWrite, detail{what: o.what, path: f.String(), pattern: shell.Display(pat.raw)})
 	}
 }
 
 // checkRead applies the read rules to one path.
-func (p *Policy) checkRead(v *verdict, ctx *context, f Path, o readOpts) {
+func (p *Policy) checkRead(v *verdict, ctx *context, f shell.Path, o readOpts) {
 	if len(f.Segs) == 0 && !f.Abs {
 		return
 	}
 	if pat, ok := ctx.matchAny(ctx.private, f, true, o.recursive); ok {
-		v.say(action(p.Actions.Claimcheck), msgPrivateRead, detail{what: o.what, path: f.String(), pattern: Display(pat.raw)})
+		v.say(action(p.Actions.Claimcheck), msgPrivateRead, detail{what: o.what, path: f.String(), pattern: shell.Display(pat.raw)})
 		return
 	}
 	if o.namesOnly {
 		return
 	}
 	if pat, ok := ctx.sensitive(p, f); ok {
-		v.say(action(p.Actions.SensitiveRead), msgSensitiveRead, detail{what: o.what, path: f.String(), pattern: Display(pat.raw)})
+		v.say(action(p.Actions.SensitiveRead), msgSensitiveRead, detail{what: o.what, path: f.String(), pattern: shell.Display(pat.raw)})
 	}
 }

@@ -3,6 +3,8 @@ package pretool
 import (
 	"strings"
 	"testing"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 type want struct{ decision, rule string }
@@ -287,11 +289,11 @@ func shellLimitCases(t testing.TB) []decideCase {
 	// bash -c nested one level deeper than the cap.
 	tooDeep := "ls"
 	for range p.Limits.MaxShellDepth + 1 {
-		tooDeep = "bash -c " + Quote(tooDeep)
+		tooDeep = "bash -c " + shell.Quote(tooDeep)
 	}
 	atCap := "ls"
 	for range p.Limits.MaxShellDepth {
-		atCap = "bash -c " + Quote(atCap)
+		atCap = "bash -c " + shell.Quote(atCap)
 	}
 	return []decideCase{
 		{"nesting", p, bash(tooDeep), corpusRuntime, want{Ask, RuleShellTooDeep}},

@@ -1,26 +1,26 @@
-package pretool
+package shell
 
 import (
-	"path"
 	"slices"
 	"strings"
 )
 
-// opts is a parsed argument list: options with their values, and
+// Opts is a parsed argument list: options with their values, and
 // operands.
 type Opts struct {
 	List     []Opt
 	Operands []Field
-	Rest     []Field // with stopAtOperand: the first operand and everything after it
+	Rest     []Field // with StopAtOperand: the first operand and everything after it
 }
 
+// Opt is one option and its value.
 type Opt struct {
 	Name   string // "-x" or "--long"
 	Val    Field
-	HasVal bool // val is set
+	HasVal bool // Val is set
 }
 
-// optSpec says which options take a value.
+// Spec says which options of a program take a value.
 type Spec struct {
 	Short         string   // short options that take a value, e.g. "ugC"
 	Long          []string // long options that take a value (when not given as --x=v)
@@ -28,7 +28,7 @@ type Spec struct {
 	Numeric       bool     // -N (a number) is an option (nice -10)
 }
 
-// parse splits args by spec, GNU style: clusters (-rf), attached values
+// ParseArgs splits args by spec, GNU style: clusters (-rf), attached values
 // (-ofile, --out=file), -- ending options.
 func ParseArgs(args []Field, spec Spec) Opts {
 	var o Opts
@@ -84,7 +84,7 @@ func ParseArgs(args []Field, spec Spec) Opts {
 	return o
 }
 
-// has reports whether any of the named options was given.
+// Has reports whether any of the named options was given.
 func (o Opts) Has(names ...string) bool {
 	for _, op := range o.List {
 		if slices.Contains(names, op.Name) {
@@ -94,7 +94,7 @@ func (o Opts) Has(names ...string) bool {
 	return false
 }
 
-// values returns the values of the named options, in order.
+// Values returns the values of the named options, in order.
 func (o Opts) Values(names ...string) []Field {
 	var out []Field
 	for _, op := range o.List {
@@ -105,7 +105,7 @@ func (o Opts) Values(names ...string) []Field {
 	return out
 }
 
-// value returns the last value of the named options.
+// Value returns the last value of the named options.
 func (o Opts) Value(names ...string) (Field, bool) {
 	vs := o.Values(names...)
 	if len(vs) == 0 {
@@ -114,7 +114,7 @@ func (o Opts) Value(names ...string) (Field, bool) {
 	return vs[len(vs)-1], true
 }
 
-// baseName is the program name as the shell would find it: the last path
+// BaseName is the program name as the shell would find it: the last path
 // segment.
 func BaseName(prog string) string {
 	if i := strings.LastIndexByte(prog, '/'); i >= 0 {
@@ -123,24 +123,12 @@ func BaseName(prog string) string {
 	return prog
 }
 
-// cmdText renders argv for a message.
-func cmdText(argv []Field) string {
-	parts := make([]string, 0, len(argv))
-	for _, f := range argv {
-		s := Display(f.S)
-		if s == "" || strings.ContainsAny(s, " \t\n'\"") {
-			s = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-		parts = append(parts, s)
-	}
-	return quote(strings.Join(parts, " "))
-}
-
-// shellQuote quotes s for re-parsing as one word; markers stay as bytes.
+// Quote quotes s for re-parsing as one word; markers stay as bytes.
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// JoinQuoted quotes each word and joins them: argv as a command line.
 func JoinQuoted(argv []Field) string {
 	parts := make([]string, 0, len(argv))
 	for _, f := range argv {
@@ -149,21 +137,42 @@ func JoinQuoted(argv []Field) string {
 	return strings.Join(parts, " ")
 }
 
-// lastSeg is the file name a download to "the remote name" gets.
-func lastSeg(url string) string {
-	u := url
-	if i := strings.Index(u, "://"); i >= 0 {
-		u = u[i+3:]
+// SkipAssignments drops NAME=value words before a command (sudo, env).
+func SkipAssignments(argv []Field) []Field {
+	for len(argv) > 0 {
+		n, _, ok := strings.Cut(argv[0].S, "=")
+		if !ok || !IsVarName(n) {
+			break
+		}
+		argv = argv[1:]
 	}
-	u, _, _ = strings.Cut(u, "?")
-	u, _, _ = strings.Cut(u, "#")
-	_, p, ok := strings.Cut(u, "/")
-	if !ok {
-		return "index.html"
+	return argv
+}
+
+// IsVarName reports whether s is a shell variable name.
+func IsVarName(s string) bool {
+	if s == "" {
+		return false
 	}
-	b := path.Base("/" + p)
-	if b == "/" || b == "." {
-		return "index.html"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '_' && !isAlpha(c) && (i == 0 || !isDigit(c)) {
+			return false
+		}
 	}
-	return b
+	return true
+}
+
+// JoinFields joins words the way a program that runs "$*" through sh -c
+// (watch, sg) sees them.
+func JoinFields(fs []Field) Field {
+	var out Field
+	parts := make([]string, 0, len(fs))
+	for _, f := range fs {
+		out = MergeField(out, f)
+		parts = append(parts, f.S)
+	}
+	out.S = strings.Join(parts, " ")
+	out.Glob = false
+	return out
 }

@@ -1,4 +1,4 @@
-package pretool
+package shell
 
 import (
 	"strconv"
@@ -9,9 +9,9 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// field is one word of a command after static evaluation: quotes and
+// Field is one word of a command after static evaluation: quotes and
 // escapes removed, known variables substituted, $IFS and unquoted
-// expansions split. Unknown expansions leave a marker in s.
+// expansions split. Unknown expansions leave a marker in S.
 type Field struct {
 	S        string
 	Dyn      bool    // holds an expansion whose value is unknown
@@ -25,25 +25,25 @@ type Field struct {
 const maxBraceWords = 4096
 
 // args evaluates command words into fields, brace expansion first.
-func (a *analysis) args(words []*syntax.Word, st *State, depth int) []Field {
+func (w *Walker) args(words []*syntax.Word, st *State, depth int) []Field {
 	var out []Field
-	for _, w := range words {
-		if a.stop() {
+	for _, word := range words {
+		if w.Stop() {
 			return out
 		}
-		cp := *w
+		cp := *word
 		if !syntax.SplitBraces(&cp) {
-			out = append(out, a.word(&cp, st, depth)...)
+			out = append(out, w.word(&cp, st, depth)...)
 			continue
 		}
 		n := 0
 		for bw, err := range expand.BracesSeq(nil, &cp) {
 			if err != nil || n == maxBraceWords {
-				a.tooComplex(msgTooManyWords)
+				w.tooComplex(TooManyWords)
 				break
 			}
 			n++
-			out = append(out, a.word(bw, st, depth)...)
+			out = append(out, w.word(bw, st, depth)...)
 		}
 	}
 	return out
@@ -52,13 +52,13 @@ func (a *analysis) args(words []*syntax.Word, st *State, depth int) []Field {
 // one evaluates a word that is not split (a redirection target, an
 // assignment value, a here-document) into a single field. quoted applies
 // double-quote escaping rules (here-documents).
-func (a *analysis) one(w *syntax.Word, st *State, depth int, quoted bool) Field {
-	if w == nil {
+func (w *Walker) one(word *syntax.Word, st *State, depth int, quoted bool) Field {
+	if word == nil {
 		return Field{}
 	}
-	a.steps++
-	e := &evaluator{a: a, st: st, depth: depth, noSplit: true}
-	e.parts(w.Parts, quoted, true)
+	w.steps++
+	e := &evaluator{w: w, st: st, depth: depth, noSplit: true}
+	e.parts(word.Parts, quoted, true)
 	e.flush(true)
 	if len(e.out) == 0 {
 		return Field{}
@@ -67,16 +67,17 @@ func (a *analysis) one(w *syntax.Word, st *State, depth int, quoted bool) Field 
 }
 
 // word evaluates one word into zero or more fields.
-func (a *analysis) word(w *syntax.Word, st *State, depth int) []Field {
-	a.steps++
-	e := &evaluator{a: a, st: st, depth: depth}
-	e.parts(w.Parts, false, true)
+func (w *Walker) word(word *syntax.Word, st *State, depth int) []Field {
+	w.steps++
+	e := &evaluator{w: w, st: st, depth: depth}
+	e.parts(word.Parts, false, true)
 	e.flush(false)
 	return e.out
 }
 
+// evaluator evaluates one word.
 type evaluator struct {
-	a       *analysis
+	w       *Walker
 	st      *State
 	depth   int
 	noSplit bool // assignment-like context: no field splitting
@@ -109,6 +110,9 @@ func (e *evaluator) flush(keep bool) {
 	e.b.Reset()
 }
 
+// MergeField is a with b's taint added (unknown parts, globs, downloaded
+// or decoded content) and, when a has none, b's process substitution; the
+// text stays a's.
 func MergeField(a, b Field) Field {
 	a.Dyn = a.Dyn || b.Dyn
 	a.Glob = a.Glob || b.Glob
@@ -172,8 +176,8 @@ func (e *evaluator) home() {
 		return
 	}
 	switch {
-	case e.a.ctx.homeSet:
-		e.text(e.a.ctx.home)
+	case e.w.homeSet:
+		e.text(e.w.home)
 	case !e.started && e.b.Len() == 0:
 		e.text(homeMarker)
 	default:
@@ -183,7 +187,7 @@ func (e *evaluator) home() {
 
 func (e *evaluator) parts(parts []syntax.WordPart, quoted, first bool) {
 	for i, part := range parts {
-		if e.a.stop() {
+		if e.w.Stop() {
 			return
 		}
 		switch x := part.(type) {
@@ -215,7 +219,7 @@ func (e *evaluator) parts(parts []syntax.WordPart, quoted, first bool) {
 		case *syntax.ParamExp:
 			e.param(x, quoted)
 		case *syntax.CmdSubst:
-			out := e.a.subshell(x.Stmts, e.st, e.depth)
+			out := e.w.subshell(x.Stmts, e.st, e.depth)
 			e.cur.Download = e.cur.Download || out.Download
 			e.cur.Decoded = e.cur.Decoded || out.Decoded
 			if out.Static != nil {
@@ -224,17 +228,17 @@ func (e *evaluator) parts(parts []syntax.WordPart, quoted, first bool) {
 				e.unknown(UnknownMaybeEmpty)
 			}
 		case *syntax.ArithmExp:
-			e.a.substitutions(x, e.st, e.depth)
+			e.w.substitutions(x, e.st, e.depth)
 			e.unknown(UnknownNonEmpty)
 		case *syntax.ProcSubst:
-			out := e.a.subshell(x.Stmts, e.st, e.depth)
+			out := e.w.subshell(x.Stmts, e.st, e.depth)
 			e.cur.Proc = &out
 			e.text("/dev/fd/63")
 		case *syntax.ExtGlob:
 			e.cur.Glob = true
 			e.text(x.Op.String() + x.Pattern.Value + ")")
 		default:
-			e.a.substitutions(part, e.st, e.depth)
+			e.w.substitutions(part, e.st, e.depth)
 			e.unknown(UnknownMaybeEmpty)
 		}
 	}
@@ -303,7 +307,7 @@ func unescapeDouble(v string) string {
 	return b.String()
 }
 
-// ansiC decodes a $'…' string.
+// AnsiC decodes a $'…' string.
 func AnsiC(v string) string {
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
@@ -375,6 +379,10 @@ func AnsiC(v string) string {
 
 func isHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
+func isAlpha(b byte) bool { return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' }
+func isDigit(b byte) bool { return '0' <= b && b <= '9' }
+
+// validUser reports whether s may be a user name (~user).
 func validUser(s string) bool {
 	if s == "" {
 		return false
@@ -397,7 +405,7 @@ func (e *evaluator) param(pe *syntax.ParamExp, quoted bool) {
 	simple := pe.Param != nil && !pe.Excl && !pe.Length && !pe.Width && !pe.IsSet && pe.Index == nil &&
 		pe.Slice == nil && pe.Repl == nil && pe.Names == 0 && pe.NestedParam == nil && len(pe.Modifiers) == 0
 	if !simple {
-		e.a.substitutions(pe, e.st, e.depth)
+		e.w.substitutions(pe, e.st, e.depth)
 		if pe.Length {
 			e.unknown(UnknownNonEmpty)
 		} else {
@@ -459,8 +467,8 @@ func (e *evaluator) param(pe *syntax.ParamExp, quoted bool) {
 }
 
 func (e *evaluator) homeValue() (Field, bool) {
-	if e.a.ctx.homeSet {
-		return Field{S: e.a.ctx.home}, true
+	if e.w.homeSet {
+		return Field{S: e.w.home}, true
 	}
 	return Field{}, false
 }
@@ -470,7 +478,7 @@ func (e *evaluator) sub(w *syntax.Word) Field {
 	if w == nil {
 		return Field{}
 	}
-	return e.a.one(w, e.st, e.depth, false)
+	return e.w.one(w, e.st, e.depth, false)
 }
 
 // lookup returns a variable's value when it was assigned (it may still be
