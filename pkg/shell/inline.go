@@ -66,9 +66,9 @@ type Code struct {
 	Dynamic []string
 }
 
-// ReadCode reads inline code of interpreter prog (its base name).
-func ReadCode(src, prog string) Code {
-	lits := literals(src, prog)
+// ReadCode reads one line of inline code in lang.
+func ReadCode(src string, lang Lang) Code {
+	lits := literals(src, lang)
 	c := Code{Literals: lits}
 	for i := 0; i < len(lits); i++ {
 		l := lits[i]
@@ -81,7 +81,7 @@ func ReadCode(src, prog string) Code {
 		switch {
 		case name == "":
 			c.Steps = append(c.Steps, Step{Plain, l.Text})
-		case name == "eval" || name == "exec" && strings.HasPrefix(prog, "python"):
+		case name == "eval" || name == "exec" && lang.ExecEvals:
 			c.Literals[i].Used = true
 			c.Steps = append(c.Steps, Step{EvalsCode, l.Text})
 		case isSpawn(src, name, l.start, false):
@@ -105,15 +105,12 @@ func ReadCode(src, prog string) Code {
 // literals finds the string literals of src: '…', "…", Python's triple
 // quotes, and the command literals of Perl, Ruby and PHP (`…`, qx{…},
 // %x(…)). In JavaScript a backtick is a template string, not a command.
-func literals(src, prog string) []Literal {
+func literals(src string, lang Lang) []Literal {
 	var out []Literal
-	backtickRuns := prog == "perl" || prog == "ruby" || prog == "php"
-	// Line comments, whose quotes are not strings ("# it's fine").
-	hashComments := strings.HasPrefix(prog, "python") || strings.HasPrefix(prog, "pypy") || prog == "ruby" || prog == "Rscript"
-	slashComments := prog == "node" || prog == "nodejs" || prog == "php"
 	for i := 0; i < len(src); i++ {
 		c := src[i]
-		if hashComments && c == '#' || slashComments && strings.HasPrefix(src[i:], "//") {
+		// Line comments, whose quotes are not strings ("# it's fine").
+		if lang.Comment != "" && strings.HasPrefix(src[i:], lang.Comment) {
 			end := strings.IndexByte(src[i:], '\n')
 			if end < 0 {
 				return out
@@ -147,7 +144,7 @@ func literals(src, prog string) []Literal {
 			if !ok {
 				return out
 			}
-			if c == '`' && !backtickRuns {
+			if c == '`' && !lang.Backticks {
 				i += len(q) + n - 1
 				continue
 			}

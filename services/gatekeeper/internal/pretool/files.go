@@ -35,19 +35,17 @@ func (a *analysis) readOperands(what string, ts []shell.Field, st *shell.State, 
 	}
 }
 
-// Programs that read everything beneath their operands.
-var recursiveReaders = set("tar", "zip", "7z", "7za", "rg", "ag", "ack", "rsync", "scp")
-
 // genericReads treats every operand (and --option=value) of a program the
 // analysis has no model of as a file it may read: cat, less, head, tail,
 // grep, … of a secrets file needs the human; claimcheck's own files are
 // refused.
-func (a *analysis) genericReads(base string, argv []shell.Field, st *shell.State) {
-	o := readOpts{namesOnly: namesOnly[base], recursive: recursiveReaders[base]}
-	args := argv[1:]
-	skipPattern := patternFirst[base]
+func (a *analysis) genericReads(c call) {
+	base, st, args := c.base, c.st, c.args()
+	o := readOpts{namesOnly: c.prog.Has(shell.NamesOnly), recursive: c.prog.Has(shell.ReadsTree)}
+	patternFirst, fetches := c.prog.Has(shell.PatternFirst), c.prog.Has(shell.Fetches)
+	skipPattern := patternFirst
 	for _, f := range args {
-		if patternFirst[base] && (f.S == "-e" || f.S == "--regexp" || f.S == "-f" || f.S == "--file" || f.S == "--from-file") {
+		if patternFirst && (f.S == "-e" || f.S == "--regexp" || f.S == "-f" || f.S == "--file" || f.S == "--from-file") {
 			skipPattern = false
 		}
 		if strings.HasPrefix(f.S, "-") && len(f.S) > 1 && !strings.HasPrefix(f.S, "--") && strings.ContainsAny(f.S, "rR") && (base == "grep" || base == "egrep" || base == "fgrep" || base == "zgrep") {
@@ -65,12 +63,15 @@ func (a *analysis) genericReads(base string, argv []shell.Field, st *shell.State
 			continue
 		}
 		if strings.HasPrefix(s, "-") && len(s) > 1 {
-			if patternFirst[base] && (s == "-e" || s == "--regexp") {
+			if patternFirst && (s == "-e" || s == "--regexp") {
 				skipNext = true
 				continue
 			}
 			if _, v, ok := strings.Cut(s, "="); ok && strings.HasPrefix(s, "--") {
-				a.readTarget(base, shell.Field{S: fileRef(base, v), Glob: f.Glob}, st, o)
+				if fetches {
+					v = fileRef(v)
+				}
+				a.readTarget(base, shell.Field{S: v, Glob: f.Glob}, st, o)
 			}
 			continue
 		}
@@ -78,8 +79,8 @@ func (a *analysis) genericReads(base string, argv []shell.Field, st *shell.State
 			skipPattern = false
 			continue
 		}
-		if downloaders[base] {
-			s = fileRef(base, s)
+		if fetches {
+			s = fileRef(s)
 		}
 		a.readTarget(base, shell.Field{S: s, Glob: f.Glob, Proc: f.Proc}, st, o)
 	}
@@ -87,10 +88,7 @@ func (a *analysis) genericReads(base string, argv []shell.Field, st *shell.State
 
 // fileRef extracts the file of an upload argument: @file, name=@file,
 // name=<file (curl, HTTPie).
-func fileRef(prog, s string) string {
-	if !downloaders[prog] {
-		return s
-	}
+func fileRef(s string) string {
 	if strings.HasPrefix(s, "@") {
 		return s[1:]
 	}
@@ -103,9 +101,48 @@ func fileRef(prog, s string) string {
 	return ""
 }
 
+// shred overwrites its operands; a device is destroyed.
+func (a *analysis) shred(c call) shell.Stream {
+	for _, t := range c.opts().Operands {
+		if f := a.ctx.resolve(t.S, c.st.Cwd); isDevice(f) {
+			a.say(a.p.Actions.Destructive, msgShredDevice, detail{cmd: cmdText(c.argv), path: f.String()})
+			return shell.Stream{}
+		}
+		a.writeTarget("shred", t, c.st, false)
+	}
+	return shell.Stream{}
+}
+
+// tee writes its input to its operands, and outputs it.
+func (a *analysis) tee(c call) shell.Stream {
+	st := c.st
+	for _, t := range c.opts().Operands {
+		a.writeTarget("tee", t, st, false)
+		a.w.Wrote(st, a.ctx.resolve(t.S, st.Cwd).Key(), st.Stdin)
+	}
+	return st.Stdin
+}
+
+// touch and truncate write their operands; -r names a file they read
+// the name of.
+func (a *analysis) touch(c call) shell.Stream {
+	o := c.opts()
+	for _, r := range o.Values("-r", "--reference") {
+		a.readTarget(c.base, r, c.st, readOpts{namesOnly: true})
+	}
+	for _, t := range o.Operands {
+		a.writeTarget(c.base, t, c.st, false)
+	}
+	return shell.Stream{}
+}
+
 // remove handles rm and friends.
-func (a *analysis) remove(base string, argv []shell.Field, st *shell.State) {
-	o := shell.ParseArgs(argv[1:], shell.Spec{})
+func (a *analysis) remove(c call) shell.Stream {
+	a.removeTargets(c.base, c.argv, c.opts(), c.st)
+	return shell.Stream{}
+}
+
+func (a *analysis) removeTargets(base string, argv []shell.Field, o shell.Opts, st *shell.State) {
 	recursive := base == "trash" || base == "trash-put" || o.Has("-r", "-R", "--recursive")
 	targets := o.Operands
 	if base == "gio" {
@@ -161,13 +198,15 @@ func vague(f shell.Path) bool {
 	return true
 }
 
-func (a *analysis) move(argv []shell.Field, st *shell.State) {
-	o := shell.ParseArgs(argv[1:], shell.Spec{Short: "tS", Long: []string{"target-directory", "suffix"}})
+// move handles mv: its sources go away (like rm -r), its destination is
+// written.
+func (a *analysis) move(c call) shell.Stream {
+	argv, st, o := c.argv, c.st, c.opts()
 	srcs := o.Operands
 	dest, ok := o.Value("-t", "--target-directory")
 	if !ok {
 		if len(srcs) < 2 {
-			return
+			return shell.Stream{}
 		}
 		dest, srcs = srcs[len(srcs)-1], srcs[:len(srcs)-1]
 	}
@@ -175,6 +214,7 @@ func (a *analysis) move(argv []shell.Field, st *shell.State) {
 		a.deleteTarget(argv, s, st, true)
 	}
 	a.writeTarget("mv", dest, st, false)
+	return shell.Stream{}
 }
 
 // isRemote reports an scp/rsync operand naming another host.
@@ -189,19 +229,12 @@ func isRemote(s string) bool {
 
 // copy handles cp, install, ln, rsync and scp: sources are read, the
 // destination written.
-func (a *analysis) copy(base string, argv []shell.Field, st *shell.State) {
-	var spec shell.Spec
-	switch base {
-	case "cp", "ln":
-		spec = shell.Spec{Short: "tS", Long: []string{"target-directory", "suffix"}}
-	case "install":
-		spec = shell.Spec{Short: "gmoStT", Long: []string{"group", "mode", "owner", "suffix", "target-directory", "strip-program"}}
-	case "rsync":
-		spec = shell.Spec{Short: "eBfMT", Long: []string{"rsh", "filter", "exclude", "include", "exclude-from", "include-from", "files-from", "temp-dir", "log-file", "password-file", "backup-dir", "link-dest", "compare-dest", "copy-dest", "chmod", "chown", "partial-dir", "block-size", "max-size", "min-size", "timeout", "port", "out-format", "bwlimit", "suffix", "max-delete", "info", "debug"}}
-	case "scp":
-		spec = shell.Spec{Short: "cFiJlopPSDX"}
-	}
-	o := shell.ParseArgs(argv[1:], spec)
+func (a *analysis) copy(c call) shell.Stream {
+	a.copyFiles(c.base, c.argv, c.opts(), c.st)
+	return shell.Stream{}
+}
+
+func (a *analysis) copyFiles(base string, argv []shell.Field, o shell.Opts, st *shell.State) {
 	for _, f := range o.Values("-i", "--exclude-from", "--include-from", "--files-from", "--password-file", "-F") {
 		a.readTarget(base, f, st, readOpts{})
 	}
@@ -251,7 +284,13 @@ func (a *analysis) copy(base string, argv []shell.Field, st *shell.State) {
 	a.writeTarget(base, dest, st, false)
 }
 
-func (a *analysis) dd(argv []shell.Field, st *shell.State) {
+// dd reads if= and writes of=; a device as of= is destroyed.
+func (a *analysis) dd(c call) shell.Stream {
+	a.diskDump(c.argv, c.st)
+	return c.st.Stdin.Taint()
+}
+
+func (a *analysis) diskDump(argv []shell.Field, st *shell.State) {
 	for _, f := range argv[1:] {
 		k, v, ok := strings.Cut(f.S, "=")
 		if !ok {
@@ -271,8 +310,13 @@ func (a *analysis) dd(argv []shell.Field, st *shell.State) {
 	}
 }
 
-func (a *analysis) sed(argv []shell.Field, st *shell.State) {
-	args := argv[1:]
+// sed -i writes its files; otherwise it reads them.
+func (a *analysis) sed(c call) shell.Stream {
+	a.streamEdit(c.args(), c.st)
+	return c.st.Stdin.Taint()
+}
+
+func (a *analysis) streamEdit(args []shell.Field, st *shell.State) {
 	inPlace, script := false, false
 	var operands []shell.Field
 	for i := 0; i < len(args); i++ {
@@ -328,7 +372,12 @@ func (a *analysis) sed(argv []shell.Field, st *shell.State) {
 	}
 }
 
-func (a *analysis) chmod(base string, argv []shell.Field, st *shell.State) {
+func (a *analysis) chmod(c call) shell.Stream {
+	a.changeModes(c.base, c.argv, c.st)
+	return shell.Stream{}
+}
+
+func (a *analysis) changeModes(base string, argv []shell.Field, st *shell.State) {
 	args := argv[1:]
 	recursive, hasMode := false, base != "chattr" && base != "setfacl"
 	var operands []shell.Field
@@ -392,8 +441,32 @@ func (a *analysis) chmod(base string, argv []shell.Field, st *shell.State) {
 
 // find: -delete and -exec run on its start points; a start point that is
 // a system root makes them destructive.
-func (a *analysis) find(argv []shell.Field, st *shell.State, depth int) shell.Stream {
-	args := argv[1:]
+func (a *analysis) find(c call) shell.Stream {
+	roots, expr := findArgs(c.args())
+	for _, r := range roots {
+		a.readTarget("find", r, c.st, readOpts{namesOnly: true})
+	}
+	if a.findActions(c, roots, expr) {
+		for _, r := range roots {
+			f := a.ctx.resolve(r.S, c.st.Cwd)
+			f.Glob = r.Glob
+			if a.ctx.isRoot(a.p.c.roots, f) {
+				a.say(a.p.Actions.Destructive, msgFindDelete, detail{cmd: cmdText(c.argv), path: f.String()})
+				break
+			}
+			a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: "find -delete", recursive: true})
+		}
+	}
+	out := shell.Stream{}
+	for _, r := range roots {
+		out.Items = append(out.Items, r.S)
+	}
+	return out
+}
+
+// findArgs splits find's arguments into its start points (. when none)
+// and its expression.
+func findArgs(args []shell.Field) (roots, expr []shell.Field) {
 	i := 0
 	for i < len(args) {
 		s := args[i].S
@@ -407,7 +480,6 @@ func (a *analysis) find(argv []shell.Field, st *shell.State, depth int) shell.St
 		}
 		break
 	}
-	var roots []shell.Field
 	for ; i < len(args); i++ {
 		s := args[i].S
 		if strings.HasPrefix(s, "-") || s == "(" || s == "!" || s == "," || s == ")" {
@@ -418,14 +490,15 @@ func (a *analysis) find(argv []shell.Field, st *shell.State, depth int) shell.St
 	if len(roots) == 0 {
 		roots = []shell.Field{{S: "."}}
 	}
-	for _, r := range roots {
-		a.readTarget("find", r, st, readOpts{namesOnly: true})
-	}
-	var expr []shell.Field
 	if i < len(args) {
 		expr = args[i:]
 	}
-	del := false
+	return roots, expr
+}
+
+// findActions analyses the commands find's expression runs on its start
+// points and the files it writes; it reports whether it has -delete.
+func (a *analysis) findActions(c call, roots, expr []shell.Field) (del bool) {
 	for j := 0; j < len(expr) && !a.w.Stop(); j++ {
 		switch expr[j].S {
 		case "-delete":
@@ -440,39 +513,24 @@ func (a *analysis) find(argv []shell.Field, st *shell.State, depth int) shell.St
 				if k == 4 || len(inner) == 0 {
 					break
 				}
-				sub := st.Clone()
+				sub := c.st.Clone()
 				sub.Stdin = shell.Stream{}
-				a.Run(substitute(inner, "{}", r), sub, depth)
+				a.Run(substitute(inner, "{}", r), sub, c.depth)
 			}
 			j = end
 		case "-fprint", "-fprint0", "-fls":
 			if j+1 < len(expr) {
-				a.writeTarget("find", expr[j+1], st, false)
+				a.writeTarget("find", expr[j+1], c.st, false)
 				j++
 			}
 		case "-fprintf":
 			if j+1 < len(expr) {
-				a.writeTarget("find", expr[j+1], st, false)
+				a.writeTarget("find", expr[j+1], c.st, false)
 				j += 2
 			}
 		}
 	}
-	if del {
-		for _, r := range roots {
-			f := a.ctx.resolve(r.S, st.Cwd)
-			f.Glob = r.Glob
-			if a.ctx.isRoot(a.p.c.roots, f) {
-				a.say(a.p.Actions.Destructive, msgFindDelete, detail{cmd: cmdText(argv), path: f.String()})
-				break
-			}
-			a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: "find -delete", recursive: true})
-		}
-	}
-	out := shell.Stream{}
-	for _, r := range roots {
-		out.Items = append(out.Items, r.S)
-	}
-	return out
+	return del
 }
 
 // substitute replaces repl in each word with item (find -exec {}, xargs -I).
@@ -489,9 +547,12 @@ func substitute(argv []shell.Field, repl string, item shell.Field) []shell.Field
 	return out
 }
 
-func (a *analysis) xargs(argv []shell.Field, st *shell.State, depth int) shell.Stream {
-	o := shell.ParseArgs(argv[1:], shell.Spec{Short: "aEdILnPs", Long: []string{"arg-file", "delimiter", "eof", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, StopAtOperand: true})
-	inner := o.Rest
+// xargs runs its command (echo without one) with the items of its input:
+// the start points of a find, the words of a static input, or an unknown
+// item when the input is downloaded or decoded.
+func (a *analysis) xargs(w shell.Wrapped, st *shell.State, depth int) shell.Stream {
+	o := w.Opts
+	inner := w.Command
 	if len(inner) == 0 {
 		inner = []shell.Field{{S: "echo"}}
 	}
@@ -539,9 +600,13 @@ func (a *analysis) xargs(argv []shell.Field, st *shell.State, depth int) shell.S
 
 // extract handles tar and unzip: what they read, and the directory they
 // extract into.
-func (a *analysis) extract(base string, argv []shell.Field, st *shell.State) {
-	a.genericReads(base, argv, st)
-	args := argv[1:]
+func (a *analysis) extract(c call) shell.Stream {
+	a.genericReads(c)
+	a.extractsTo(c.base, c.args(), c.st)
+	return c.st.Stdin.Taint()
+}
+
+func (a *analysis) extractsTo(base string, args []shell.Field, st *shell.State) {
 	extracting := base == "unzip"
 	var dir *shell.Field
 	for i := 0; i < len(args); i++ {
@@ -581,13 +646,8 @@ func (a *analysis) download(prog string, t shell.Field, st *shell.State) {
 	st.Downloads[a.ctx.resolve(t.S, st.Cwd).Key()] = true
 }
 
-func (a *analysis) curl(argv []shell.Field, st *shell.State) shell.Stream {
-	o := shell.ParseArgs(argv[1:], shell.Spec{Short: "AbcCdDeEFHKmoPQrTtuUwxXyYz", Long: []string{
-		"output", "output-dir", "data", "data-binary", "data-raw", "data-ascii", "data-urlencode", "form", "form-string",
-		"upload-file", "config", "cert", "key", "cacert", "capath", "header", "user", "user-agent", "referer", "request",
-		"url", "cookie", "cookie-jar", "proxy", "resolve", "connect-to", "max-time", "retry", "write-out", "dump-header",
-		"trace", "trace-ascii", "stderr", "netrc-file", "range", "limit-rate", "interface", "connect-timeout", "json",
-	}})
+func (a *analysis) curl(c call) shell.Stream {
+	st, o := c.st, c.opts()
 	urls := append(append([]shell.Field(nil), o.Operands...), o.Values("--url")...)
 	for _, u := range urls {
 		a.p.checkShellURL(a.v, "curl", u.S)
@@ -596,12 +656,12 @@ func (a *analysis) curl(argv []shell.Field, st *shell.State) shell.Stream {
 		}
 	}
 	for _, v := range o.Values("-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json") {
-		if f := fileRef("curl", v.S); f != "" && f != "-" && (strings.HasPrefix(v.S, "@") || strings.Contains(v.S, "@") && !strings.Contains(v.S, "=")) {
+		if f := fileRef(v.S); f != "" && f != "-" && (strings.HasPrefix(v.S, "@") || strings.Contains(v.S, "@") && !strings.Contains(v.S, "=")) {
 			a.readTarget("curl", shell.Field{S: f}, st, readOpts{})
 		}
 	}
 	for _, v := range o.Values("-F", "--form") {
-		if f := fileRef("curl", v.S); f != "" && f != "-" {
+		if f := fileRef(v.S); f != "" && f != "-" {
 			a.readTarget("curl", shell.Field{S: f}, st, readOpts{})
 		}
 	}
@@ -639,13 +699,8 @@ func (a *analysis) curl(argv []shell.Field, st *shell.State) shell.Stream {
 	return shell.Stream{Download: stdout && len(urls) > 0}
 }
 
-func (a *analysis) wget(argv []shell.Field, st *shell.State) shell.Stream {
-	o := shell.ParseArgs(argv[1:], shell.Spec{Short: "OoaiBtTwQPlARDIXUe", Long: []string{
-		"output-document", "output-file", "append-output", "input-file", "base", "tries", "timeout", "wait", "quota",
-		"directory-prefix", "level", "accept", "reject", "domains", "include-directories", "exclude-directories",
-		"user-agent", "execute", "post-file", "body-file", "header", "user", "password", "load-cookies", "save-cookies",
-		"ca-certificate", "certificate", "private-key", "post-data", "method", "referer",
-	}})
+func (a *analysis) wget(c call) shell.Stream {
+	st, o := c.st, c.opts()
 	urls := o.Operands
 	for _, u := range urls {
 		a.p.checkShellURL(a.v, "wget", u.S)

@@ -25,8 +25,9 @@ import "github.com/claimcheck/claimcheck/pkg/shell"
 // this reading, as it is beyond any static check; the note in the README
 // says so.
 
-// inlineCode checks the inline code of interpreter prog.
-func (a *analysis) inlineCode(argv []shell.Field, prog string, src shell.Field, st *shell.State, depth int) {
+// inlineCode checks the inline code src of interpreter c.
+func (a *analysis) inlineCode(c call, src shell.Field) {
+	argv, prog, st, depth := c.argv, c.base, c.st, c.depth
 	if src.Download || src.Decoded {
 		a.nestedScript(prog+" inline code", src, st, depth)
 		return
@@ -35,7 +36,7 @@ func (a *analysis) inlineCode(argv []shell.Field, prog string, src shell.Field, 
 		a.say(a.p.Actions.Dynamic, msgInlineDynamic, detail{prog: prog})
 		return
 	}
-	code := shell.ReadCode(src.S, prog)
+	code := shell.ReadCode(src.S, *c.prog.Lang)
 	for _, s := range code.Steps {
 		if a.w.Stop() {
 			break
@@ -49,7 +50,9 @@ func (a *analysis) inlineCode(argv []shell.Field, prog string, src shell.Field, 
 				a.say(a.p.Actions.Unparsable, msgInlineTooDeep, detail{prog: prog, limit: a.p.Limits.MaxShellDepth})
 				return
 			}
-			a.inlineCode(argv, prog, shell.Field{S: s.Text}, st, depth+1)
+			deeper := c
+			deeper.depth++
+			a.inlineCode(deeper, shell.Field{S: s.Text})
 		case shell.DeletesTree:
 			a.deleteTarget(argv, shell.Field{S: s.Text}, st, true)
 		}
