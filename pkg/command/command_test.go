@@ -49,6 +49,32 @@ func TestRuns(t *testing.T) {
 	}
 }
 
+// Wrappers are read by their options (shell.Unwrap): an option's value is
+// not the program, and a wrapper that runs nothing runs nothing.
+func TestRunsThroughWrappers(t *testing.T) {
+	for _, tt := range []struct {
+		line, want string
+		runs       bool
+	}{
+		{"sudo -u root make test", "make test", true},
+		{"nice -n 10 make test", "make test", true},
+		{"timeout -s KILL 10s make test", "make test", true},
+		{"env -C web make test", "make test", true},
+		{"doas make test", "make test", true},
+		{"flock /tmp/lock make test", "make test", true},
+		{"echo x | xargs -I {} make test", "make test", true},
+		{"python3.12 -m pytest", "pytest", true},
+		{"command -v make", "make", false},
+		{"ionice -p 1234", "1234", false},
+		{"watch make test", "make test", false}, // a script, like bash -c
+		{"env -S 'make test'", "make test", false},
+	} {
+		if got := Runs(tt.line, tt.want); got != tt.runs {
+			t.Errorf("Runs(%q, %q) = %v, want %v", tt.line, tt.want, got, tt.runs)
+		}
+	}
+}
+
 var programTests = map[string]string{"timeout 5 curl -sS https://x": "curl", "python -m pytest": "pytest", "FOO=1 wget x": "wget", "": ""}
 
 var mentionsTests = []struct {

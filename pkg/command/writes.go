@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 // Writes returns the files a command line writes, as written in it (paths
@@ -17,9 +19,7 @@ import (
 // patch, a redirection to a computed name). What a program does inside
 // (a Python script writing a file) is beyond it.
 func Writes(line string) (paths []string, unknown bool) {
-	p := parsers.Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(line), "")
-	parsers.Put(p)
+	f, err := shell.Parse(line)
 	if err != nil {
 		return nil, false
 	}
@@ -37,7 +37,7 @@ func Writes(line string) (paths []string, unknown bool) {
 				if x.Word == nil {
 					return true
 				}
-				if s, static := wordString(x.Word); static {
+				if s, static := shell.Unquote(x.Word); static {
 					add(s)
 				} else {
 					unknown = true
@@ -46,7 +46,7 @@ func Writes(line string) (paths []string, unknown bool) {
 		case *syntax.CallExpr:
 			var argv []string
 			for _, w := range x.Args {
-				s, _ := wordString(w)
+				s, _ := shell.Unquote(w)
 				argv = append(argv, s)
 			}
 			if len(argv) == 0 {

@@ -37,3 +37,32 @@ func set(names ...string) map[string]bool {
 	}
 	return m
 }
+
+// Unquote returns a word as written with its quotes removed: the text a
+// reader sees, not the value the shell computes (Walker does that).
+// Expansions and substitutions stay as their source text, and static is
+// false.
+func Unquote(w *syntax.Word) (text string, static bool) {
+	var b strings.Builder
+	static = true
+	var add func(parts []syntax.WordPart)
+	add = func(parts []syntax.WordPart) {
+		for _, p := range parts {
+			switch x := p.(type) {
+			case *syntax.Lit:
+				b.WriteString(x.Value)
+			case *syntax.SglQuoted:
+				b.WriteString(x.Value)
+			case *syntax.DblQuoted:
+				add(x.Parts)
+			default:
+				static = false
+				var sb strings.Builder
+				_ = syntax.NewPrinter().Print(&sb, p)
+				b.WriteString(sb.String())
+			}
+		}
+	}
+	add(w.Parts)
+	return b.String(), static
+}
