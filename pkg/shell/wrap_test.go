@@ -38,6 +38,7 @@ func TestUnwrap(t *testing.T) {
 		{line: "timeout 5"},
 		{line: "chrt -p 5 1234"},
 		{line: "taskset 0x3 make", command: "make"},
+		{line: "taskset -c 0 make", command: "make"},
 		{line: "flock /tmp/l make", command: "make"},
 		{line: "flock -c make /tmp/l", script: "make", via: "flock -c"},
 		{line: "flock /tmp/l -c make", script: "make", via: "flock -c"},
