@@ -144,7 +144,7 @@ func (w *Walker) subshell(stmts []*syntax.Stmt, st *State, depth int) Stream {
 }
 
 // substitutions analyses the command and process substitutions inside a
-// node the analysis does not otherwise interpret (arithmetic, [[ ]], …).
+// node the walk does not otherwise interpret (arithmetic, [[ ]], …).
 func (w *Walker) substitutions(n syntax.Node, st *State, depth int) {
 	syntax.Walk(n, func(n syntax.Node) bool {
 		if w.Stop() {

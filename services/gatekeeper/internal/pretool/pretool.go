@@ -15,7 +15,10 @@
 //     nested shells (bash -c, eval, sh <<EOF, echo … | sh) are followed to
 //     a depth cap, and each program is classified: destructive operations,
 //     download-and-run, decode-and-run, writes to protected paths, reads of
-//     secrets, tampering with claimcheck, and what cannot be analysed;
+//     secrets, tampering with claimcheck, and what cannot be analysed. The
+//     reading is package shell's (its Walker, its catalogue of programs,
+//     the same that the verifier reads commands with); the judging, and
+//     the reasons (reasons.go), are this package's;
 //   - file tools (Read, Write, Edit, …) by path: protected, private to
 //     claimcheck, sensitive;
 //   - WebFetch by URL: scheme, then the host as a WHATWG URL parser (and,
