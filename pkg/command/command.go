@@ -2,15 +2,19 @@
 // arguments, using a real shell parser (mvdan.cc/sh/v3) rather than regular
 // expressions. It answers the question validators ask: did this command line
 // run this program with these arguments? `echo npm test` does not run
-// `npm test`; `cd web && CI=1 npm test -- --coverage` does.
+// `npm test`; `cd web && CI=1 npm test -- --coverage` does. It reads lines
+// through package shell, whose catalogue also decides which program a
+// command runs behind wrappers (sudo -u root make) and runners (uv run
+// pytest), as the PreToolUse gate does.
 package command
 
 import (
 	"slices"
 	"strings"
-	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 // Call is one simple command: its words after quote removal. Words that are
@@ -26,9 +30,7 @@ type Call struct {
 // Leading variable assignments are dropped. A line that does not parse is
 // split on white space as a fallback, so matching still works conservatively.
 func Parse(line string) []Call {
-	p := parsers.Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(line), "")
-	parsers.Put(p)
+	f, err := shell.Parse(line)
 	if err != nil {
 		return []Call{{Argv: strings.Fields(line)}}
 	}
@@ -40,7 +42,7 @@ func Parse(line string) []Call {
 		}
 		var c Call
 		for _, w := range ce.Args {
-			lit, static := wordString(w)
+			lit, static := shell.Unquote(w)
 			c.Argv = append(c.Argv, lit)
 			if !static {
 				c.Dynamic = true
@@ -52,83 +54,11 @@ func Parse(line string) []Call {
 	return calls
 }
 
-// parsers reuses shell parsers: a new one allocates several KiB of buffers,
-// most of the cost of parsing a short command line. A Parser may parse many
-// inputs, one at a time.
-var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
-
-// wordString returns the word with quotes removed when it is static.
-func wordString(w *syntax.Word) (string, bool) {
-	var b strings.Builder
-	static := true
-	var add func(parts []syntax.WordPart)
-	add = func(parts []syntax.WordPart) {
-		for _, p := range parts {
-			switch x := p.(type) {
-			case *syntax.Lit:
-				b.WriteString(x.Value)
-			case *syntax.SglQuoted:
-				b.WriteString(x.Value)
-			case *syntax.DblQuoted:
-				add(x.Parts)
-			default:
-				static = false
-				var sb strings.Builder
-				_ = syntax.NewPrinter().Print(&sb, p)
-				b.WriteString(sb.String())
-			}
-		}
-	}
-	add(w.Parts)
-	return b.String(), static
-}
-
-// wrappers are programs that run their arguments as a command: a match may
-// start after them (and after their options).
-var wrappers = map[string]bool{
-	"command": true, "env": true, "exec": true, "nice": true, "nohup": true, "sudo": true,
-	"time": true, "timeout": true, "xargs": true, "stdbuf": true, "ionice": true,
-}
-
-// runners run a named tool: `python -m pytest`, `npx jest`, `uv run pytest`,
-// `poetry run pytest`, `bundle exec rspec`, `pnpm exec vitest`.
-var runners = [][]string{
-	{"python", "-m"}, {"python3", "-m"}, {"npx"}, {"pnpx"}, {"bunx"}, {"uv", "run"}, {"poetry", "run"},
-	{"pipenv", "run"}, {"bundle", "exec"}, {"pnpm", "exec"}, {"yarn", "exec"}, {"npm", "exec"}, {"hatch", "run"},
-}
-
-// Programs returns the argv suffixes of c at which a program starts: argv
-// itself, and after any wrapper (with its options) or runner prefix.
-func (c Call) Programs() [][]string {
-	var out [][]string
-	argv := c.Argv
-	for len(argv) > 0 {
-		out = append(out, argv)
-		head := baseName(argv[0])
-		switch {
-		case wrappers[head]:
-			argv = argv[1:]
-			// Skip the wrapper's options and, for env, assignments; for
-			// timeout, its duration.
-			for len(argv) > 0 && (strings.HasPrefix(argv[0], "-") || strings.Contains(argv[0], "=") && head == "env" || head == "timeout" && isDuration(argv[0])) {
-				argv = argv[1:]
-			}
-		default:
-			skipped := false
-			for _, r := range runners {
-				if len(argv) > len(r) && baseName(argv[0]) == r[0] && slices.Equal(argv[1:len(r)], r[1:]) {
-					argv = argv[len(r):]
-					skipped = true
-					break
-				}
-			}
-			if !skipped {
-				return out
-			}
-		}
-	}
-	return out
-}
+// Programs returns the argv suffixes of c at which a program starts:
+// argv itself, then the command of each wrapper (sudo, env, timeout, …)
+// and the tool of each runner (python -m, npx, uv run, …), as
+// shell.Programs reads them.
+func (c Call) Programs() [][]string { return shell.Programs(c.Argv) }
 
 // Program returns the innermost program c runs (after wrappers and
 // runners) as its base name and its arguments; "" when there is none.
@@ -140,11 +70,9 @@ func (c Call) Program() (name string, argv []string) {
 	return baseName(argv[0]), argv
 }
 
-func isDuration(s string) bool {
-	s = strings.TrimRight(s, "smhd")
-	return s != "" && strings.Trim(s, "0123456789.") == ""
-}
-
+// baseName is the name a program is matched by: the last segment of its
+// path, except that a program run by a ./ path is that file, not the
+// program of that name on PATH (./go.sh is not go).
 func baseName(p string) string {
 	if i := strings.LastIndex(p, "/"); i >= 0 && !strings.HasPrefix(p, "./") {
 		return p[i+1:]

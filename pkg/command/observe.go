@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 // Observation says what a tool call's record shows of a program the line
@@ -30,9 +32,7 @@ func Observe(line string, want []string) Observation {
 	if len(want) == 0 {
 		return o
 	}
-	p := parsers.Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(line), "")
-	parsers.Put(p)
+	f, err := shell.Parse(line)
 	if err != nil {
 		if RunsParsed(Parse(line), want) {
 			o.Ran = true
@@ -201,7 +201,7 @@ func (w *observer) record(ce *syntax.CallExpr, c seen) {
 func staticArgv(ce *syntax.CallExpr) []string {
 	var argv []string
 	for _, word := range ce.Args {
-		s, _ := wordString(word)
+		s, _ := shell.Unquote(word)
 		argv = append(argv, s)
 	}
 	return argv

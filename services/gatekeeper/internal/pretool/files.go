@@ -1,74 +1,77 @@
 package pretool
 
 import (
-	"fmt"
+	"path"
 	"strings"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 // writeTarget checks one path a command writes (devices first).
-func (a *analysis) writeTarget(what string, t field, st *state, recursive bool) {
-	f := a.ctx.resolve(t.s, st.cwd)
-	f.glob = t.glob
+func (a *analysis) writeTarget(what string, t shell.Field, st *shell.State, recursive bool) {
+	f := a.ctx.resolve(t.S, st.Cwd)
+	f.Glob = t.Glob
 	if isDevice(f) {
-		a.add(a.p.Actions.Destructive, RuleDeviceWrite, fmt.Sprintf("claimcheck refused %s writing to %s: it overwrites a disk or memory device, destroying its data. Write to a file in the project instead.", what, f))
+		a.say(a.p.Actions.Destructive, msgDeviceWrite, detail{what: what, path: f.String()})
 		return
 	}
 	a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: what, recursive: recursive})
 }
 
 // readTarget checks one path a command reads.
-func (a *analysis) readTarget(what string, t field, st *state, o readOpts) {
-	if t.proc != nil {
+func (a *analysis) readTarget(what string, t shell.Field, st *shell.State, o readOpts) {
+	if t.Proc != nil {
 		return
 	}
-	f := a.ctx.resolve(t.s, st.cwd)
-	f.glob = t.glob
+	f := a.ctx.resolve(t.S, st.Cwd)
+	f.Glob = t.Glob
 	o.what = what
 	a.p.checkRead(a.v, a.ctx, f, o)
 }
 
-func (a *analysis) readOperands(what string, ts []field, st *state, o readOpts) {
+func (a *analysis) readOperands(what string, ts []shell.Field, st *shell.State, o readOpts) {
 	for _, t := range ts {
 		a.readTarget(what, t, st, o)
 	}
 }
 
-// Programs that read everything beneath their operands.
-var recursiveReaders = set("tar", "zip", "7z", "7za", "rg", "ag", "ack", "rsync", "scp")
-
 // genericReads treats every operand (and --option=value) of a program the
 // analysis has no model of as a file it may read: cat, less, head, tail,
 // grep, … of a secrets file needs the human; claimcheck's own files are
 // refused.
-func (a *analysis) genericReads(base string, argv []field, st *state) {
-	o := readOpts{namesOnly: namesOnly[base], recursive: recursiveReaders[base]}
-	args := argv[1:]
-	skipPattern := patternFirst[base]
+func (a *analysis) genericReads(c call) {
+	base, st, args := c.base, c.st, c.args()
+	o := readOpts{namesOnly: c.prog.Has(shell.NamesOnly), recursive: c.prog.Has(shell.ReadsTree)}
+	patternFirst, fetches := c.prog.Has(shell.PatternFirst), c.prog.Has(shell.Fetches)
+	skipPattern := patternFirst
 	for _, f := range args {
-		if patternFirst[base] && (f.s == "-e" || f.s == "--regexp" || f.s == "-f" || f.s == "--file" || f.s == "--from-file") {
+		if patternFirst && (f.S == "-e" || f.S == "--regexp" || f.S == "-f" || f.S == "--file" || f.S == "--from-file") {
 			skipPattern = false
 		}
-		if strings.HasPrefix(f.s, "-") && len(f.s) > 1 && !strings.HasPrefix(f.s, "--") && strings.ContainsAny(f.s, "rR") && (base == "grep" || base == "egrep" || base == "fgrep" || base == "zgrep") {
+		if strings.HasPrefix(f.S, "-") && len(f.S) > 1 && !strings.HasPrefix(f.S, "--") && strings.ContainsAny(f.S, "rR") && (base == "grep" || base == "egrep" || base == "fgrep" || base == "zgrep") {
 			o.recursive = true
 		}
-		if f.s == "--recursive" {
+		if f.S == "--recursive" {
 			o.recursive = true
 		}
 	}
 	skipNext := false
 	for _, f := range args {
-		s := f.s
+		s := f.S
 		if skipNext {
 			skipNext = false
 			continue
 		}
 		if strings.HasPrefix(s, "-") && len(s) > 1 {
-			if patternFirst[base] && (s == "-e" || s == "--regexp") {
+			if patternFirst && (s == "-e" || s == "--regexp") {
 				skipNext = true
 				continue
 			}
 			if _, v, ok := strings.Cut(s, "="); ok && strings.HasPrefix(s, "--") {
-				a.readTarget(base, field{s: fileRef(base, v), glob: f.glob}, st, o)
+				if fetches {
+					v = fileRef(v)
+				}
+				a.readTarget(base, shell.Field{S: v, Glob: f.Glob}, st, o)
 			}
 			continue
 		}
@@ -76,19 +79,16 @@ func (a *analysis) genericReads(base string, argv []field, st *state) {
 			skipPattern = false
 			continue
 		}
-		if downloaders[base] {
-			s = fileRef(base, s)
+		if fetches {
+			s = fileRef(s)
 		}
-		a.readTarget(base, field{s: s, glob: f.glob, proc: f.proc}, st, o)
+		a.readTarget(base, shell.Field{S: s, Glob: f.Glob, Proc: f.Proc}, st, o)
 	}
 }
 
 // fileRef extracts the file of an upload argument: @file, name=@file,
 // name=<file (curl, HTTPie).
-func fileRef(prog, s string) string {
-	if !downloaders[prog] {
-		return s
-	}
+func fileRef(s string) string {
 	if strings.HasPrefix(s, "@") {
 		return s[1:]
 	}
@@ -101,19 +101,58 @@ func fileRef(prog, s string) string {
 	return ""
 }
 
+// shred overwrites its operands; a device is destroyed.
+func (a *analysis) shred(c call) shell.Stream {
+	for _, t := range c.opts().Operands {
+		if f := a.ctx.resolve(t.S, c.st.Cwd); isDevice(f) {
+			a.say(a.p.Actions.Destructive, msgShredDevice, detail{cmd: cmdText(c.argv), path: f.String()})
+			return shell.Stream{}
+		}
+		a.writeTarget("shred", t, c.st, false)
+	}
+	return shell.Stream{}
+}
+
+// tee writes its input to its operands, and outputs it.
+func (a *analysis) tee(c call) shell.Stream {
+	st := c.st
+	for _, t := range c.opts().Operands {
+		a.writeTarget("tee", t, st, false)
+		a.w.Wrote(st, a.ctx.resolve(t.S, st.Cwd).Key(), st.Stdin)
+	}
+	return st.Stdin
+}
+
+// touch and truncate write their operands; -r names a file they read
+// the name of.
+func (a *analysis) touch(c call) shell.Stream {
+	o := c.opts()
+	for _, r := range o.Values("-r", "--reference") {
+		a.readTarget(c.base, r, c.st, readOpts{namesOnly: true})
+	}
+	for _, t := range o.Operands {
+		a.writeTarget(c.base, t, c.st, false)
+	}
+	return shell.Stream{}
+}
+
 // remove handles rm and friends.
-func (a *analysis) remove(base string, argv []field, st *state) {
-	o := parse(argv[1:], optSpec{})
-	recursive := base == "trash" || base == "trash-put" || o.has("-r", "-R", "--recursive")
-	targets := o.operands
+func (a *analysis) remove(c call) shell.Stream {
+	a.removeTargets(c.base, c.argv, c.opts(), c.st)
+	return shell.Stream{}
+}
+
+func (a *analysis) removeTargets(base string, argv []shell.Field, o shell.Opts, st *shell.State) {
+	recursive := base == "trash" || base == "trash-put" || o.Has("-r", "-R", "--recursive")
+	targets := o.Operands
 	if base == "gio" {
-		if len(targets) == 0 || targets[0].s != "trash" && targets[0].s != "remove" {
+		if len(targets) == 0 || targets[0].S != "trash" && targets[0].S != "remove" {
 			return
 		}
 		targets, recursive = targets[1:], true
 	}
 	for _, t := range targets {
-		if a.stop() {
+		if a.w.Stop() {
 			return
 		}
 		a.deleteTarget(argv, t, st, recursive)
@@ -121,37 +160,37 @@ func (a *analysis) remove(base string, argv []field, st *state) {
 }
 
 // deleteTarget checks one path a command deletes (or moves away).
-func (a *analysis) deleteTarget(argv []field, t field, st *state, recursive bool) {
-	f := a.ctx.resolve(t.s, st.cwd)
-	f.glob = t.glob
+func (a *analysis) deleteTarget(argv []shell.Field, t shell.Field, st *shell.State, recursive bool) {
+	f := a.ctx.resolve(t.S, st.Cwd)
+	f.Glob = t.Glob
 	if recursive {
 		if a.ctx.isRoot(a.p.c.roots, f) {
-			a.add(a.p.Actions.Destructive, RuleRmRoot, fmt.Sprintf("claimcheck refused %s: it removes %s, a system or home directory (or everything in one). Remove only the paths inside the project that you mean, e.g. rm -rf ./build.", cmdText(argv), f))
+			a.say(a.p.Actions.Destructive, msgRmRoot, detail{cmd: cmdText(argv), path: f.String()})
 			return
 		}
-		if strings.Contains(t.s, unknownMaybeEmpty) {
-			w := a.ctx.resolve(strings.ReplaceAll(t.s, unknownMaybeEmpty, ""), st.cwd)
-			w.glob = t.glob
+		if strings.Contains(t.S, shell.UnknownMaybeEmpty) {
+			w := a.ctx.resolve(strings.ReplaceAll(t.S, shell.UnknownMaybeEmpty, ""), st.Cwd)
+			w.Glob = t.Glob
 			if a.ctx.isRoot(a.p.c.roots, w) {
-				a.add(a.p.Actions.Dynamic, RuleDynamicRmRoot, fmt.Sprintf("claimcheck: %s removes %s if a variable in it is empty or unset. Use ${VAR:?} so the command fails instead, or write the path literally.", cmdText(argv), w))
+				a.say(a.p.Actions.Dynamic, msgRmEmptyVariable, detail{cmd: cmdText(argv), path: w.String()})
 			}
-		} else if !f.abs && st.cwd == "" && vague(f) {
-			a.add(a.p.Actions.Dynamic, RuleDynamicRmRoot, fmt.Sprintf("claimcheck: %s removes %s in a directory known only at run time (after cd to a variable). Use an absolute or project-relative path.", cmdText(argv), quote(t.s)))
+		} else if !f.Abs && st.Cwd == "" && vague(f) {
+			a.say(a.p.Actions.Dynamic, msgRmUnknownDir, detail{cmd: cmdText(argv), path: quote(t.S)})
 		}
 	}
-	a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: baseName(argv[0].s), recursive: recursive})
+	a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: shell.BaseName(argv[0].S), recursive: recursive})
 }
 
 // vague reports a relative target that names a whole directory: ., ..,
 // ../.., or a glob over its entries.
-func vague(f fpath) bool {
-	if len(f.segs) == 0 {
+func vague(f shell.Path) bool {
+	if len(f.Segs) == 0 {
 		return true
 	}
-	if len(f.segs) == 1 && f.glob && hasMeta(f.segs[0]) {
+	if len(f.Segs) == 1 && f.Glob && shell.HasMeta(f.Segs[0]) {
 		return true
 	}
-	for _, s := range f.segs {
+	for _, s := range f.Segs {
 		if s != ".." {
 			return false
 		}
@@ -159,13 +198,15 @@ func vague(f fpath) bool {
 	return true
 }
 
-func (a *analysis) move(argv []field, st *state) {
-	o := parse(argv[1:], optSpec{short: "tS", long: []string{"target-directory", "suffix"}})
-	srcs := o.operands
-	dest, ok := o.value("-t", "--target-directory")
+// move handles mv: its sources go away (like rm -r), its destination is
+// written.
+func (a *analysis) move(c call) shell.Stream {
+	argv, st, o := c.argv, c.st, c.opts()
+	srcs := o.Operands
+	dest, ok := o.Value("-t", "--target-directory")
 	if !ok {
 		if len(srcs) < 2 {
-			return
+			return shell.Stream{}
 		}
 		dest, srcs = srcs[len(srcs)-1], srcs[:len(srcs)-1]
 	}
@@ -173,6 +214,7 @@ func (a *analysis) move(argv []field, st *state) {
 		a.deleteTarget(argv, s, st, true)
 	}
 	a.writeTarget("mv", dest, st, false)
+	return shell.Stream{}
 }
 
 // isRemote reports an scp/rsync operand naming another host.
@@ -187,34 +229,27 @@ func isRemote(s string) bool {
 
 // copy handles cp, install, ln, rsync and scp: sources are read, the
 // destination written.
-func (a *analysis) copy(base string, argv []field, st *state) {
-	var spec optSpec
-	switch base {
-	case "cp", "ln":
-		spec = optSpec{short: "tS", long: []string{"target-directory", "suffix"}}
-	case "install":
-		spec = optSpec{short: "gmoStT", long: []string{"group", "mode", "owner", "suffix", "target-directory", "strip-program"}}
-	case "rsync":
-		spec = optSpec{short: "eBfMT", long: []string{"rsh", "filter", "exclude", "include", "exclude-from", "include-from", "files-from", "temp-dir", "log-file", "password-file", "backup-dir", "link-dest", "compare-dest", "copy-dest", "chmod", "chown", "partial-dir", "block-size", "max-size", "min-size", "timeout", "port", "out-format", "bwlimit", "suffix", "max-delete", "info", "debug"}}
-	case "scp":
-		spec = optSpec{short: "cFiJlopPSDX"}
-	}
-	o := parse(argv[1:], spec)
-	for _, f := range o.values("-i", "--exclude-from", "--include-from", "--files-from", "--password-file", "-F") {
+func (a *analysis) copy(c call) shell.Stream {
+	a.copyFiles(c.base, c.argv, c.opts(), c.st)
+	return shell.Stream{}
+}
+
+func (a *analysis) copyFiles(base string, argv []shell.Field, o shell.Opts, st *shell.State) {
+	for _, f := range o.Values("-i", "--exclude-from", "--include-from", "--files-from", "--password-file", "-F") {
 		a.readTarget(base, f, st, readOpts{})
 	}
-	for _, f := range o.values("--log-file") {
+	for _, f := range o.Values("--log-file") {
 		a.writeTarget(base, f, st, false)
 	}
-	recursive := base == "rsync" || o.has("-r", "-R", "-a", "--recursive", "--archive")
-	ops := o.operands
-	if base == "install" && o.has("-d", "--directory") {
+	recursive := base == "rsync" || o.Has("-r", "-R", "-a", "--recursive", "--archive")
+	ops := o.Operands
+	if base == "install" && o.Has("-d", "--directory") {
 		for _, t := range ops {
 			a.writeTarget(base, t, st, false)
 		}
 		return
 	}
-	dest, ok := o.value("-t", "--target-directory")
+	dest, ok := o.Value("-t", "--target-directory")
 	if !ok {
 		if len(ops) < 2 {
 			return
@@ -227,18 +262,18 @@ func (a *analysis) copy(base string, argv []field, st *state) {
 		}
 	} else {
 		for _, s := range ops {
-			if (base == "rsync" || base == "scp") && isRemote(s.s) {
+			if (base == "rsync" || base == "scp") && isRemote(s.S) {
 				continue
 			}
 			a.readTarget(base, s, st, readOpts{recursive: recursive})
 		}
 	}
-	if (base == "rsync" || base == "scp") && isRemote(dest.s) {
+	if (base == "rsync" || base == "scp") && isRemote(dest.S) {
 		return
 	}
 	deletes := false
-	for _, op := range o.list {
-		if strings.HasPrefix(op.name, "--delete") || op.name == "--remove-source-files" {
+	for _, op := range o.List {
+		if strings.HasPrefix(op.Name, "--delete") || op.Name == "--remove-source-files" {
 			deletes = true
 		}
 	}
@@ -249,19 +284,25 @@ func (a *analysis) copy(base string, argv []field, st *state) {
 	a.writeTarget(base, dest, st, false)
 }
 
-func (a *analysis) dd(argv []field, st *state) {
+// dd reads if= and writes of=; a device as of= is destroyed.
+func (a *analysis) dd(c call) shell.Stream {
+	a.diskDump(c.argv, c.st)
+	return c.st.Stdin.Taint()
+}
+
+func (a *analysis) diskDump(argv []shell.Field, st *shell.State) {
 	for _, f := range argv[1:] {
-		k, v, ok := strings.Cut(f.s, "=")
+		k, v, ok := strings.Cut(f.S, "=")
 		if !ok {
 			continue
 		}
-		t := field{s: v, glob: f.glob, dyn: f.dyn}
+		t := shell.Field{S: v, Glob: f.Glob, Dyn: f.Dyn}
 		switch k {
 		case "if":
 			a.readTarget("dd", t, st, readOpts{})
 		case "of":
-			if p := a.ctx.resolve(v, st.cwd); isDevice(p) {
-				a.add(a.p.Actions.Destructive, RuleDDDevice, fmt.Sprintf("claimcheck refused %s: it writes to the device %s, destroying its data. Write to an image file in the project instead (of=./disk.img).", cmdText(argv), p))
+			if p := a.ctx.resolve(v, st.Cwd); isDevice(p) {
+				a.say(a.p.Actions.Destructive, msgDDDevice, detail{cmd: cmdText(argv), path: p.String()})
 				return
 			}
 			a.writeTarget("dd", t, st, false)
@@ -269,12 +310,17 @@ func (a *analysis) dd(argv []field, st *state) {
 	}
 }
 
-func (a *analysis) sed(argv []field, st *state) {
-	args := argv[1:]
+// sed -i writes its files; otherwise it reads them.
+func (a *analysis) sed(c call) shell.Stream {
+	a.streamEdit(c.args(), c.st)
+	return c.st.Stdin.Taint()
+}
+
+func (a *analysis) streamEdit(args []shell.Field, st *shell.State) {
 	inPlace, script := false, false
-	var operands []field
+	var operands []shell.Field
 	for i := 0; i < len(args); i++ {
-		s := args[i].s
+		s := args[i].S
 		switch {
 		case s == "--":
 			operands = append(operands, args[i+1:]...)
@@ -297,7 +343,7 @@ func (a *analysis) sed(argv []field, st *state) {
 				c := s[j]
 				if c == 'i' {
 					inPlace = true
-					if s == "-i" && i+1 < len(args) && args[i+1].s == "" {
+					if s == "-i" && i+1 < len(args) && args[i+1].S == "" {
 						i++ // BSD sed -i ''
 					}
 					break
@@ -326,16 +372,21 @@ func (a *analysis) sed(argv []field, st *state) {
 	}
 }
 
-func (a *analysis) chmod(base string, argv []field, st *state) {
+func (a *analysis) chmod(c call) shell.Stream {
+	a.changeModes(c.base, c.argv, c.st)
+	return shell.Stream{}
+}
+
+func (a *analysis) changeModes(base string, argv []shell.Field, st *shell.State) {
 	args := argv[1:]
 	recursive, hasMode := false, base != "chattr" && base != "setfacl"
-	var operands []field
+	var operands []shell.Field
 	optChars := "Rcfv"
 	if base == "chown" || base == "chgrp" {
 		optChars = "RcfvhHLP"
 	}
 	for i := 0; i < len(args); i++ {
-		s := args[i].s
+		s := args[i].S
 		switch {
 		case s == "--":
 			operands = append(operands, args[i+1:]...)
@@ -373,15 +424,15 @@ func (a *analysis) chmod(base string, argv []field, st *state) {
 	if hasMode && len(operands) > 0 {
 		operands = operands[1:]
 	}
-	rule := RuleChmodRoot
+	m := msgChmodRoot
 	if base == "chown" || base == "chgrp" {
-		rule = RuleChownRoot
+		m = msgChownRoot
 	}
 	for _, t := range operands {
-		f := a.ctx.resolve(t.s, st.cwd)
-		f.glob = t.glob
+		f := a.ctx.resolve(t.S, st.Cwd)
+		f.Glob = t.Glob
 		if recursive && a.ctx.isRoot(a.p.c.roots, f) {
-			a.add(a.p.Actions.Destructive, rule, fmt.Sprintf("claimcheck refused %s: it recursively changes permissions or ownership of %s, a system or home directory, which can break the system (sudo, ssh) and expose files. Change only the project files you mean.", cmdText(argv), f))
+			a.say(a.p.Actions.Destructive, m, detail{cmd: cmdText(argv), path: f.String()})
 			return
 		}
 		a.writeTarget(base, t, st, recursive)
@@ -390,11 +441,35 @@ func (a *analysis) chmod(base string, argv []field, st *state) {
 
 // find: -delete and -exec run on its start points; a start point that is
 // a system root makes them destructive.
-func (a *analysis) find(argv []field, st *state, depth int) stream {
-	args := argv[1:]
+func (a *analysis) find(c call) shell.Stream {
+	roots, expr := findArgs(c.args())
+	for _, r := range roots {
+		a.readTarget("find", r, c.st, readOpts{namesOnly: true})
+	}
+	if a.findActions(c, roots, expr) {
+		for _, r := range roots {
+			f := a.ctx.resolve(r.S, c.st.Cwd)
+			f.Glob = r.Glob
+			if a.ctx.isRoot(a.p.c.roots, f) {
+				a.say(a.p.Actions.Destructive, msgFindDelete, detail{cmd: cmdText(c.argv), path: f.String()})
+				break
+			}
+			a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: "find -delete", recursive: true})
+		}
+	}
+	out := shell.Stream{}
+	for _, r := range roots {
+		out.Items = append(out.Items, r.S)
+	}
+	return out
+}
+
+// findArgs splits find's arguments into its start points (. when none)
+// and its expression.
+func findArgs(args []shell.Field) (roots, expr []shell.Field) {
 	i := 0
 	for i < len(args) {
-		s := args[i].s
+		s := args[i].S
 		if s == "-H" || s == "-L" || s == "-P" || strings.HasPrefix(s, "-O") {
 			i++
 			continue
@@ -405,32 +480,32 @@ func (a *analysis) find(argv []field, st *state, depth int) stream {
 		}
 		break
 	}
-	var roots []field
 	for ; i < len(args); i++ {
-		s := args[i].s
+		s := args[i].S
 		if strings.HasPrefix(s, "-") || s == "(" || s == "!" || s == "," || s == ")" {
 			break
 		}
 		roots = append(roots, args[i])
 	}
 	if len(roots) == 0 {
-		roots = []field{{s: "."}}
+		roots = []shell.Field{{S: "."}}
 	}
-	for _, r := range roots {
-		a.readTarget("find", r, st, readOpts{namesOnly: true})
-	}
-	var expr []field
 	if i < len(args) {
 		expr = args[i:]
 	}
-	del := false
-	for j := 0; j < len(expr) && !a.stop(); j++ {
-		switch expr[j].s {
+	return roots, expr
+}
+
+// findActions analyses the commands find's expression runs on its start
+// points and the files it writes; it reports whether it has -delete.
+func (a *analysis) findActions(c call, roots, expr []shell.Field) (del bool) {
+	for j := 0; j < len(expr) && !a.w.Stop(); j++ {
+		switch expr[j].S {
 		case "-delete":
 			del = true
 		case "-exec", "-execdir", "-ok", "-okdir":
 			end := j + 1
-			for end < len(expr) && expr[end].s != ";" && expr[end].s != "+" {
+			for end < len(expr) && expr[end].S != ";" && expr[end].S != "+" {
 				end++
 			}
 			inner := expr[j+1 : end]
@@ -438,48 +513,33 @@ func (a *analysis) find(argv []field, st *state, depth int) stream {
 				if k == 4 || len(inner) == 0 {
 					break
 				}
-				sub := st.clone()
-				sub.stdin = stream{}
-				a.run(substitute(inner, "{}", r), sub, depth)
+				sub := c.st.Clone()
+				sub.Stdin = shell.Stream{}
+				a.Run(substitute(inner, "{}", r), sub, c.depth)
 			}
 			j = end
 		case "-fprint", "-fprint0", "-fls":
 			if j+1 < len(expr) {
-				a.writeTarget("find", expr[j+1], st, false)
+				a.writeTarget("find", expr[j+1], c.st, false)
 				j++
 			}
 		case "-fprintf":
 			if j+1 < len(expr) {
-				a.writeTarget("find", expr[j+1], st, false)
+				a.writeTarget("find", expr[j+1], c.st, false)
 				j += 2
 			}
 		}
 	}
-	if del {
-		for _, r := range roots {
-			f := a.ctx.resolve(r.s, st.cwd)
-			f.glob = r.glob
-			if a.ctx.isRoot(a.p.c.roots, f) {
-				a.add(a.p.Actions.Destructive, RuleFindDelete, fmt.Sprintf("claimcheck refused %s: it deletes files throughout %s, a system or home directory. Search and delete inside the project only.", cmdText(argv), f))
-				break
-			}
-			a.p.checkWrite(a.v, a.ctx, f, writeOpts{what: "find -delete", recursive: true})
-		}
-	}
-	out := stream{}
-	for _, r := range roots {
-		out.items = append(out.items, r.s)
-	}
-	return out
+	return del
 }
 
 // substitute replaces repl in each word with item (find -exec {}, xargs -I).
-func substitute(argv []field, repl string, item field) []field {
-	out := make([]field, len(argv))
+func substitute(argv []shell.Field, repl string, item shell.Field) []shell.Field {
+	out := make([]shell.Field, len(argv))
 	for i, f := range argv {
-		if repl != "" && strings.Contains(f.s, repl) {
-			g := mergeField(f, item)
-			g.s = strings.ReplaceAll(f.s, repl, item.s)
+		if repl != "" && strings.Contains(f.S, repl) {
+			g := shell.MergeField(f, item)
+			g.S = strings.ReplaceAll(f.S, repl, item.S)
 			f = g
 		}
 		out[i] = f
@@ -487,63 +547,70 @@ func substitute(argv []field, repl string, item field) []field {
 	return out
 }
 
-func (a *analysis) xargs(argv []field, st *state, depth int) stream {
-	o := parse(argv[1:], optSpec{short: "aEdILnPs", long: []string{"arg-file", "delimiter", "eof", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, stopAtOperand: true})
-	inner := o.rest
+// xargs runs its command (echo without one) with the items of its input:
+// the start points of a find, the words of a static input, or an unknown
+// item when the input is downloaded or decoded.
+func (a *analysis) xargs(w shell.Wrapped, st *shell.State, depth int) shell.Stream {
+	o := w.Opts
+	inner := w.Command
 	if len(inner) == 0 {
-		inner = []field{{s: "echo"}}
+		inner = []shell.Field{{S: "echo"}}
 	}
 	repl := ""
-	if v, ok := o.value("-I", "--replace"); ok {
-		repl = v.s
-	} else if o.has("-i") {
+	if v, ok := o.Value("-I", "--replace"); ok {
+		repl = v.S
+	} else if o.Has("-i") {
 		repl = "{}"
 	}
-	items := st.stdin.items
-	if items == nil && st.stdin.static != nil {
-		items = strings.Fields(*st.stdin.static)
+	items := st.Stdin.Items
+	if items == nil && st.Stdin.Static != nil {
+		items = strings.Fields(*st.Stdin.Static)
 	}
-	if o.has("-a", "--arg-file") {
+	if o.Has("-a", "--arg-file") {
 		items = nil
 	}
-	sub := st.clone()
-	sub.stdin = stream{}
+	sub := st.Clone()
+	sub.Stdin = shell.Stream{}
 	if len(items) == 0 {
-		if st.stdin.download || st.stdin.decoded {
+		if st.Stdin.Download || st.Stdin.Decoded {
 			// The items come from the network or a decoder.
-			item := field{s: unknownMaybeEmpty, dyn: true, download: st.stdin.download, decoded: st.stdin.decoded}
+			item := shell.Field{S: shell.UnknownMaybeEmpty, Dyn: true, Download: st.Stdin.Download, Decoded: st.Stdin.Decoded}
 			if repl != "" {
-				return a.run(substitute(inner, repl, item), sub, depth)
+				return a.Run(substitute(inner, repl, item), sub, depth)
 			}
-			return a.run(append(append([]field(nil), inner...), item), sub, depth)
+			return a.Run(append(append([]shell.Field(nil), inner...), item), sub, depth)
 		}
-		return a.run(inner, sub, depth)
+		return a.Run(inner, sub, depth)
 	}
 	for k, it := range items {
-		if k == 4 || a.stop() {
+		if k == 4 || a.w.Stop() {
 			break
 		}
-		item := field{s: it}
-		args := append([]field(nil), inner...)
+		item := shell.Field{S: it}
+		args := append([]shell.Field(nil), inner...)
 		if repl != "" {
 			args = substitute(inner, repl, item)
 		} else {
 			args = append(args, item)
 		}
-		a.run(args, sub, depth)
+		a.Run(args, sub, depth)
 	}
-	return stream{}
+	return shell.Stream{}
 }
 
 // extract handles tar and unzip: what they read, and the directory they
 // extract into.
-func (a *analysis) extract(base string, argv []field, st *state) {
-	a.genericReads(base, argv, st)
-	args := argv[1:]
+func (a *analysis) extract(c call) shell.Stream {
+	a.genericReads(c)
+	a.extractsTo(c.base, c.args(), c.st)
+	return c.st.Stdin.Taint()
+}
+
+func (a *analysis) extractsTo(base string, args []shell.Field, st *shell.State) {
 	extracting := base == "unzip"
-	var dir *field
+	var dir *shell.Field
 	for i := 0; i < len(args); i++ {
-		s := args[i].s
+		s := args[i].S
 		switch {
 		case s == "--extract" || s == "--get":
 			extracting = true
@@ -553,7 +620,7 @@ func (a *analysis) extract(base string, argv []field, st *state) {
 				i++
 			}
 		case strings.HasPrefix(s, "--directory="):
-			dir = &field{s: strings.TrimPrefix(s, "--directory=")}
+			dir = &shell.Field{S: strings.TrimPrefix(s, "--directory=")}
 		case strings.HasPrefix(s, "--"):
 		case base != "unzip" && (strings.HasPrefix(s, "-") || i == 0):
 			if strings.ContainsRune(s, 'x') {
@@ -569,106 +636,115 @@ func (a *analysis) extract(base string, argv []field, st *state) {
 		return
 	}
 	if dir == nil {
-		dir = &field{s: "."}
+		dir = &shell.Field{S: "."}
 	}
 	a.writeTarget(base, *dir, st, false)
 }
 
-func (a *analysis) download(prog string, t field, st *state) {
+func (a *analysis) download(prog string, t shell.Field, st *shell.State) {
 	a.writeTarget(prog, t, st, false)
-	st.downloads[a.ctx.resolve(t.s, st.cwd).key()] = true
+	st.Downloads[a.ctx.resolve(t.S, st.Cwd).Key()] = true
 }
 
-func (a *analysis) curl(argv []field, st *state) stream {
-	o := parse(argv[1:], optSpec{short: "AbcCdDeEFHKmoPQrTtuUwxXyYz", long: []string{
-		"output", "output-dir", "data", "data-binary", "data-raw", "data-ascii", "data-urlencode", "form", "form-string",
-		"upload-file", "config", "cert", "key", "cacert", "capath", "header", "user", "user-agent", "referer", "request",
-		"url", "cookie", "cookie-jar", "proxy", "resolve", "connect-to", "max-time", "retry", "write-out", "dump-header",
-		"trace", "trace-ascii", "stderr", "netrc-file", "range", "limit-rate", "interface", "connect-timeout", "json",
-	}})
-	urls := append(append([]field(nil), o.operands...), o.values("--url")...)
+func (a *analysis) curl(c call) shell.Stream {
+	st, o := c.st, c.opts()
+	urls := append(append([]shell.Field(nil), o.Operands...), o.Values("--url")...)
 	for _, u := range urls {
-		a.p.checkShellURL(a.v, "curl", u.s)
-		if p, ok := strings.CutPrefix(strings.ToLower(u.s), "file://"); ok {
-			a.readTarget("curl", field{s: "/" + strings.TrimLeft(p, "/")}, st, readOpts{})
+		a.p.checkShellURL(a.v, "curl", u.S)
+		if p, ok := strings.CutPrefix(strings.ToLower(u.S), "file://"); ok {
+			a.readTarget("curl", shell.Field{S: "/" + strings.TrimLeft(p, "/")}, st, readOpts{})
 		}
 	}
-	for _, v := range o.values("-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json") {
-		if f := fileRef("curl", v.s); f != "" && f != "-" && (strings.HasPrefix(v.s, "@") || strings.Contains(v.s, "@") && !strings.Contains(v.s, "=")) {
-			a.readTarget("curl", field{s: f}, st, readOpts{})
+	for _, v := range o.Values("-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json") {
+		if f := fileRef(v.S); f != "" && f != "-" && (strings.HasPrefix(v.S, "@") || strings.Contains(v.S, "@") && !strings.Contains(v.S, "=")) {
+			a.readTarget("curl", shell.Field{S: f}, st, readOpts{})
 		}
 	}
-	for _, v := range o.values("-F", "--form") {
-		if f := fileRef("curl", v.s); f != "" && f != "-" {
-			a.readTarget("curl", field{s: f}, st, readOpts{})
+	for _, v := range o.Values("-F", "--form") {
+		if f := fileRef(v.S); f != "" && f != "-" {
+			a.readTarget("curl", shell.Field{S: f}, st, readOpts{})
 		}
 	}
-	for _, v := range o.values("-T", "--upload-file", "-K", "--config", "-E", "--cert", "--key", "--netrc-file") {
-		if v.s != "-" && v.s != "." {
+	for _, v := range o.Values("-T", "--upload-file", "-K", "--config", "-E", "--cert", "--key", "--netrc-file") {
+		if v.S != "-" && v.S != "." {
 			a.readTarget("curl", v, st, readOpts{})
 		}
 	}
-	for _, v := range o.values("-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr") {
-		if v.s != "-" {
+	for _, v := range o.Values("-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr") {
+		if v.S != "-" {
 			a.writeTarget("curl", v, st, false)
 		}
 	}
 	stdout := true
-	dir := field{s: "."}
-	if d, ok := o.value("--output-dir"); ok {
+	dir := shell.Field{S: "."}
+	if d, ok := o.Value("--output-dir"); ok {
 		dir = d
 	}
-	for _, v := range o.values("-o", "--output") {
-		if v.s == "-" {
+	for _, v := range o.Values("-o", "--output") {
+		if v.S == "-" {
 			continue
 		}
 		stdout = false
-		if o.has("--output-dir") && !strings.HasPrefix(v.s, "/") {
-			v.s = dir.s + "/" + v.s
+		if o.Has("--output-dir") && !strings.HasPrefix(v.S, "/") {
+			v.S = dir.S + "/" + v.S
 		}
 		a.download("curl", v, st)
 	}
-	if o.has("-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name") {
+	if o.Has("-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name") {
 		stdout = false
 		for _, u := range urls {
-			a.download("curl", field{s: dir.s + "/" + lastSeg(u.s)}, st)
+			a.download("curl", shell.Field{S: dir.S + "/" + lastSeg(u.S)}, st)
 		}
 	}
-	return stream{download: stdout && len(urls) > 0}
+	return shell.Stream{Download: stdout && len(urls) > 0}
 }
 
-func (a *analysis) wget(argv []field, st *state) stream {
-	o := parse(argv[1:], optSpec{short: "OoaiBtTwQPlARDIXUe", long: []string{
-		"output-document", "output-file", "append-output", "input-file", "base", "tries", "timeout", "wait", "quota",
-		"directory-prefix", "level", "accept", "reject", "domains", "include-directories", "exclude-directories",
-		"user-agent", "execute", "post-file", "body-file", "header", "user", "password", "load-cookies", "save-cookies",
-		"ca-certificate", "certificate", "private-key", "post-data", "method", "referer",
-	}})
-	urls := o.operands
+func (a *analysis) wget(c call) shell.Stream {
+	st, o := c.st, c.opts()
+	urls := o.Operands
 	for _, u := range urls {
-		a.p.checkShellURL(a.v, "wget", u.s)
+		a.p.checkShellURL(a.v, "wget", u.S)
 	}
-	for _, v := range o.values("--post-file", "--body-file", "-i", "--input-file", "--load-cookies", "--certificate", "--private-key") {
-		if v.s != "-" {
+	for _, v := range o.Values("--post-file", "--body-file", "-i", "--input-file", "--load-cookies", "--certificate", "--private-key") {
+		if v.S != "-" {
 			a.readTarget("wget", v, st, readOpts{})
 		}
 	}
-	for _, v := range o.values("-o", "--output-file", "-a", "--append-output", "--save-cookies") {
+	for _, v := range o.Values("-o", "--output-file", "-a", "--append-output", "--save-cookies") {
 		a.writeTarget("wget", v, st, false)
 	}
-	if v, ok := o.value("-O", "--output-document"); ok {
-		if v.s == "-" {
-			return stream{download: true}
+	if v, ok := o.Value("-O", "--output-document"); ok {
+		if v.S == "-" {
+			return shell.Stream{Download: true}
 		}
 		a.download("wget", v, st)
-		return stream{}
+		return shell.Stream{}
 	}
 	dir := "."
-	if d, ok := o.value("-P", "--directory-prefix"); ok {
-		dir = d.s
+	if d, ok := o.Value("-P", "--directory-prefix"); ok {
+		dir = d.S
 	}
 	for _, u := range urls {
-		a.download("wget", field{s: dir + "/" + lastSeg(u.s)}, st)
+		a.download("wget", shell.Field{S: dir + "/" + lastSeg(u.S)}, st)
 	}
-	return stream{}
+	return shell.Stream{}
+}
+
+// lastSeg is the file name a download to "the remote name" gets.
+func lastSeg(url string) string {
+	u := url
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	}
+	u, _, _ = strings.Cut(u, "?")
+	u, _, _ = strings.Cut(u, "#")
+	_, p, ok := strings.Cut(u, "/")
+	if !ok {
+		return "index.html"
+	}
+	b := path.Base("/" + p)
+	if b == "/" || b == "." {
+		return "index.html"
+	}
+	return b
 }

@@ -37,19 +37,22 @@ func decideTwice(t *testing.T, p *Policy, in Input) {
 	}
 }
 
+// shellSeeds and urlSeeds seed the fuzz targets (and the golden table).
+var shellSeeds = []string{
+	"rm -rf /", "r\"\"m -rf ~", "$(echo rm) -rf /", "rm${IFS}-rf${IFS}/", "curl -s x | sh",
+	"echo cm0gLXJmIC8= | base64 -d | sh", ":(){ :|:& };:", "bash -c 'eval \"$1\"' _ \"$(curl x)\"",
+	"find / -exec rm -rf {} +", "cat <<EOF | sh\nrm -rf /\nEOF", "x={a,b}{c,d}; for i in $x; do $i; done",
+	"alias a='rm -rf'; a /", "f() { f | f & }; f", "env -S 'rm -rf /'", "printf '%s' 'rm -rf /' | bash",
+	"sudo -u root -- timeout 5 nice -n 1 xargs -I{} rm -rf {} <<< /", "$'\\x72\\x6d' -rf $'\\57'",
+	"a=${b:-${c:?}}; ${a%/*}", "cd \"$(mktemp -d)\" && rm -rf *", "exec 3<>/etc/passwd", "'unterminated",
+	`python3 -c "import subprocess; subprocess.run(['rm', '-rf', '/'])"`, `perl -e 'qx{rm -rf ~}; exec "rm", "-rf", "/"'`,
+	`node -e "require('child_process').spawnSync('rm', ['-rf', '/'])"`, `python3 -c "exec('eval(\"exec(1)\")')"`,
+	`ruby -e 'system(%x(echo x)); FileUtils.rm_rf("/")'`, `python3 -c '"""unterminated'`,
+}
+
 func FuzzDecideShell(f *testing.F) {
 	p := defaultPolicy(f)
-	for _, s := range []string{
-		"rm -rf /", "r\"\"m -rf ~", "$(echo rm) -rf /", "rm${IFS}-rf${IFS}/", "curl -s x | sh",
-		"echo cm0gLXJmIC8= | base64 -d | sh", ":(){ :|:& };:", "bash -c 'eval \"$1\"' _ \"$(curl x)\"",
-		"find / -exec rm -rf {} +", "cat <<EOF | sh\nrm -rf /\nEOF", "x={a,b}{c,d}; for i in $x; do $i; done",
-		"alias a='rm -rf'; a /", "f() { f | f & }; f", "env -S 'rm -rf /'", "printf '%s' 'rm -rf /' | bash",
-		"sudo -u root -- timeout 5 nice -n 1 xargs -I{} rm -rf {} <<< /", "$'\\x72\\x6d' -rf $'\\57'",
-		"a=${b:-${c:?}}; ${a%/*}", "cd \"$(mktemp -d)\" && rm -rf *", "exec 3<>/etc/passwd", "'unterminated",
-		`python3 -c "import subprocess; subprocess.run(['rm', '-rf', '/'])"`, `perl -e 'qx{rm -rf ~}; exec "rm", "-rf", "/"'`,
-		`node -e "require('child_process').spawnSync('rm', ['-rf', '/'])"`, `python3 -c "exec('eval(\"exec(1)\")')"`,
-		`ruby -e 'system(%x(echo x)); FileUtils.rm_rf("/")'`, `python3 -c '"""unterminated'`,
-	} {
+	for _, s := range shellSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
@@ -61,13 +64,15 @@ func FuzzDecideShell(f *testing.F) {
 	})
 }
 
+var urlSeeds = []string{
+	"https://example.com/", "http://127.1/", "http://0x7f.1/", "http://2130706433/", "http://[::ffff:127.0.0.1]/",
+	"http://example.com@169.254.169.254/", "http:\\\\127.0.0.1\\", "http://%31%32%37.0.0.1/", "file:///etc/passwd",
+	"http://[fe80::1%25eth0]/", "http://localhost./", "http://0177.0.0.1/", "http://１２７.０.０.１/", "http://a@b@c/",
+}
+
 func FuzzDecideURL(f *testing.F) {
 	p := defaultPolicy(f)
-	for _, s := range []string{
-		"https://example.com/", "http://127.1/", "http://0x7f.1/", "http://2130706433/", "http://[::ffff:127.0.0.1]/",
-		"http://example.com@169.254.169.254/", "http:\\\\127.0.0.1\\", "http://%31%32%37.0.0.1/", "file:///etc/passwd",
-		"http://[fe80::1%25eth0]/", "http://localhost./", "http://0177.0.0.1/", "http://１２７.０.０.１/", "http://a@b@c/",
-	} {
+	for _, s := range urlSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, url string) {

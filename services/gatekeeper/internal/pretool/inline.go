@@ -1,15 +1,12 @@
 package pretool
 
-import (
-	"fmt"
-	"strings"
-)
+import "github.com/claimcheck/claimcheck/pkg/shell"
 
 // Inline interpreter code (python -c, perl -e, ruby -e, node -e, php -r,
 // lua -e, osascript -e, Rscript -e) is not shell, and claimcheck does not
-// parse those languages. It reads what such a one-liner hands to the
-// operating system, which in one line of any of them is spelled the same
-// few ways:
+// parse those languages. It reads (shell.ReadCode) what such a one-liner
+// hands to the operating system, which in one line of any of them is
+// spelled the same few ways:
 //
 //   - a call that runs a shell command (system, popen, execSync,
 //     subprocess.run, backticks, qx{}, %x(), do shell script …): a command
@@ -28,287 +25,49 @@ import (
 // this reading, as it is beyond any static check; docs/gate.md
 // ("PreToolUse") says so.
 
-// spawnCalls run their (first) argument as a shell command or program.
-var spawnCalls = set("system", "popen", "Popen", "check_output", "check_call", "getoutput", "getstatusoutput",
-	"execSync", "execFileSync", "execFile", "spawnSync", "spawn", "shell_exec", "passthru", "proc_open", "readpipe",
-	"execute", "capture2", "capture2e", "capture3", "system2", "exec", "execl", "execlp", "execle", "execv", "execvp",
-	"execvpe", "spawnl", "spawnlp", "spawnv", "spawnvp", "run", "call")
-
-// qualifiedSpawn are spawn calls only when called on subprocess (run and
-// call are common words: asyncio.run(main())).
-var qualifiedSpawn = set("run", "call")
-
-// treeDeletes remove a directory tree.
-var treeDeletes = set("rmtree", "rm_rf", "rm_r", "remove_entry_secure", "rmSync", "rmdirSync", "remove_dir_all",
-	"removedirs")
-
-// literal is a string literal in inline code.
-type literal struct {
-	text       string
-	start, end int  // the literal's extent in the code, quotes included
-	exec       bool // a backtick, qx{} or %x() literal: run as a command
-}
-
-// inlineCode checks the inline code of interpreter prog.
-func (a *analysis) inlineCode(argv []field, prog string, code field, st *state, depth int) {
-	if code.download || code.decoded {
-		a.nestedScript(prog+" inline code", code, st, depth)
+// inlineCode checks the inline code src of interpreter c.
+func (a *analysis) inlineCode(c call, src shell.Field) {
+	argv, prog, st, depth := c.argv, c.base, c.st, c.depth
+	if src.Download || src.Decoded {
+		a.nestedScript(prog+" inline code", src, st, depth)
 		return
 	}
-	if code.dyn {
-		a.add(a.p.Actions.Dynamic, RuleDynamicInterp, fmt.Sprintf("claimcheck cannot tell what %s runs: its inline code comes from a variable or command substitution known only at run time. Write the code literally, or put it in a file in the project.", prog))
+	if src.Dyn {
+		a.say(a.p.Actions.Dynamic, msgInlineDynamic, detail{prog: prog})
 		return
 	}
-	src := code.s
-	lits := literals(src, prog)
-	used := make([]bool, len(lits))
-	for i := 0; i < len(lits) && !a.stop(); i++ {
-		l := lits[i]
-		if l.exec {
-			used[i] = true
-			a.script(l.text, st.clone(), depth+1)
-			continue
+	code := shell.ReadCode(src.S, *c.prog.Lang)
+	for _, s := range code.Steps {
+		if a.w.Stop() {
+			break
 		}
-		name := callBefore(src, l.start)
-		switch {
-		case name == "":
-			continue
-		case name == "eval" || name == "exec" && strings.HasPrefix(prog, "python"):
+		switch s.Use {
+		case shell.RunsShell:
+			a.w.Script(s.Text, st.Clone(), depth+1)
+		case shell.EvalsCode:
 			// Code in the interpreter's own language, one level deeper.
-			used[i] = true
 			if depth+1 > a.p.Limits.MaxShellDepth {
-				a.add(a.p.Actions.Unparsable, RuleShellTooDeep, fmt.Sprintf("claimcheck cannot analyse this command: %s evaluates code more than %d levels deep. Run the inner code directly.", prog, a.p.Limits.MaxShellDepth))
+				a.say(a.p.Actions.Unparsable, msgInlineTooDeep, detail{prog: prog, limit: a.p.Limits.MaxShellDepth})
 				return
 			}
-			a.inlineCode(argv, prog, field{s: l.text}, st, depth+1)
-		case isSpawn(src, name, l.start, false):
-			cmd, n := spawnCommand(src, lits[i:])
-			for j := range n {
-				used[i+j] = true
-			}
-			a.script(cmd, st.clone(), depth+1)
-			i += n - 1
-		case treeDeletes[name]:
-			used[i] = true
-			a.deleteTarget(argv, field{s: l.text}, st, true)
+			deeper := c
+			deeper.depth++
+			a.inlineCode(deeper, shell.Field{S: s.Text})
+		case shell.DeletesTree:
+			a.deleteTarget(argv, shell.Field{S: s.Text}, st, true)
 		}
 	}
 	// Spawn calls whose command is not a literal.
-	for _, name := range callsWithoutLiteral(src) {
-		a.add(a.p.Actions.Dynamic, RuleDynamicInterp, fmt.Sprintf("claimcheck cannot tell what %s runs: its inline code calls %s with a command built at run time. Write the command as a string literal, or run it as a shell command directly.", prog, name))
+	for _, name := range code.Dynamic {
+		a.say(a.p.Actions.Dynamic, msgInlineSpawnDynamic, detail{prog: prog, name: name})
 		return
 	}
-	for i, l := range lits {
-		if a.stop() {
+	for _, l := range code.Literals {
+		if a.w.Stop() {
 			return
 		}
-		if !used[i] && maybePath(l.text) {
-			a.readTarget(prog+" inline code", field{s: l.text}, st, readOpts{})
+		if !l.Used && shell.MaybePath(l.Text) {
+			a.readTarget(prog+" inline code", shell.Field{S: l.Text}, st, readOpts{})
 		}
 	}
-}
-
-// literals finds the string literals of src: '…', "…", Python's triple
-// quotes, and the command literals of Perl, Ruby and PHP (`…`, qx{…},
-// %x(…)). In JavaScript a backtick is a template string, not a command.
-func literals(src, prog string) []literal {
-	var out []literal
-	backtickRuns := prog == "perl" || prog == "ruby" || prog == "php"
-	// Line comments, whose quotes are not strings ("# it's fine").
-	hashComments := strings.HasPrefix(prog, "python") || strings.HasPrefix(prog, "pypy") || prog == "ruby" || prog == "Rscript"
-	slashComments := prog == "node" || prog == "nodejs" || prog == "php"
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if hashComments && c == '#' || slashComments && strings.HasPrefix(src[i:], "//") {
-			end := strings.IndexByte(src[i:], '\n')
-			if end < 0 {
-				return out
-			}
-			i += end
-			continue
-		}
-		switch {
-		case (c == 'q' && strings.HasPrefix(src[i:], "qx") || c == '%' && strings.HasPrefix(src[i:], "%x")) && i+2 < len(src) && (i == 0 || !isIdentByte(src[i-1])):
-			closeBy := map[byte]byte{'{': '}', '(': ')', '[': ']', '<': '>'}
-			o := src[i+2]
-			cl, paired := closeBy[o]
-			if !paired {
-				if isIdentByte(o) || o == ' ' {
-					continue
-				}
-				cl = o
-			}
-			end := strings.IndexByte(src[i+3:], cl)
-			if end < 0 {
-				return out
-			}
-			out = append(out, literal{text: src[i+3 : i+3+end], start: i, end: i + 4 + end, exec: true})
-			i += 3 + end
-		case c == '\'' || c == '"' || c == '`':
-			q := string(c)
-			if (c == '\'' || c == '"') && strings.HasPrefix(src[i:], q+q+q) {
-				q = q + q + q
-			}
-			text, n, ok := readQuoted(src[i+len(q):], q)
-			if !ok {
-				return out
-			}
-			if c == '`' && !backtickRuns {
-				i += len(q) + n - 1
-				continue
-			}
-			out = append(out, literal{text: text, start: i, end: i + len(q) + n, exec: c == '`'})
-			i += len(q) + n - 1
-		}
-	}
-	return out
-}
-
-// readQuoted reads up to the closing quote q, resolving backslash escapes
-// of quotes, backslashes, \n and \t; n counts the bytes consumed with the
-// closing quote.
-func readQuoted(s, q string) (text string, n int, ok bool) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if strings.HasPrefix(s[i:], q) {
-			return b.String(), i + len(q), true
-		}
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-			switch s[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			default:
-				b.WriteByte(s[i])
-			}
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return "", 0, false
-}
-
-// callBefore returns the identifier a literal at pos is an argument of:
-// the name before "(" (and an opening "[" of a list), or before the
-// literal itself (Perl's and Ruby's system "cmd").
-func callBefore(src string, pos int) string {
-	i := pos
-	skip := func() {
-		for i > 0 && (src[i-1] == ' ' || src[i-1] == '\t') {
-			i--
-		}
-	}
-	skip()
-	if i > 0 && src[i-1] == '[' {
-		i--
-		skip()
-	}
-	if i > 0 && src[i-1] == '(' {
-		i--
-		skip()
-	}
-	j := i
-	for j > 0 && isIdentByte(src[j-1]) {
-		j--
-	}
-	return src[j:i]
-}
-
-// isSpawn: name, ending at pos, runs a command; osascript's do shell
-// script too. run and call count as methods (x.run("…"), which catches
-// subprocess imported under another name) when their argument is a
-// literal (strict false), and only as subprocess.run/call otherwise.
-func isSpawn(src, name string, pos int, strict bool) bool {
-	before := strings.TrimRight(src[:pos], " \t[(\"'")
-	if name == "script" {
-		return strings.HasSuffix(before, "do shell script")
-	}
-	if !spawnCalls[name] {
-		return false
-	}
-	if qualifiedSpawn[name] {
-		if strict {
-			return strings.HasSuffix(before, "subprocess."+name)
-		}
-		return strings.HasSuffix(before, "."+name)
-	}
-	return true
-}
-
-// spawnCommand is the shell command a spawn call's literal arguments
-// make: one literal, or a list of literals (["rm", "-rf", "/"]) or a
-// program and its list (spawn("rm", ["-rf", "/"])), each word quoted. n
-// counts the literals taken.
-func spawnCommand(src string, lits []literal) (cmd string, n int) {
-	words := []string{lits[0].text}
-	n = 1
-	for n < len(lits) {
-		between := strings.TrimSpace(src[lits[n-1].end:lits[n].start])
-		if between != "," && between != ", [" && between != ",[" {
-			break
-		}
-		words = append(words, lits[n].text)
-		n++
-	}
-	if n == 1 && !listOpens(src, lits[0].start) {
-		return words[0], 1 // a command line
-	}
-	for i, w := range words {
-		words[i] = shellQuote(w)
-	}
-	return strings.Join(words, " "), n
-}
-
-func listOpens(src string, pos int) bool {
-	return strings.HasSuffix(strings.TrimRight(src[:pos], " \t"), "[")
-}
-
-// callsWithoutLiteral lists the spawn calls in src whose first argument is
-// not a string literal.
-func callsWithoutLiteral(src string) []string {
-	var out []string
-	for i := 0; i < len(src); i++ {
-		if !isIdentByte(src[i]) || i > 0 && isIdentByte(src[i-1]) {
-			continue
-		}
-		j := i
-		for j < len(src) && isIdentByte(src[j]) {
-			j++
-		}
-		name := src[i:j]
-		k := j
-		for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
-			k++
-		}
-		if k < len(src) && k > j && (src[k] == '$' || src[k] == '@') && isSpawn(src, name, j, true) {
-			// Perl and Ruby call without parentheses: system $cmd, exec @ARGV.
-			out = append(out, name)
-			i = j - 1
-			continue
-		}
-		if k >= len(src) || src[k] != '(' || !isSpawn(src, name, j, true) {
-			i = j - 1
-			continue
-		}
-		k++
-		for k < len(src) && (src[k] == ' ' || src[k] == '\t' || src[k] == '[') {
-			k++
-		}
-		if k < len(src) && !strings.ContainsRune(`'"`+"`", rune(src[k])) && src[k] != ')' {
-			out = append(out, name)
-		}
-		i = j - 1
-	}
-	return out
-}
-
-// maybePath: a literal that could name a file (no spaces, not a URL).
-func maybePath(s string) bool {
-	return s != "" && len(s) <= 4096 && !strings.ContainsAny(s, " \t\n\r") && !strings.Contains(s, "://")
-}
-
-func isIdentByte(c byte) bool {
-	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }

@@ -4,32 +4,9 @@ import (
 	"errors"
 	"path"
 	"strings"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
-
-// Markers the shell evaluator puts into words. Commands containing these
-// bytes are refused before analysis, and file paths from tool_input have
-// them replaced, so they cannot be forged.
-const (
-	unknownMaybeEmpty = "\x00" // an expansion whose value is unknown and may be empty
-	unknownNonEmpty   = "\x01" // an expansion whose value is unknown but not empty
-	homeMarker        = "\x02" // ~ or $HOME at the start of a word, home unknown
-	symbolicHome      = "/" + homeMarker
-	markers           = unknownMaybeEmpty + unknownNonEmpty + homeMarker
-)
-
-// display turns markers back into readable text.
-func display(s string) string {
-	return strings.NewReplacer(symbolicHome, "~", homeMarker, "~", unknownMaybeEmpty, "$…", unknownNonEmpty, "$…").Replace(s)
-}
-
-// sanitize replaces marker bytes in text that did not come from the
-// evaluator.
-func sanitize(s string) string {
-	if strings.ContainsAny(s, "\x00\x01\x02") {
-		return strings.NewReplacer("\x00", "\uFFFD", "\x01", "\uFFFD", "\x02", "\uFFFD").Replace(s)
-	}
-	return s
-}
 
 // pattern is a compiled path pattern. A pattern starting with / is
 // anchored at the root, one starting with ~ at the home directory; any
@@ -80,83 +57,21 @@ func compilePattern(s string) (pattern, error) {
 	return p, nil
 }
 
-// fpath is a path as the decision resolved it: absolute (segments from the
-// root) or relative to something unknown (an unknown cwd or a dynamic
-// prefix).
-type fpath struct {
-	abs  bool
-	segs []string
-	glob bool   // some segment holds unquoted glob characters
-	text string // as written, for messages
-}
-
-func (f fpath) key() string {
-	if f.abs {
-		return "/" + strings.Join(f.segs, "/")
-	}
-	return strings.Join(f.segs, "/")
-}
-
-func (f fpath) String() string { return display(f.key()) }
-
-func splitClean(s string) []string {
-	c := path.Clean("/" + s)
-	if c == "/" {
-		return nil
-	}
-	return strings.Split(c[1:], "/")
-}
-
 // resolve interprets s (a word after evaluation, possibly with markers)
 // against cwd ("" when unknown) and the home directory.
-func (c *context) resolve(s, cwd string) fpath {
-	f := fpath{text: s}
-	if s == "" {
-		return f
-	}
-	switch s[0] {
-	case homeMarker[0]:
-		f.abs = true
-		f.segs = splitClean(c.home + "/" + strings.ReplaceAll(s[1:], homeMarker, unknownNonEmpty))
-		return f
-	case unknownMaybeEmpty[0], unknownNonEmpty[0]:
-		f.segs = relSegs(strings.ReplaceAll(s, homeMarker, unknownNonEmpty))
-		return f
-	}
-	s = strings.ReplaceAll(s, homeMarker, unknownNonEmpty)
-	switch {
-	case s[0] == '/':
-		f.abs, f.segs = true, splitClean(s)
-	case cwd != "":
-		f.abs, f.segs = true, splitClean(cwd+"/"+s)
-	default:
-		f.segs = relSegs(s)
-	}
-	return f
-}
-
-// relSegs cleans a relative path; leading .. segments stay.
-func relSegs(s string) []string {
-	c := path.Clean(s)
-	if c == "." {
-		return nil
-	}
-	return strings.Split(c, "/")
-}
+func (c *context) resolve(s, cwd string) shell.Path { return shell.Resolve(s, cwd, c.home) }
 
 // full returns the segments an anchored pattern covers, and whether it is
 // anchored at all.
 func (c *context) full(p pattern) ([]string, bool) {
 	switch {
 	case p.home:
-		return append(splitClean(c.home), p.segs...), true
+		return append(shell.SplitPath(c.home), p.segs...), true
 	case p.abs:
 		return p.segs, true
 	}
 	return p.segs, false
 }
-
-func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[") }
 
 // segMatch matches one path segment against one pattern segment; a segment
 // that is itself a glob (rm -rf ~/.lo*) matches the literal pattern
@@ -170,7 +85,7 @@ func segMatch(pat, seg string, glob, wild bool) bool {
 	if !wild && strings.Trim(seg, "*?") == "" {
 		return false
 	}
-	if glob && hasMeta(seg) && !hasMeta(pat) {
+	if glob && shell.HasMeta(seg) && !shell.HasMeta(pat) {
 		// A shell glob matches a dot file only with a leading dot.
 		if strings.HasPrefix(pat, ".") && !strings.HasPrefix(seg, ".") {
 			return false
@@ -184,28 +99,28 @@ func segMatch(pat, seg string, glob, wild bool) bool {
 
 // match reports whether f is what p names or, when beneath (or p.dir), is
 // inside it.
-func (c *context) match(p pattern, f fpath, beneath bool) bool {
+func (c *context) match(p pattern, f shell.Path, beneath bool) bool {
 	segs, anchored := c.full(p)
 	beneath = beneath || p.dir
 	if anchored {
-		if !f.abs || len(f.segs) < len(segs) || (len(f.segs) > len(segs) && !beneath) {
+		if !f.Abs || len(f.Segs) < len(segs) || (len(f.Segs) > len(segs) && !beneath) {
 			return false
 		}
 		for i, s := range segs {
-			if !segMatch(s, f.segs[i], f.glob, len(segs) > 1) {
+			if !segMatch(s, f.Segs[i], f.Glob, len(segs) > 1) {
 				return false
 			}
 		}
 		return true
 	}
 	n := len(segs)
-	for start := 0; start+n <= len(f.segs); start++ {
-		if start+n < len(f.segs) && !beneath {
+	for start := 0; start+n <= len(f.Segs); start++ {
+		if start+n < len(f.Segs) && !beneath {
 			continue
 		}
 		ok := true
 		for i, s := range segs {
-			if !segMatch(s, f.segs[start+i], f.glob, len(segs) > 1) {
+			if !segMatch(s, f.Segs[start+i], f.Glob, len(segs) > 1) {
 				ok = false
 				break
 			}
@@ -219,13 +134,13 @@ func (c *context) match(p pattern, f fpath, beneath bool) bool {
 
 // contains reports whether f is a directory strictly above what the
 // anchored pattern p names (rm -rf ~/.local removes ~/.local/share/claimcheck).
-func (c *context) contains(p pattern, f fpath) bool {
+func (c *context) contains(p pattern, f shell.Path) bool {
 	segs, anchored := c.full(p)
-	if !anchored || !f.abs || len(f.segs) >= len(segs) {
+	if !anchored || !f.Abs || len(f.Segs) >= len(segs) {
 		return false
 	}
-	for i, s := range f.segs {
-		if !segMatch(segs[i], s, f.glob, true) {
+	for i, s := range f.Segs {
+		if !segMatch(segs[i], s, f.Glob, true) {
 			return false
 		}
 	}
@@ -233,7 +148,7 @@ func (c *context) contains(p pattern, f fpath) bool {
 }
 
 // matchAny returns the first pattern matching f.
-func (c *context) matchAny(pats []pattern, f fpath, beneath, above bool) (pattern, bool) {
+func (c *context) matchAny(pats []pattern, f shell.Path, beneath, above bool) (pattern, bool) {
 	for _, p := range pats {
 		if c.match(p, f, beneath) || above && c.contains(p, f) {
 			return p, true
@@ -244,8 +159,8 @@ func (c *context) matchAny(pats []pattern, f fpath, beneath, above bool) (patter
 
 // isRoot reports whether f is a system root (or the home directory), or a
 // glob over the entries of one (/*, ~/.*).
-func (c *context) isRoot(roots []pattern, f fpath) bool {
-	if !f.abs {
+func (c *context) isRoot(roots []pattern, f shell.Path) bool {
+	if !f.Abs {
 		return false
 	}
 	for _, p := range roots {
@@ -253,10 +168,10 @@ func (c *context) isRoot(roots []pattern, f fpath) bool {
 			return true
 		}
 	}
-	if f.glob {
-		for i, s := range f.segs {
-			if hasMeta(s) {
-				prefix := fpath{abs: true, segs: f.segs[:i]}
+	if f.Glob {
+		for i, s := range f.Segs {
+			if shell.HasMeta(s) {
+				prefix := shell.Path{Abs: true, Segs: f.Segs[:i]}
 				for _, p := range roots {
 					if c.match(p, prefix, false) {
 						return true
@@ -271,13 +186,13 @@ func (c *context) isRoot(roots []pattern, f fpath) bool {
 
 // sensitive reports the sensitive pattern f matches, unless an exception
 // matches it too.
-func (c *context) sensitive(p *Policy, f fpath) (pattern, bool) {
+func (c *context) sensitive(p *Policy, f shell.Path) (pattern, bool) {
 	pat, ok := c.matchAny(p.c.sensitive, f, false, false)
 	if !ok {
 		return pat, false
 	}
 	// A glob (cat .e*) may match secrets beside the exceptions.
-	if _, exc := c.matchAny(p.c.exceptions, f, false, false); exc && !f.glob {
+	if _, exc := c.matchAny(p.c.exceptions, f, false, false); exc && !f.Glob {
 		return pat, false
 	}
 	return pat, true
@@ -292,18 +207,18 @@ var benignDevices = map[string]bool{
 
 // isDevice reports whether f is a device file whose overwriting destroys
 // data (disks, partitions, memory), as opposed to /dev/null and friends.
-func isDevice(f fpath) bool {
-	if !f.abs || len(f.segs) < 2 || f.segs[0] != "dev" {
+func isDevice(f shell.Path) bool {
+	if !f.Abs || len(f.Segs) < 2 || f.Segs[0] != "dev" {
 		return false
 	}
-	if benignDevices[f.key()] {
+	if benignDevices[f.Key()] {
 		return false
 	}
-	switch f.segs[1] {
+	switch f.Segs[1] {
 	case "fd", "pts", "shm", "mqueue", "tcp", "udp":
 		return false
 	}
-	if strings.HasPrefix(f.segs[1], "tty") || strings.HasPrefix(f.segs[1], "pts") {
+	if strings.HasPrefix(f.Segs[1], "tty") || strings.HasPrefix(f.Segs[1], "pts") {
 		return false
 	}
 	return true

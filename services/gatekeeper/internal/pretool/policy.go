@@ -12,6 +12,7 @@ import (
 
 	"github.com/claimcheck/claimcheck/pkg/canon"
 	"github.com/claimcheck/claimcheck/pkg/digest"
+	"github.com/claimcheck/claimcheck/pkg/shell"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 )
@@ -226,7 +227,7 @@ type context struct {
 }
 
 func (p *Policy) newContext(rt Runtime, cwd string) *context {
-	ctx := &context{home: symbolicHome}
+	ctx := &context{home: shell.SymbolicHome}
 	if h := strings.TrimSpace(rt.Home); strings.HasPrefix(h, "/") {
 		ctx.home, ctx.homeSet = path.Clean(h), true
 	}
@@ -241,7 +242,7 @@ func (p *Policy) newContext(rt Runtime, cwd string) *context {
 		}
 	}
 	if rt.HookBinary != "" {
-		ctx.hookPath = ctx.resolve(rt.HookBinary, "").key()
+		ctx.hookPath = ctx.resolve(rt.HookBinary, "").Key()
 	}
 	return ctx
 }

@@ -15,7 +15,10 @@
 //     nested shells (bash -c, eval, sh <<EOF, echo … | sh) are followed to
 //     a depth cap, and each program is classified: destructive operations,
 //     download-and-run, decode-and-run, writes to protected paths, reads of
-//     secrets, tampering with claimcheck, and what cannot be analysed;
+//     secrets, tampering with claimcheck, and what cannot be analysed. The
+//     reading is package shell's (its Walker, its catalogue of programs,
+//     the same that the verifier reads commands with); the judging, and
+//     the reasons (reasons.go), are this package's;
 //   - file tools (Read, Write, Edit, …) by path: protected, private to
 //     claimcheck, sensitive;
 //   - WebFetch by URL: scheme, then the host as a WHATWG URL parser (and,
@@ -51,6 +54,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 // Decision values.
@@ -188,6 +193,9 @@ func (v *verdict) add(decision, rule, reason string) {
 	}
 }
 
+// say adds the finding m, its reason filled with d.
+func (v *verdict) say(decision string, m msg, d detail) { v.add(decision, m.rule(), m.text(d)) }
+
 func (v *verdict) denied() bool { return v.d.Decision == Deny }
 
 // Tools whose tool_input claimcheck reads. Their input must have the shape
@@ -199,15 +207,15 @@ var shellTools = map[string]bool{"Bash": true, "PowerShell": true}
 func (p *Policy) Decide(in Input, rt Runtime) (d Decision) {
 	defer func() {
 		if r := recover(); r != nil {
-			d = Decision{Decision: Deny, Rule: RuleInternal, Reason: fmt.Sprintf("claimcheck could not evaluate this %s call (internal error: %v); the call is refused to be safe. Try a simpler form of the call.", in.ToolName, r)}
+			d = Decision{Decision: Deny, Rule: msgInternalError.rule(), Reason: msgInternalError.text(detail{tool: in.ToolName, err: fmt.Sprint(r)})}
 		}
 	}()
 	if p == nil || p.c == nil {
-		return Decision{Decision: Deny, Rule: RuleInternal, Reason: "claimcheck has no PreToolUse policy loaded; every tool call is refused until one is."}
+		return Decision{Decision: Deny, Rule: msgNoPolicy.rule(), Reason: msgNoPolicy.text(detail{})}
 	}
 	v := newVerdict()
 	if len(in.ToolInput) > p.Limits.MaxToolInputBytes {
-		v.add(Deny, RuleInputTooLarge, fmt.Sprintf("claimcheck refused this %s call: its input is %d bytes, more than the policy's limit of %d. Split the work into smaller calls.", in.ToolName, len(in.ToolInput), p.Limits.MaxToolInputBytes))
+		v.say(Deny, msgInputTooLarge, detail{tool: in.ToolName, size: len(in.ToolInput), limit: p.Limits.MaxToolInputBytes})
 		return v.d
 	}
 	p.checkTool(v, in.AgentType, in.ToolName)
@@ -228,25 +236,25 @@ func (p *Policy) checkInput(v *verdict, ctx *context, in Input) {
 		// Unknown tools (MCP, Agent, TodoWrite, …): their input is not
 		// inspected, but it must at least be JSON.
 		if len(raw) > 0 && !jsontext.Value(raw).IsValid() {
-			v.add(Deny, RuleInputMalformed, fmt.Sprintf("claimcheck refused this %s call: its tool_input is not valid JSON.", in.ToolName))
+			v.say(Deny, msgInputNotJSON, detail{tool: in.ToolName})
 		}
 		return
 	}
 	var ti toolInput
 	if err := decodeInput(raw, &ti); err != nil {
-		v.add(Deny, RuleInputMalformed, fmt.Sprintf("claimcheck refused this %s call: its tool_input could not be read (%s). Send the fields the tool documents.", in.ToolName, err))
+		v.say(Deny, msgInputUnreadable, detail{tool: in.ToolName, err: err.Error()})
 		return
 	}
 	switch {
 	case shellTools[in.ToolName]:
 		if ti.Command == nil {
-			v.add(Deny, RuleInputMalformed, fmt.Sprintf("claimcheck refused this %s call: tool_input has no command string.", in.ToolName))
+			v.say(Deny, msgNoCommand, detail{tool: in.ToolName})
 			return
 		}
 		p.checkCommand(v, ctx, *ti.Command)
 	case in.ToolName == "WebFetch":
 		if ti.URL == nil || *ti.URL == "" {
-			v.add(Deny, RuleInputMalformed, "claimcheck refused this WebFetch call: tool_input has no url string.")
+			v.say(Deny, msgNoURL, detail{})
 			return
 		}
 		p.checkFetch(v, *ti.URL)
@@ -286,7 +294,7 @@ func decodeInput(raw []byte, ti *toolInput) error {
 // quote shortens s for a message.
 func quote(s string) string {
 	const max = 120
-	s = display(s)
+	s = shell.Display(s)
 	if len(s) > max {
 		cut := max
 		for cut > 0 && !isRuneStart(s[cut]) {

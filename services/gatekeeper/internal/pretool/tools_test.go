@@ -3,6 +3,8 @@ package pretool
 import (
 	"strings"
 	"testing"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 type want struct{ decision, rule string }
@@ -21,7 +23,39 @@ func check(t *testing.T, p *Policy, name string, in Input, rt Runtime, w want) {
 	}
 }
 
-func TestFileTools(t *testing.T) {
+// decideCase is one call the tests below decide; the golden table
+// (golden_test.go) records the decisions of all of them.
+type decideCase struct {
+	name string
+	p    *Policy
+	in   Input
+	rt   Runtime
+	want want
+}
+
+func runCases(t *testing.T, cases []decideCase) {
+	t.Helper()
+	for _, c := range cases {
+		check(t, c.p, c.name, c.in, c.rt, c.want)
+	}
+}
+
+// toolCases are the cases of the tools tests, by test.
+func toolCases(t testing.TB) map[string][]decideCase {
+	return map[string][]decideCase{
+		"TestFileTools":      fileToolCases(t),
+		"TestSymbolicHome":   symbolicHomeCases(t),
+		"TestAgentTools":     agentToolCases(t),
+		"TestToolRuleLists":  toolRuleListCases(t),
+		"TestMalformedInput": malformedInputCases(t),
+		"TestSizeCaps":       sizeCapCases(t),
+		"TestShellLimits":    shellLimitCases(t),
+	}
+}
+
+func TestFileTools(t *testing.T) { runCases(t, fileToolCases(t)) }
+
+func fileToolCases(t testing.TB) []decideCase {
 	p := defaultPolicy(t)
 	allow := want{Allow, RuleAllowed}
 	tests := []struct {
@@ -81,6 +115,7 @@ func TestFileTools(t *testing.T) {
 		{"Glob", "path", "/home/dev/.ssh", allow},
 		{"LS", "path", "/var/lib/claimcheck/nats", want{Deny, RulePrivateAccess}},
 	}
+	var cases []decideCase
 	for _, tt := range tests {
 		in := map[string]any{tt.field: tt.path}
 		switch tt.tool {
@@ -91,15 +126,19 @@ func TestFileTools(t *testing.T) {
 		case "Grep", "Glob":
 			in["pattern"] = "TODO"
 		}
-		check(t, p, tt.tool+" "+tt.path, tool(tt.tool, in), corpusRuntime, tt.want)
+		cases = append(cases, decideCase{tt.tool + " " + tt.path, p, tool(tt.tool, in), corpusRuntime, tt.want})
 	}
+	return cases
 }
 
 // Without a known home, ~ stays symbolic: policy patterns anchored at ~
 // still match commands that use ~ or $HOME, and unanchored patterns match
 // any path.
-func TestSymbolicHome(t *testing.T) {
+func TestSymbolicHome(t *testing.T) { runCases(t, symbolicHomeCases(t)) }
+
+func symbolicHomeCases(t testing.TB) []decideCase {
 	p := defaultPolicy(t)
+	var cases []decideCase
 	for _, tt := range []struct {
 		in   Input
 		want want
@@ -116,11 +155,14 @@ func TestSymbolicHome(t *testing.T) {
 		{bash("cat '~/.env'"), want{Ask, RuleReadSensitive}},
 		{tool("Read", map[string]any{"file_path": "/home/dev/.ssh/id_rsa"}), want{Ask, RuleReadSensitive}},
 	} {
-		check(t, p, string(tt.in.ToolInput), tt.in, Runtime{}, tt.want)
+		cases = append(cases, decideCase{string(tt.in.ToolInput), p, tt.in, Runtime{}, tt.want})
 	}
+	return cases
 }
 
-func TestAgentTools(t *testing.T) {
+func TestAgentTools(t *testing.T) { runCases(t, agentToolCases(t)) }
+
+func agentToolCases(t testing.TB) []decideCase {
 	p := defaultPolicy(t)
 	ls := []byte(`{"command":"ls"}`)
 	read := []byte(`{"file_path":"/home/dev/project/a.go"}`)
@@ -149,13 +191,17 @@ func TestAgentTools(t *testing.T) {
 		{"explore", "Write", write, want{Allow, RuleAllowed}}, // agent types match exactly
 		{"", "", []byte(`{}`), want{Deny, RuleInputMalformed}},
 	}
+	var cases []decideCase
 	for _, tt := range tests {
 		in := Input{AgentType: tt.agent, ToolName: tt.tool, ToolInput: tt.input, Cwd: corpusCwd}
-		check(t, p, tt.agent+"/"+tt.tool, in, corpusRuntime, tt.want)
+		cases = append(cases, decideCase{tt.agent + "/" + tt.tool, p, in, corpusRuntime, tt.want})
 	}
+	return cases
 }
 
-func TestToolRuleLists(t *testing.T) {
+func TestToolRuleLists(t *testing.T) { runCases(t, toolRuleListCases(t)) }
+
+func toolRuleListCases(t testing.TB) []decideCase {
 	v := validator(t)
 	base := defaultPolicy(t)
 	doc := strings.Replace(string(base.Canonical), `"otherwise":"ask"`, `"ask":["Bash","WebFetch"],"deny":["mcp__evil__*"],"otherwise":"deny"`, 1)
@@ -163,6 +209,7 @@ func TestToolRuleLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var cases []decideCase
 	for _, tt := range []struct {
 		name string
 		in   Input
@@ -176,11 +223,14 @@ func TestToolRuleLists(t *testing.T) {
 		{"url deny beats tool ask", fetch("http://127.0.0.1/"), want{Deny, RuleURLPrivate}},
 		{"otherwise deny", Input{ToolName: "BrandNewTool", ToolInput: []byte(`{}`)}, want{Deny, RuleToolNotAllowed}},
 	} {
-		check(t, p, tt.name, tt.in, corpusRuntime, tt.want)
+		cases = append(cases, decideCase{tt.name, p, tt.in, corpusRuntime, tt.want})
 	}
+	return cases
 }
 
-func TestMalformedInput(t *testing.T) {
+func TestMalformedInput(t *testing.T) { runCases(t, malformedInputCases(t)) }
+
+func malformedInputCases(t testing.TB) []decideCase {
 	p := defaultPolicy(t)
 	malformed := want{Deny, RuleInputMalformed}
 	tests := []struct {
@@ -210,40 +260,50 @@ func TestMalformedInput(t *testing.T) {
 		{"unknown tool, no input", "TodoWrite", ``, want{Allow, RuleAllowed}},
 		{"extra members are fine", "Bash", `{"command":"ls","timeout":120000,"run_in_background":false,"dangerouslyDisableSandbox":true}`, want{Allow, RuleAllowed}},
 	}
+	var cases []decideCase
 	for _, tt := range tests {
-		check(t, p, tt.name, Input{ToolName: tt.tool, ToolInput: []byte(tt.input), Cwd: corpusCwd}, corpusRuntime, tt.want)
+		cases = append(cases, decideCase{tt.name, p, Input{ToolName: tt.tool, ToolInput: []byte(tt.input), Cwd: corpusCwd}, corpusRuntime, tt.want})
 	}
+	return cases
 }
 
-func TestSizeCaps(t *testing.T) {
+func TestSizeCaps(t *testing.T) { runCases(t, sizeCapCases(t)) }
+
+func sizeCapCases(t testing.TB) []decideCase {
 	p := defaultPolicy(t)
 	big := strings.Repeat("a", p.Limits.MaxToolInputBytes)
-	check(t, p, "tool_input", tool("mcp__x__y", map[string]any{"blob": big}), corpusRuntime, want{Deny, RuleInputTooLarge})
-	check(t, p, "write content", tool("Write", map[string]any{"file_path": "/home/dev/project/a", "content": big}), corpusRuntime, want{Deny, RuleInputTooLarge})
-	check(t, p, "command", bash("echo "+strings.Repeat("x", p.Limits.MaxCommandBytes)), corpusRuntime, want{Deny, RuleShellTooLong})
-	check(t, p, "command at the cap", bash("echo "+strings.Repeat("x", p.Limits.MaxCommandBytes-5)), corpusRuntime, want{Allow, RuleAllowed})
-	check(t, p, "url", fetch("https://example.com/"+strings.Repeat("a", p.Limits.MaxURLBytes)), corpusRuntime, want{Deny, RuleURLTooLong})
-	check(t, p, "url at the cap", fetch("https://example.com/"+strings.Repeat("a", p.Limits.MaxURLBytes-20)), corpusRuntime, want{Allow, RuleAllowed})
+	return []decideCase{
+		{"tool_input", p, tool("mcp__x__y", map[string]any{"blob": big}), corpusRuntime, want{Deny, RuleInputTooLarge}},
+		{"write content", p, tool("Write", map[string]any{"file_path": "/home/dev/project/a", "content": big}), corpusRuntime, want{Deny, RuleInputTooLarge}},
+		{"command", p, bash("echo " + strings.Repeat("x", p.Limits.MaxCommandBytes)), corpusRuntime, want{Deny, RuleShellTooLong}},
+		{"command at the cap", p, bash("echo " + strings.Repeat("x", p.Limits.MaxCommandBytes-5)), corpusRuntime, want{Allow, RuleAllowed}},
+		{"url", p, fetch("https://example.com/" + strings.Repeat("a", p.Limits.MaxURLBytes)), corpusRuntime, want{Deny, RuleURLTooLong}},
+		{"url at the cap", p, fetch("https://example.com/" + strings.Repeat("a", p.Limits.MaxURLBytes-20)), corpusRuntime, want{Allow, RuleAllowed}},
+	}
 }
 
-func TestShellLimits(t *testing.T) {
+func TestShellLimits(t *testing.T) { runCases(t, shellLimitCases(t)) }
+
+func shellLimitCases(t testing.TB) []decideCase {
 	p := defaultPolicy(t)
 	// bash -c nested one level deeper than the cap.
-	cmd := "ls"
+	tooDeep := "ls"
 	for range p.Limits.MaxShellDepth + 1 {
-		cmd = "bash -c " + shellQuote(cmd)
+		tooDeep = "bash -c " + shell.Quote(tooDeep)
 	}
-	check(t, p, "nesting", bash(cmd), corpusRuntime, want{Ask, RuleShellTooDeep})
-	cmd = "ls"
+	atCap := "ls"
 	for range p.Limits.MaxShellDepth {
-		cmd = "bash -c " + shellQuote(cmd)
+		atCap = "bash -c " + shell.Quote(atCap)
 	}
-	check(t, p, "nesting at the cap", bash(cmd), corpusRuntime, want{Allow, RuleAllowed})
-	check(t, p, "nested destruction past the cap still found first", bash("rm -rf / ; "+strings.Repeat("bash -c '", 1)+"ls'"), corpusRuntime, want{Deny, RuleRmRoot})
-	check(t, p, "brace bomb", bash("echo {1..100}{1..100}"), corpusRuntime, want{Ask, RuleShellTooComplex})
-	check(t, p, "many statements", bash(strings.Repeat("true; ", 5000)+"rm -rf /"), corpusRuntime, want{Deny, RuleRmRoot})
-	check(t, p, "growing variable", bash("x=ab; "+strings.Repeat("x=$x$x; ", 40)+"echo $x"), corpusRuntime, want{Allow, RuleAllowed})
-	check(t, p, "growing variable as a program", bash("x=ab; "+strings.Repeat("x=$x$x; ", 40)+"$x"), corpusRuntime, want{Ask, RuleDynamicCommand})
+	return []decideCase{
+		{"nesting", p, bash(tooDeep), corpusRuntime, want{Ask, RuleShellTooDeep}},
+		{"nesting at the cap", p, bash(atCap), corpusRuntime, want{Allow, RuleAllowed}},
+		{"nested destruction past the cap still found first", p, bash("rm -rf / ; " + strings.Repeat("bash -c '", 1) + "ls'"), corpusRuntime, want{Deny, RuleRmRoot}},
+		{"brace bomb", p, bash("echo {1..100}{1..100}"), corpusRuntime, want{Ask, RuleShellTooComplex}},
+		{"many statements", p, bash(strings.Repeat("true; ", 5000) + "rm -rf /"), corpusRuntime, want{Deny, RuleRmRoot}},
+		{"growing variable", p, bash("x=ab; " + strings.Repeat("x=$x$x; ", 40) + "echo $x"), corpusRuntime, want{Allow, RuleAllowed}},
+		{"growing variable as a program", p, bash("x=ab; " + strings.Repeat("x=$x$x; ", 40) + "$x"), corpusRuntime, want{Ask, RuleDynamicCommand}},
+	}
 }
 
 func TestDecideWithoutPolicy(t *testing.T) {

@@ -13,29 +13,37 @@ import (
 // checkFetch applies the URL rules to a WebFetch url.
 func (p *Policy) checkFetch(v *verdict, raw string) {
 	if len(raw) > p.Limits.MaxURLBytes {
-		v.add(Deny, RuleURLTooLong, fmt.Sprintf("claimcheck refused this WebFetch: the URL is %d bytes, more than the policy's limit of %d. Fetch a shorter URL.", len(raw), p.Limits.MaxURLBytes))
+		v.say(Deny, msgURLTooLong, detail{size: len(raw), limit: p.Limits.MaxURLBytes})
 		return
 	}
 	u, err := parseURL(raw)
 	if err != nil {
-		v.add(Deny, RuleURLMalformed, fmt.Sprintf("claimcheck refused to fetch %s: %s. Give WebFetch a plain absolute http(s) URL with an ordinary host name.", quote(raw), err))
+		v.say(Deny, msgURLMalformed, detail{url: quote(raw), err: err.Error()})
 		return
 	}
 	if !p.c.schemes[u.scheme] {
-		v.add(Deny, RuleURLScheme, fmt.Sprintf("claimcheck refused to fetch %s: the %s: scheme is not allowed; WebFetch may use only %s. Read local files with the Read tool.", quote(raw), u.scheme, strings.Join(p.URLs.Schemes, " or ")))
+		v.say(Deny, msgURLScheme, detail{url: quote(raw), scheme: u.scheme, schemes: strings.Join(p.URLs.Schemes, " or ")})
 		return
 	}
 	for _, h := range u.hosts {
 		rule, why, err := p.classifyHost(h)
 		if err != nil {
-			v.add(Deny, RuleURLMalformed, fmt.Sprintf("claimcheck refused to fetch %s: %s. Give WebFetch a plain absolute http(s) URL with an ordinary host name.", quote(raw), err))
+			v.say(Deny, msgURLMalformed, detail{url: quote(raw), err: err.Error()})
 			return
 		}
 		if rule != "" {
-			v.add(Deny, rule, fmt.Sprintf("claimcheck refused to fetch %s: its host %s is %s; WebFetch may reach only public hosts. Fetch a public URL instead (to test a local server, use curl in Bash).", quote(raw), quote(h), why))
+			v.say(Deny, hostMessages[rule], detail{url: quote(raw), host: quote(h), why: why})
 			return
 		}
 	}
+}
+
+// hostMessages are the messages of the rules classifyHost finds.
+var hostMessages = map[string]msg{
+	RuleURLPrivate:      msgURLPrivate,
+	RuleURLMetadata:     msgURLMetadata,
+	RuleURLLocalhost:    msgURLLocalhost,
+	RuleURLDeniedDomain: msgURLDeniedDomain,
 }
 
 // fetchURL is what claimcheck extracts from a URL: the scheme and every
@@ -435,7 +443,7 @@ func (p *Policy) checkShellURL(v *verdict, prog, arg string) {
 	for _, h := range u.hosts {
 		rule, why, err := p.classifyHost(h)
 		if err == nil && rule == RuleURLMetadata {
-			v.add(Deny, RuleURLMetadata, fmt.Sprintf("claimcheck refused %s fetching %s: its host is %s, which hands out the machine's cloud credentials. Do not query metadata endpoints; ask the user for what you need.", prog, quote(arg), why))
+			v.say(Deny, msgShellMetadata, detail{prog: prog, url: quote(arg), why: why})
 			return
 		}
 	}

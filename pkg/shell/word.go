@@ -1,4 +1,4 @@
-package pretool
+package shell
 
 import (
 	"strconv"
@@ -9,41 +9,41 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// field is one word of a command after static evaluation: quotes and
+// Field is one word of a command after static evaluation: quotes and
 // escapes removed, known variables substituted, $IFS and unquoted
-// expansions split. Unknown expansions leave a marker in s.
-type field struct {
-	s        string
-	dyn      bool    // holds an expansion whose value is unknown
-	glob     bool    // holds unquoted glob characters
-	download bool    // holds the output of a command substitution that downloads
-	decoded  bool    // holds the output of a command substitution that decodes
-	proc     *stream // the word is a process substitution <(…): what it reads
+// expansions split. Unknown expansions leave a marker in S.
+type Field struct {
+	S        string
+	Dyn      bool    // holds an expansion whose value is unknown
+	Glob     bool    // holds unquoted glob characters
+	Download bool    // holds the output of a command substitution that downloads
+	Decoded  bool    // holds the output of a command substitution that decodes
+	Proc     *Stream // the word is a process substitution <(…): what it reads
 }
 
 // maxBraceWords caps the words one brace expansion may produce.
 const maxBraceWords = 4096
 
 // args evaluates command words into fields, brace expansion first.
-func (a *analysis) args(words []*syntax.Word, st *state, depth int) []field {
-	var out []field
-	for _, w := range words {
-		if a.stop() {
+func (w *Walker) args(words []*syntax.Word, st *State, depth int) []Field {
+	var out []Field
+	for _, word := range words {
+		if w.Stop() {
 			return out
 		}
-		cp := *w
+		cp := *word
 		if !syntax.SplitBraces(&cp) {
-			out = append(out, a.word(&cp, st, depth)...)
+			out = append(out, w.word(&cp, st, depth)...)
 			continue
 		}
 		n := 0
 		for bw, err := range expand.BracesSeq(nil, &cp) {
 			if err != nil || n == maxBraceWords {
-				a.tooComplex("a brace expansion produces too many words")
+				w.tooComplex(TooManyWords)
 				break
 			}
 			n++
-			out = append(out, a.word(bw, st, depth)...)
+			out = append(out, w.word(bw, st, depth)...)
 		}
 	}
 	return out
@@ -52,36 +52,37 @@ func (a *analysis) args(words []*syntax.Word, st *state, depth int) []field {
 // one evaluates a word that is not split (a redirection target, an
 // assignment value, a here-document) into a single field. quoted applies
 // double-quote escaping rules (here-documents).
-func (a *analysis) one(w *syntax.Word, st *state, depth int, quoted bool) field {
-	if w == nil {
-		return field{}
+func (w *Walker) one(word *syntax.Word, st *State, depth int, quoted bool) Field {
+	if word == nil {
+		return Field{}
 	}
-	a.steps++
-	e := &evaluator{a: a, st: st, depth: depth, noSplit: true}
-	e.parts(w.Parts, quoted, true)
+	w.steps++
+	e := &evaluator{w: w, st: st, depth: depth, noSplit: true}
+	e.parts(word.Parts, quoted, true)
 	e.flush(true)
 	if len(e.out) == 0 {
-		return field{}
+		return Field{}
 	}
 	return e.out[0]
 }
 
 // word evaluates one word into zero or more fields.
-func (a *analysis) word(w *syntax.Word, st *state, depth int) []field {
-	a.steps++
-	e := &evaluator{a: a, st: st, depth: depth}
-	e.parts(w.Parts, false, true)
+func (w *Walker) word(word *syntax.Word, st *State, depth int) []Field {
+	w.steps++
+	e := &evaluator{w: w, st: st, depth: depth}
+	e.parts(word.Parts, false, true)
 	e.flush(false)
 	return e.out
 }
 
+// evaluator evaluates one word.
 type evaluator struct {
-	a       *analysis
-	st      *state
+	w       *Walker
+	st      *State
 	depth   int
 	noSplit bool // assignment-like context: no field splitting
-	out     []field
-	cur     field
+	out     []Field
+	cur     Field
 	started bool
 	b       strings.Builder
 }
@@ -94,28 +95,31 @@ func (e *evaluator) text(s string) {
 // flush ends the current field; keep keeps it even when empty.
 func (e *evaluator) flush(keep bool) {
 	if e.started || keep {
-		e.cur.s = e.b.String()
+		e.cur.S = e.b.String()
 		e.out = append(e.out, e.cur)
 	}
 	if e.noSplit && len(e.out) > 1 {
 		joined := e.out[0]
 		for _, f := range e.out[1:] {
-			joined = mergeField(joined, f)
-			joined.s += " " + f.s
+			joined = MergeField(joined, f)
+			joined.S += " " + f.S
 		}
-		e.out = []field{joined}
+		e.out = []Field{joined}
 	}
-	e.cur, e.started = field{}, false
+	e.cur, e.started = Field{}, false
 	e.b.Reset()
 }
 
-func mergeField(a, b field) field {
-	a.dyn = a.dyn || b.dyn
-	a.glob = a.glob || b.glob
-	a.download = a.download || b.download
-	a.decoded = a.decoded || b.decoded
-	if a.proc == nil {
-		a.proc = b.proc
+// MergeField is a with b's taint added (unknown parts, globs, downloaded
+// or decoded content) and, when a has none, b's process substitution; the
+// text stays a's.
+func MergeField(a, b Field) Field {
+	a.Dyn = a.Dyn || b.Dyn
+	a.Glob = a.Glob || b.Glob
+	a.Download = a.Download || b.Download
+	a.Decoded = a.Decoded || b.Decoded
+	if a.Proc == nil {
+		a.Proc = b.Proc
 	}
 	return a
 }
@@ -129,12 +133,12 @@ func (e *evaluator) split(val string, quoted bool) {
 		return
 	}
 	if e.st.ifsDirty {
-		e.cur.dyn = true
+		e.cur.Dyn = true
 		e.text(val)
 		return
 	}
-	if hasMeta(val) {
-		e.cur.glob = true
+	if HasMeta(val) {
+		e.cur.Glob = true
 	}
 	pieces := strings.FieldsFunc(val, isBlank)
 	if len(pieces) == 0 {
@@ -160,37 +164,37 @@ func (e *evaluator) split(val string, quoted bool) {
 func isBlank(r rune) bool { return r == ' ' || r == '\t' || r == '\n' }
 
 func (e *evaluator) unknown(marker string) {
-	e.cur.dyn = true
+	e.cur.Dyn = true
 	e.text(marker)
 }
 
 // home inserts the home directory: its path when known, else the marker
 // (only meaningful at the start of a word).
 func (e *evaluator) home() {
-	if v, ok := e.st.vars["HOME"]; ok {
+	if v, ok := e.st.Vars["HOME"]; ok {
 		e.value(v, true)
 		return
 	}
 	switch {
-	case e.a.ctx.homeSet:
-		e.text(e.a.ctx.home)
+	case e.w.homeSet:
+		e.text(e.w.home)
 	case !e.started && e.b.Len() == 0:
 		e.text(homeMarker)
 	default:
-		e.unknown(unknownNonEmpty)
+		e.unknown(UnknownNonEmpty)
 	}
 }
 
 func (e *evaluator) parts(parts []syntax.WordPart, quoted, first bool) {
 	for i, part := range parts {
-		if e.a.stop() {
+		if e.w.Stop() {
 			return
 		}
 		switch x := part.(type) {
 		case *syntax.Lit:
 			v := x.Value
 			if strings.ContainsAny(v, markers) {
-				e.cur.dyn = true // text re-parsed from an evaluated word
+				e.cur.Dyn = true // text re-parsed from an evaluated word
 			}
 			if quoted {
 				e.text(unescapeDouble(v))
@@ -203,10 +207,10 @@ func (e *evaluator) parts(parts []syntax.WordPart, quoted, first bool) {
 		case *syntax.SglQuoted:
 			v := x.Value
 			if strings.ContainsAny(v, markers) {
-				e.cur.dyn = true
+				e.cur.Dyn = true
 			}
 			if x.Dollar {
-				v = ansiC(v)
+				v = AnsiC(v)
 			}
 			e.text(v)
 		case *syntax.DblQuoted:
@@ -215,27 +219,27 @@ func (e *evaluator) parts(parts []syntax.WordPart, quoted, first bool) {
 		case *syntax.ParamExp:
 			e.param(x, quoted)
 		case *syntax.CmdSubst:
-			out := e.a.subshell(x.Stmts, e.st, e.depth)
-			e.cur.download = e.cur.download || out.download
-			e.cur.decoded = e.cur.decoded || out.decoded
-			if out.static != nil {
-				e.split(strings.TrimRight(*out.static, "\n"), quoted)
+			out := e.w.subshell(x.Stmts, e.st, e.depth)
+			e.cur.Download = e.cur.Download || out.Download
+			e.cur.Decoded = e.cur.Decoded || out.Decoded
+			if out.Static != nil {
+				e.split(strings.TrimRight(*out.Static, "\n"), quoted)
 			} else {
-				e.unknown(unknownMaybeEmpty)
+				e.unknown(UnknownMaybeEmpty)
 			}
 		case *syntax.ArithmExp:
-			e.a.substitutions(x, e.st, e.depth)
-			e.unknown(unknownNonEmpty)
+			e.w.substitutions(x, e.st, e.depth)
+			e.unknown(UnknownNonEmpty)
 		case *syntax.ProcSubst:
-			out := e.a.subshell(x.Stmts, e.st, e.depth)
-			e.cur.proc = &out
+			out := e.w.subshell(x.Stmts, e.st, e.depth)
+			e.cur.Proc = &out
 			e.text("/dev/fd/63")
 		case *syntax.ExtGlob:
-			e.cur.glob = true
+			e.cur.Glob = true
 			e.text(x.Op.String() + x.Pattern.Value + ")")
 		default:
-			e.a.substitutions(part, e.st, e.depth)
-			e.unknown(unknownMaybeEmpty)
+			e.w.substitutions(part, e.st, e.depth)
+			e.unknown(UnknownMaybeEmpty)
 		}
 	}
 }
@@ -249,13 +253,13 @@ func (e *evaluator) tilde(v string) string {
 	switch user := prefix[1:]; {
 	case user == "":
 		e.home()
-	case user == "+" && e.st.cwd != "":
-		e.text(e.st.cwd)
+	case user == "+" && e.st.Cwd != "":
+		e.text(e.st.Cwd)
 	case user == "+" || user == "-":
-		e.unknown(unknownNonEmpty)
+		e.unknown(UnknownNonEmpty)
 	case user == "root":
 		e.text("/root")
-	case validName(user):
+	case validUser(user):
 		e.text("/home/" + user)
 	default:
 		return v
@@ -275,7 +279,7 @@ func (e *evaluator) unquotedLit(v string) {
 				b.WriteByte(v[i])
 			}
 		case c == '*' || c == '?' || c == '[':
-			e.cur.glob = true
+			e.cur.Glob = true
 			b.WriteByte(c)
 		default:
 			b.WriteByte(c)
@@ -303,8 +307,8 @@ func unescapeDouble(v string) string {
 	return b.String()
 }
 
-// ansiC decodes a $'…' string.
-func ansiC(v string) string {
+// AnsiC decodes a $'…' string.
+func AnsiC(v string) string {
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -370,12 +374,16 @@ func ansiC(v string) string {
 	}
 	// Bash ends a $'…' string at a NUL; the marker bytes may not be forged.
 	s, _, _ := strings.Cut(b.String(), "\x00")
-	return sanitize(s)
+	return Sanitize(s)
 }
 
 func isHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
-func validName(s string) bool {
+func isAlpha(b byte) bool { return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' }
+func isDigit(b byte) bool { return '0' <= b && b <= '9' }
+
+// validUser reports whether s may be a user name (~user).
+func validUser(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -397,11 +405,11 @@ func (e *evaluator) param(pe *syntax.ParamExp, quoted bool) {
 	simple := pe.Param != nil && !pe.Excl && !pe.Length && !pe.Width && !pe.IsSet && pe.Index == nil &&
 		pe.Slice == nil && pe.Repl == nil && pe.Names == 0 && pe.NestedParam == nil && len(pe.Modifiers) == 0
 	if !simple {
-		e.a.substitutions(pe, e.st, e.depth)
+		e.w.substitutions(pe, e.st, e.depth)
 		if pe.Length {
-			e.unknown(unknownNonEmpty)
+			e.unknown(UnknownNonEmpty)
 		} else {
-			e.unknown(unknownMaybeEmpty)
+			e.unknown(UnknownMaybeEmpty)
 		}
 		return
 	}
@@ -415,9 +423,9 @@ func (e *evaluator) param(pe *syntax.ParamExp, quoted bool) {
 		case known:
 			e.value(val, quoted)
 		case name == "#" || name == "?" || name == "$" || name == "!" || name == "0" || name == "-":
-			e.unknown(unknownNonEmpty)
+			e.unknown(UnknownNonEmpty)
 		default:
-			e.unknown(unknownMaybeEmpty)
+			e.unknown(UnknownMaybeEmpty)
 		}
 		return
 	}
@@ -426,86 +434,86 @@ func (e *evaluator) param(pe *syntax.ParamExp, quoted bool) {
 	}
 	switch op := pe.Exp.Op; op {
 	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull:
-		if known && !val.dyn && (val.s != "" || op == syntax.DefaultUnset || op == syntax.AssignUnset) {
+		if known && !val.Dyn && (val.S != "" || op == syntax.DefaultUnset || op == syntax.AssignUnset) {
 			e.value(val, quoted)
 			return
 		}
 		// Unknown: the default is the value to fear.
 		def := e.sub(pe.Exp.Word)
-		e.cur = mergeField(e.cur, def)
-		e.cur.dyn = e.cur.dyn || !known
-		e.split(def.s, quoted)
+		e.cur = MergeField(e.cur, def)
+		e.cur.Dyn = e.cur.Dyn || !known
+		e.split(def.S, quoted)
 	case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
 		e.sub(pe.Exp.Word)
-		if known && !val.dyn {
+		if known && !val.Dyn {
 			e.value(val, quoted)
 		} else {
-			e.unknown(unknownNonEmpty)
+			e.unknown(UnknownNonEmpty)
 		}
 	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
 		alt := e.sub(pe.Exp.Word)
-		if known && !val.dyn && (val.s != "" || op == syntax.AlternateUnset) {
-			e.cur = mergeField(e.cur, alt)
-			e.split(alt.s, quoted)
-		} else if known && !val.dyn {
+		if known && !val.Dyn && (val.S != "" || op == syntax.AlternateUnset) {
+			e.cur = MergeField(e.cur, alt)
+			e.split(alt.S, quoted)
+		} else if known && !val.Dyn {
 			return
 		} else {
-			e.unknown(unknownMaybeEmpty)
+			e.unknown(UnknownMaybeEmpty)
 		}
 	default:
 		e.sub(pe.Exp.Word)
-		e.unknown(unknownMaybeEmpty)
+		e.unknown(UnknownMaybeEmpty)
 	}
 }
 
-func (e *evaluator) homeValue() (field, bool) {
-	if e.a.ctx.homeSet {
-		return field{s: e.a.ctx.home}, true
+func (e *evaluator) homeValue() (Field, bool) {
+	if e.w.homeSet {
+		return Field{S: e.w.home}, true
 	}
-	return field{}, false
+	return Field{}, false
 }
 
 // sub evaluates a word nested in an expansion, unsplit.
-func (e *evaluator) sub(w *syntax.Word) field {
+func (e *evaluator) sub(w *syntax.Word) Field {
 	if w == nil {
-		return field{}
+		return Field{}
 	}
-	return e.a.one(w, e.st, e.depth, false)
+	return e.w.one(w, e.st, e.depth, false)
 }
 
 // lookup returns a variable's value when it was assigned (it may still be
 // dynamic) or is otherwise known.
-func (e *evaluator) lookup(name string) (field, bool) {
+func (e *evaluator) lookup(name string) (Field, bool) {
 	st := e.st
 	if n, err := strconv.Atoi(name); err == nil && n >= 1 {
-		if !st.argsKnown {
-			return field{}, false
+		if !st.ArgsKnown {
+			return Field{}, false
 		}
-		if n <= len(st.args) {
-			return st.args[n-1], true
+		if n <= len(st.Args) {
+			return st.Args[n-1], true
 		}
-		return field{}, true
+		return Field{}, true
 	}
 	switch name {
 	case "@", "*":
-		if !st.argsKnown {
-			return field{}, false
+		if !st.ArgsKnown {
+			return Field{}, false
 		}
-		return joinFields(st.args), true
+		return JoinFields(st.Args), true
 	case "PWD":
-		if st.cwd != "" {
-			return field{s: st.cwd}, true
+		if st.Cwd != "" {
+			return Field{S: st.Cwd}, true
 		}
-		return field{}, false
+		return Field{}, false
 	}
-	v, ok := st.vars[name]
+	v, ok := st.Vars[name]
 	return v, ok
 }
 
 // value inserts a variable's value, keeping its taint.
-func (e *evaluator) value(v field, quoted bool) {
-	e.cur.dyn = e.cur.dyn || v.dyn
-	e.cur.download = e.cur.download || v.download
-	e.cur.decoded = e.cur.decoded || v.decoded
-	e.split(v.s, quoted)
+func (e *evaluator) value(v Field, quoted bool) {
+	e.cur.Dyn = e.cur.Dyn || v.Dyn
+	e.cur.Download = e.cur.Download || v.Download
+	e.cur.Decoded = e.cur.Decoded || v.Decoded
+	e.split(v.S, quoted)
 }
