@@ -73,7 +73,10 @@ func record(b *bytes.Buffer, source, rt, input string, d Decision) {
 	if len(input) > 200 {
 		input = input[:200] + "…"
 	}
-	fmt.Fprintf(b, "%s %s %q\n\t%s %s %q\n", source, rt, input, d.Decision, d.Rule, d.Reason)
+	// The JSON library words its errors with "cannot" or "unable to",
+	// chosen at random once per process: record one of them.
+	reason := strings.ReplaceAll(d.Reason, "unable to unmarshal", "cannot unmarshal")
+	fmt.Fprintf(b, "%s %s %q\n\t%s %s %q\n", source, rt, input, d.Decision, d.Rule, reason)
 }
 
 // readCommands reads a file of commands, one a line (go: starts a
