@@ -184,6 +184,15 @@ func Permissions(role string) jwt.Permissions {
 		}, kvWrite(bucketHeads))
 		deny = []string{"$JS.API.STREAM.PURGE.>"}
 	}
+	if role == RoleHook {
+		// Its two allow lists are all it may do; the server builds the
+		// permissions anew for every connection, one per hook run, so the
+		// hook's repeat only the account purge (CVE-2025-30215).
+		return jwt.Permissions{
+			Pub: jwt.Permission{Allow: pub, Deny: []string{"$JS.API.ACCOUNT.PURGE.>"}},
+			Sub: jwt.Permission{Allow: sub},
+		}
+	}
 	if role != RoleAdmin {
 		deny = append(deny, "$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>")
 	}

@@ -26,8 +26,7 @@ import (
 // and FuzzParseSeed hold this reading to the nkeys package.
 type Credentials struct {
 	JWT  string // "" for a bare seed
-	key  ed25519.PrivateKey
-	pub  string // the nkey public key (U…), for seed-only authentication
+	seed []byte // the 32-byte ed25519 seed; the key is derived when a nonce is signed
 	Name string // the user JWT's name
 	Tags []string
 }
@@ -82,9 +81,7 @@ func ParseCredentials(raw []byte) (*Credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.key = ed25519.NewKeyFromSeed(raw32)
-	clear(raw32)
-	c.pub = encodeKey(prefixUser, c.key.Public().(ed25519.PublicKey))
+	c.seed = raw32
 	if c.JWT != "" {
 		if err := c.readClaims(); err != nil {
 			return nil, err
@@ -130,11 +127,17 @@ func (c *Credentials) Tag(key string) string {
 // Sign signs the server's nonce: CONNECT then carries the JWT (or the
 // public key, for a bare seed) and this signature.
 func (c *Credentials) Sign(nonce string) (jwt, nkey, sig string) {
-	s := ed25519.Sign(c.key, []byte(nonce))
+	key := ed25519.NewKeyFromSeed(c.seed)
+	s := ed25519.Sign(key, []byte(nonce))
 	if c.JWT == "" {
-		nkey = c.pub
+		nkey = c.public(key)
 	}
 	return c.JWT, nkey, base64.RawURLEncoding.EncodeToString(s)
+}
+
+// public is the nkey public key (U…) of key, for seed-only authentication.
+func (c *Credentials) public(key ed25519.PrivateKey) string {
+	return encodeKey(prefixUser, key.Public().(ed25519.PublicKey))
 }
 
 // nkey prefix bytes (the first base32 character of an encoded key).

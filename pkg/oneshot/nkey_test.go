@@ -32,12 +32,13 @@ func TestCredentialsAgreeWithNKeys(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if c.pub != pub {
-				t.Fatalf("%s: public key %s, nkeys says %s", name, c.pub, pub)
+			key := ed25519.NewKeyFromSeed(c.seed)
+			if c.public(key) != pub {
+				t.Fatalf("%s: public key %s, nkeys says %s", name, c.public(key), pub)
 			}
 			jwtGot, nkey, sig := c.Sign("nonce-123")
 			want, _ := kp.Sign([]byte("nonce-123"))
-			if !bytes.Equal(ed25519.Sign(c.key, []byte("nonce-123")), want) || sig == "" {
+			if !bytes.Equal(ed25519.Sign(key, []byte("nonce-123")), want) || sig == "" {
 				t.Fatalf("%s: signature differs from nkeys'", name)
 			}
 			if name == "creds" {

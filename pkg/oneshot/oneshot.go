@@ -61,6 +61,12 @@ type Options struct {
 	// Inbox is the prefix of reply subjects (default _INBOX): an identity
 	// may receive replies only under its own (subject.Inbox).
 	Inbox string
+	// Bearer says the credentials' JWT is a bearer token (the server asks
+	// for no nonce signature): to a loopback address, CONNECT with the JWT
+	// then travels with the first request, without waiting for the
+	// server's INFO. Elsewhere INFO is read first, as for any credentials,
+	// so that nothing secret is sent before TLS is known to be in place.
+	Bearer bool
 	// Verify makes Dial complete the handshake (PING/PONG) before returning;
 	// otherwise the handshake travels with the first request.
 	Verify bool
@@ -154,7 +160,8 @@ func dialOne(ctx context.Context, raw string, o Options) (*Conn, error) {
 	// INFO before speaking: send CONNECT at once and read INFO with the
 	// first reply. With credentials or TLS, INFO is read first, so that
 	// nothing secret is ever sent before TLS is known to be in place.
-	c.optimistic = u.Scheme == "nats" && u.User == nil && o.TLS == nil && o.Creds == "" && o.Credentials == nil
+	c.optimistic = u.Scheme == "nats" && u.User == nil && o.TLS == nil && o.Creds == "" &&
+		(o.Credentials == nil || o.Bearer && o.Credentials.JWT != "" && loopback(u.Hostname()))
 	c.inboxPrefix = o.Inbox
 	if c.inboxPrefix == "" {
 		c.inboxPrefix = "_INBOX"
@@ -169,7 +176,11 @@ func dialOne(ctx context.Context, raw string, o Options) (*Conn, error) {
 func (c *Conn) handshake(ctx context.Context, u *url.URL, o Options) error {
 	if c.optimistic && !o.Verify {
 		c.headers = true
-		c.writeConnect(connectMsg{Name: o.Name, Lang: "go-oneshot", Version: "1", Protocol: 1, Headers: true, NoResponders: true})
+		cm := connectMsg{Name: o.Name, Lang: "go-oneshot", Version: "1", Protocol: 1, Headers: true, NoResponders: true}
+		if o.Credentials != nil {
+			cm.JWT = o.Credentials.JWT
+		}
+		c.writeConnect(cm)
 		return nil
 	}
 	line, err := c.readLine(ctx)
@@ -242,6 +253,15 @@ func (c *Conn) handshake(ctx context.Context, u *url.URL, o Options) error {
 			return fmt.Errorf("%w: unexpected %q during handshake", ErrProtocol, clip(line))
 		}
 	}
+}
+
+// loopback reports a host name that stays on this machine.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // writeConnect buffers CONNECT and the reply-inbox subscription.

@@ -43,6 +43,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/embedded"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
@@ -62,8 +63,12 @@ type options struct {
 	hookRuns int
 	events   int
 	python   string
-	skipR3   bool
-	sections string
+	// baselineHook, when set, is a claimcheck-hook of an earlier revision,
+	// timed on a NATS as that revision ran it (no credentials, INTAKE's
+	// subjects without a publisher, no encryption).
+	baselineHook string
+	skipR3       bool
+	sections     string
 	// gate
 	gateRequests int
 	gateRuns     int
@@ -83,6 +88,7 @@ func run() error {
 	flag.IntVar(&o.hookRuns, "hook-runs", 400, "hook executions per contender")
 	flag.IntVar(&o.events, "events", 40000, "events per ingest scenario")
 	flag.StringVar(&o.python, "python", "", "Python interpreter for the baseline (default: /usr/bin/python3, else python3 on $PATH)")
+	flag.StringVar(&o.baselineHook, "baseline-hook", "", "a claimcheck-hook of an earlier revision to time beside this one, on a NATS as it ran (no credentials, its INTAKE subjects)")
 	flag.BoolVar(&o.skipR3, "skip-r3", false, "skip the three-server cluster")
 	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet,gate,archive", "which tables to print")
 	flag.IntVar(&o.gateRequests, "gate-requests", 5000, "gate requests per latency row (at 1000/s)")
@@ -184,6 +190,15 @@ func hookBench(o options, tmp string) error {
 	defer l.close()
 	srv, js := l.srv, l.js
 	hookEnv := append(os.Environ(), "CLAIMCHECK_NATS_URL="+srv.ClientURL(), "CLAIMCHECK_HOOK_STATE_DIR="+filepath.Join(tmp, "hook-state"))
+	// The same hook as claimcheck up runs it: an authenticated identity on
+	// a server in operator mode whose store is encrypted.
+	sec, credsFile, err := startSecuredJS(context.Background(), filepath.Join(tmp, "hook-secured"))
+	if err != nil {
+		return err
+	}
+	defer sec.close()
+	securedEnv := append(os.Environ(), "CLAIMCHECK_NATS_URL="+sec.srv.ClientURL(), "CLAIMCHECK_NATS_CREDS="+credsFile,
+		"CLAIMCHECK_HOOK_STATE_DIR="+filepath.Join(tmp, "hook-state-secured"))
 	pyEnv := append(os.Environ(), "LEDGER="+filepath.Join(tmp, "ledger.jsonl"))
 	floor, err := buildGoFloor(tmp)
 	if err != nil {
@@ -196,6 +211,11 @@ func hookBench(o options, tmp string) error {
 		{"claimcheck-hook (exec → durable ack)", func() *exec.Cmd {
 			c := exec.Command(filepath.Join(o.bin, "claimcheck-hook"))
 			c.Env = hookEnv
+			return c
+		}},
+		{"claimcheck-hook with credentials (authenticated, encrypted store)", func() *exec.Cmd {
+			c := exec.Command(filepath.Join(o.bin, "claimcheck-hook"))
+			c.Env = securedEnv
 			return c
 		}},
 		{"claimcheck-hook-tls (the build with TLS, same run)", func() *exec.Cmd {
@@ -213,6 +233,22 @@ func hookBench(o options, tmp string) error {
 		}},
 		{goFloorName, func() *exec.Cmd { return exec.Command(floor) }},
 		{"/bin/true (exec floor)", func() *exec.Cmd { return exec.Command("/bin/true") }},
+	}
+	if o.baselineHook != "" {
+		legacy, err := startLegacyJS(context.Background(), filepath.Join(tmp, "hook-legacy"))
+		if err != nil {
+			return err
+		}
+		defer legacy.close()
+		legacyEnv := append(os.Environ(), "CLAIMCHECK_NATS_URL="+legacy.srv.ClientURL(), "CLAIMCHECK_HOOK_STATE_DIR="+filepath.Join(tmp, "hook-state-legacy"))
+		contenders = append(contenders, struct {
+			name string
+			cmd  func() *exec.Cmd
+		}{"baseline: " + o.baselineHook + " on its NATS", func() *exec.Cmd {
+			c := exec.Command(o.baselineHook)
+			c.Env = legacyEnv
+			return c
+		}})
 	}
 	samples := make([][]time.Duration, len(contenders))
 	// Warm the page cache, then interleave the contenders so that noise hits
@@ -233,10 +269,16 @@ func hookBench(o options, tmp string) error {
 			samples[i] = append(samples[i], d)
 		}
 	}
-	st, _ := js.Stream(context.Background(), stream.Intake)
-	info, _ := st.Info(context.Background())
-	if want := uint64(2 * (o.hookRuns + 5)); info.State.Msgs < want {
-		return fmt.Errorf("INTAKE holds %d events, want %d: the hook did not deliver", info.State.Msgs, want)
+	for _, j := range []jetstream.JetStream{js, sec.js} {
+		st, _ := j.Stream(context.Background(), stream.Intake)
+		info, _ := st.Info(context.Background())
+		want := uint64(2 * (o.hookRuns + 5))
+		if j == sec.js {
+			want /= 2
+		}
+		if info.State.Msgs < want {
+			return fmt.Errorf("INTAKE holds %d events, want %d: the hook did not deliver", info.State.Msgs, want)
+		}
 	}
 	// The durable acknowledgement alone: the same payload published on a
 	// connection already open, as no exec'd hook can (it must connect too).
@@ -258,19 +300,104 @@ func hookBench(o options, tmp string) error {
 		fmt.Printf("  %-54s %9s %9s\n", c.name, ms(p50), ms(p99))
 	}
 	h50, h99 := pct(samples[0], 50), pct(samples[0], 99)
-	p50, p99 := pct(samples[2], 50), pct(samples[2], 99)
-	f50 := pct(samples[4], 50)
-	t50, t99 := pct(samples[1], 50), pct(samples[1], 99)
+	c50, c99 := pct(samples[1], 50), pct(samples[1], 99)
+	p50, p99 := pct(samples[3], 50), pct(samples[3], 99)
+	f50 := pct(samples[5], 50)
+	t50, t99 := pct(samples[2], 50), pct(samples[2], 99)
+	cr50, cr99 := pairedRatio(samples[1], samples[0], 50), pairedRatio(samples[1], samples[0], 99)
 	fmt.Printf("  %-54s %8.2f× %8.2f×\n", "claimcheck-hook / claimcheck-hook-tls", float64(h50)/float64(t50), float64(h99)/float64(t99))
+	fmt.Printf("  %-54s %8.2f× %8.2f×   (pair by pair: %.2f× %.2f×)\n", "with credentials / without", float64(c50)/float64(h50), float64(c99)/float64(h99), cr50, cr99)
+	if o.baselineHook != "" {
+		b := samples[len(samples)-1]
+		fmt.Printf("  %-54s %8.2f× %8.2f×   (pair by pair: %.2f× %.2f×)\n", "with credentials / baseline", float64(c50)/float64(pct(b, 50)), float64(c99)/float64(pct(b, 99)),
+			pairedRatio(samples[1], b, 50), pairedRatio(samples[1], b, 99))
+	}
 	fmt.Printf("  %-54s %8.1f× %8.1f×\n", "python / claimcheck-hook", float64(p50)/float64(h50), float64(p99)/float64(h99))
 	a50, a99 := pct(acks, 50), pct(acks, 99)
 	fmt.Printf("  %-54s %9s %9s\n", "durable publish → ack on an open connection (no exec)", ms(a50), ms(a99))
 	fmt.Printf("  %-54s %9s\n", "Go start-up floor + that ack (no Go hook does less)", ms(f50+a50))
 	fmt.Printf("  %-54s %8.1f×\n", "python / Go start-up floor", float64(p50)/float64(f50))
 	fmt.Printf("  %-54s %8.1f×\n", "python / (floor + ack): the most any Go hook gets", float64(p50)/float64(f50+a50))
-	fmt.Printf("  targets: hook p50 ≤ 3 ms (%s), ≥ 10× faster than python (%s)\n",
-		verdict(h50 <= 3*time.Millisecond), verdict(float64(p50)/float64(h50) >= 10))
+	fmt.Printf("  targets: hook p50 ≤ 3 ms (%s), ≥ 10× faster than python (%s), credentials within 10%% (p50 %s)\n",
+		verdict(h50 <= 3*time.Millisecond), verdict(float64(p50)/float64(h50) >= 10), verdict(float64(c50)/float64(h50) <= 1.10))
 	return nil
+}
+
+// pairedRatio is the p-th percentile of a[i]/b[i]: runs i of the two
+// contenders were taken one right after the other, so machine noise hits
+// both alike.
+func pairedRatio(a, b []time.Duration, p int) float64 {
+	r := make([]float64, min(len(a), len(b)))
+	for i := range r {
+		r[i] = float64(a[i]) / float64(b[i])
+	}
+	slices.Sort(r)
+	if len(r) == 0 {
+		return 0
+	}
+	return r[min(len(r)-1, len(r)*p/100)]
+}
+
+// startLegacyJS is startLocalJS with INTAKE as claimcheck made it before
+// subjects named their publisher (cc.intake.<chain>.<event>), for a hook of
+// that time.
+func startLegacyJS(ctx context.Context, dir string) (*localJS, error) {
+	l, err := startLocalJS(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg := stream.IntakeConfig(stream.DefaultOptions())
+	cfg.Subjects = []string{subject.IntakePrefix + ".*.*"}
+	cfg.SubjectTransform = &jetstream.SubjectTransformConfig{Source: subject.IntakePrefix + ".*.*",
+		Destination: fmt.Sprintf("%s.{{partition(%d,1)}}.{{wildcard(1)}}.{{wildcard(2)}}", subject.IntakePrefix, stream.DefaultOptions().Partitions)}
+	if _, err := l.js.UpdateStream(ctx, cfg); err != nil {
+		l.close()
+		return nil, fmt.Errorf("legacy INTAKE: %w", err)
+	}
+	return l, nil
+}
+
+// startSecuredJS is startLocalJS as claimcheck up runs its server: NATS
+// credentials required, the store encrypted; it returns a hook identity's
+// credentials file for host "bench".
+func startSecuredJS(ctx context.Context, dir string) (*localJS, string, error) {
+	a, _, err := identity.Open(filepath.Join(dir, "auth"))
+	if err != nil {
+		return nil, "", err
+	}
+	auth, err := a.Server(filepath.Join(dir, "accounts"))
+	if err != nil {
+		return nil, "", err
+	}
+	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: filepath.Join(dir, "nats"), Listen: "127.0.0.1:0", Auth: auth, EncryptionKey: "ccbench-store-key-0123456789abcdef"}, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	admin, err := a.Issue(identity.Request{Role: identity.RoleAdmin})
+	if err != nil {
+		srv.Shutdown()
+		return nil, "", err
+	}
+	nc, err := nats.Connect(srv.ClientURL(), admin.Option())
+	if err != nil {
+		srv.Shutdown()
+		return nil, "", err
+	}
+	js, _ := jetstream.New(nc)
+	l := &localJS{srv: srv, nc: nc, js: js}
+	if err := stream.Ensure(ctx, js, stream.DefaultOptions()); err != nil {
+		l.close()
+		return nil, "", err
+	}
+	hook, err := a.Issue(identity.Request{Role: identity.RoleHook, Host: "bench"})
+	if err == nil {
+		err = identity.WriteCreds(filepath.Join(dir, "hook.creds"), hook)
+	}
+	if err != nil {
+		l.close()
+		return nil, "", err
+	}
+	return l, filepath.Join(dir, "hook.creds"), nil
 }
 
 func timeRun(c *exec.Cmd) (time.Duration, error) {

@@ -49,6 +49,7 @@ type Config struct {
 	creds   *oneshot.Credentials
 	hostTok string
 	inbox   string
+	bearer  bool // a claimcheck hook identity is a bearer token
 }
 
 // GatedEvents are the events the hook asks the gatekeeper about.
@@ -205,7 +206,7 @@ func (c *Config) identity() error {
 			return fmt.Errorf("--host %s differs from the host %s that %s was issued for", c.Host, host, c.NATSCreds)
 		}
 	}
-	c.Host, c.hostTok, c.inbox = host, tok, subject.Inbox(subject.OriginHook, tok)
+	c.Host, c.hostTok, c.inbox, c.bearer = host, tok, subject.Inbox(subject.OriginHook, tok), true
 	return nil
 }
 

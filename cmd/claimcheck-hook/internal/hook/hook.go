@@ -397,7 +397,8 @@ func (h *hook) failed(eventID, chain, token string, data []byte, cause error) er
 }
 
 func (h *hook) dial(ctx context.Context) (*oneshot.Conn, error) {
-	c, err := oneshot.Dial(ctx, oneshot.Options{URL: h.cfg.NATSURL, Name: "claimcheck-hook", Credentials: h.cfg.creds, Inbox: h.cfg.inbox})
+	c, err := oneshot.Dial(ctx, oneshot.Options{URL: h.cfg.NATSURL, Name: "claimcheck-hook", Credentials: h.cfg.creds, Inbox: h.cfg.inbox,
+		Bearer: h.cfg.bearer})
 	if errors.Is(err, oneshot.ErrNoTLS) {
 		return nil, fmt.Errorf("%w: this claimcheck-hook is the lean build without TLS; run claimcheck-hook-tls for TLS NATS (`claimcheck hooks install` picks it for tls:// URLs)", err)
 	}
