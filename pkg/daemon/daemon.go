@@ -198,7 +198,7 @@ var TopLevelKeys = map[string]bool{
 	"nats": true, "http_listen": true, "log": true, "streams": true,
 	"ingest": true, "verifier": true, "gatekeeper": true, "rotator": true,
 	"data_dir": true, "listen": true, "allow_remote": true, "hook": true, "services": true,
-	"store_key_file": true, "rotate_store_key": true,
+	"store_key_file": true,
 }
 
 // decodeAll decodes the shared keys and the service's own subtree strictly;

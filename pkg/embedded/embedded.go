@@ -46,9 +46,6 @@ type Config struct {
 	// EncryptionKey, when set, encrypts JetStream's store at rest; a store
 	// written in the clear is encrypted when it is loaded.
 	EncryptionKey string
-	// PrevEncryptionKey is the key the store was encrypted with before a
-	// rotation: the server reads with it and re-encrypts with EncryptionKey.
-	PrevEncryptionKey string
 }
 
 // Auth is decentralised JWT authentication (operator mode): the operator's
@@ -125,7 +122,7 @@ func Options(c Config) (*server.Options, error) {
 		NoSigs:     true, // the claimcheck process owns signals
 	}
 	if c.EncryptionKey != "" {
-		o.JetStreamKey, o.JetStreamOldKey, o.JetStreamCipher = c.EncryptionKey, c.PrevEncryptionKey, server.ChaCha
+		o.JetStreamKey, o.JetStreamCipher = c.EncryptionKey, server.ChaCha
 	}
 	if c.Auth != nil {
 		opc, err := jwt.DecodeOperatorClaims(c.Auth.OperatorJWT)

@@ -53,8 +53,6 @@ type upConfig struct {
 	// StoreKeyFile holds the key JetStream encrypts its store with
 	// (default <data_dir>/auth/store.key, created on first start).
 	StoreKeyFile string `mapstructure:"store_key_file"`
-	// RotateStoreKey re-encrypts the store with a new key at this start.
-	RotateStoreKey bool `mapstructure:"rotate_store_key"`
 }
 
 func (a *app) upCommand() *cobra.Command {
@@ -79,11 +77,10 @@ then what to do next. SIGINT or SIGTERM stops it cleanly.`,
 	f.String("listen", "", "NATS client address host:port; port 0 picks a free one (default 127.0.0.1:4222)")
 	f.Bool("allow-remote", false, "allow a non-loopback --listen address (the embedded NATS requires NATS credentials but speaks no TLS)")
 	f.String("store-key-file", "", "file holding the key JetStream encrypts its store with (default <data-dir>/auth/store.key, created on first start)")
-	f.Bool("rotate-store-key", false, "re-encrypt the store with a new key at this start (the old key is removed once the store is loaded)")
 	f.String("http-listen", "", "address for /healthz, /readyz and /metrics; empty disables (default 127.0.0.1:0, a free port)")
 	f.StringSlice("services", nil, "services to run in this process (default ingest,verifier,gatekeeper,rotator); run the others as their own binaries")
 	for flag, key := range map[string]string{"listen": "listen", "allow-remote": "allow_remote", "http-listen": "http_listen", "services": "services",
-		"store-key-file": "store_key_file", "rotate-store-key": "rotate_store_key"} {
+		"store-key-file": "store_key_file"} {
 		_ = a.v.BindPFlag(key, f.Lookup(flag))
 	}
 	return cmd
@@ -171,17 +168,16 @@ func (a *app) runUp(cmd *cobra.Command, _ []string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	sec, err := secure(cfg.DataDir, cfg.StoreKeyFile, cfg.RotateStoreKey, log)
+	sec, err := secure(cfg.DataDir, cfg.StoreKeyFile, log)
 	if err != nil {
 		return &exitError{ExitError, err}
 	}
 	srv, err := embedded.Start(ctx, embedded.Config{
-		StoreDir:          filepath.Join(cfg.DataDir, storeSubdir),
-		Listen:            cfg.Listen,
-		AllowRemote:       cfg.AllowRemote,
-		Auth:              sec.server,
-		EncryptionKey:     sec.key,
-		PrevEncryptionKey: sec.prev,
+		StoreDir:      filepath.Join(cfg.DataDir, storeSubdir),
+		Listen:        cfg.Listen,
+		AllowRemote:   cfg.AllowRemote,
+		Auth:          sec.server,
+		EncryptionKey: sec.key,
 	}, log)
 	if err != nil {
 		return &exitError{ExitError, err}
@@ -190,9 +186,6 @@ func (a *app) runUp(cmd *cobra.Command, _ []string) error {
 	out := a.env.Stdout
 	fmt.Fprintln(out, srv.ClientURL())
 	if err := a.prepareUp(ctx, srv, sec, cfg, log); err != nil {
-		return &exitError{ExitError, err}
-	}
-	if err := sec.commitKey(log); err != nil {
 		return &exitError{ExitError, err}
 	}
 	host, _ := os.Hostname()
@@ -232,6 +225,9 @@ func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured,
 	defer admin.Close()
 	ajs, err := jetstream.New(admin)
 	if err != nil {
+		return err
+	}
+	if err := storedStreamsLoaded(ctx, ajs, filepath.Join(cfg.DataDir, storeSubdir), sec); err != nil {
 		return err
 	}
 	if err := stream.Ensure(ctx, ajs, cfg.Streams); err != nil {
