@@ -74,6 +74,16 @@ func secure(dataDir, keyFile string, rotate bool, log *slog.Logger) (*secured, e
 	}
 	s := &secured{authority: a, server: srv, keyFile: keyFile}
 	_, serr := os.Stat(filepath.Join(store, "jetstream"))
+	if _, kerr := os.Stat(keyFile); serr == nil && errors.Is(kerr, fs.ErrNotExist) {
+		// The store was written in the clear; this start encrypts it.
+		changed, err := embedded.PrepareEncryption(store)
+		if err != nil {
+			return nil, err
+		}
+		if len(changed) > 0 {
+			log.Info("prepared the streams that never held a message for encryption", "streams", strings.Join(changed, ","))
+		}
+	}
 	if err := s.loadKey(rotate, serr == nil, log); err != nil {
 		return nil, err
 	}
