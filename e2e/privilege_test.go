@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -12,11 +13,14 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/identity/identitytest"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
+	"github.com/claimcheck/claimcheck/pkg/subject"
 )
 
 // attacker names the connections the attack table makes, so that the
@@ -282,4 +286,203 @@ func TestForgedToolResultIsRefusedEndToEnd(t *testing.T) {
 	if c := strings.Count(sr.stdout, "NOT EVIDENCE"); c != 1 {
 		t.Fatalf("ledger show marks %d entries NOT EVIDENCE, want 1 (the forged one):\n%s", c, sr.stdout)
 	}
+}
+
+// TestHostBindingAndRevocationEndToEnd: a hook identity is one host's. With
+// host A's credentials nothing can be published as host B (NATS refuses
+// B's subjects; the hook refuses to name B; an envelope naming B on A's
+// subject is recorded as rejected). Revoking A closes A's open connection
+// and refuses A's hook within seconds, while B keeps delivering.
+func TestHostBindingAndRevocationEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	upProc, url := up(t, data, "127.0.0.1:0")
+	upProc.expectViolations() // A publishes on B's subject on purpose; nothing else may be refused
+	t.Cleanup(func() { onlyViolations(t, upProc, "cc.intake.hook.b_example.") })
+	credsA := issueHook(t, data, "a.example", filepath.Join(privateDir(t, dir), "a.creds"))
+	credsB := issueHook(t, data, "b.example", filepath.Join(privateDir(t, dir), "b.creds"))
+	hookEnv := func(creds, state string) []string {
+		return []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_NATS_CREDS=" + creds, "CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, state), "CLAIMCHECK_HOOK_GATE=false"}
+	}
+	hookA, hookB := newAgent(t, hookEnv(credsA, "hook-a"), "sess-host-a"), newAgent(t, hookEnv(credsB, "hook-b"), "sess-host-b")
+	hookA.prompt("what does this repository do?")
+	hookB.prompt("what does this repository do?")
+	show(t, url, hookA.session, 1)
+	show(t, url, hookB.session, 1)
+
+	// (i) A's credentials cannot publish B's events.
+	idA, err := identity.ReadCreds(credsA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idA.Name != "a_example" || idA.Host != "a.example" {
+		t.Fatalf("A's identity: %+v", idA)
+	}
+	ncA, jsA := connectCreds(t, url, credsA, idA)
+	bSubject := subject.Intake(subject.OriginHook, "b_example", hookB.session, "PostToolUse")
+	if err := ncA.Publish(bSubject, []byte(`{"forged":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.Eventually(t, 5*time.Second, func() error {
+		if err := ncA.FlushTimeout(time.Second); err != nil {
+			return err
+		}
+		if le := ncA.LastError(); le == nil || !errors.Is(le, nats.ErrPermissionViolation) {
+			return fmt.Errorf("publishing on %s with A's credentials was not refused (last error: %v)", bSubject, le)
+		}
+		return nil
+	})
+	ncA.Close()
+
+	r := runBin(t, hookEnv(credsA, "hook-a"), []byte(`{"session_id":"sess-host-b","hook_event_name":"Notification","message":"hi"}`), "claimcheck-hook", "--host", "b.example")
+	wantMsg := fmt.Sprintf("--host b.example differs from the host a.example that %s was issued for", credsA)
+	if r.code != 1 || !strings.Contains(r.stderr, "configuration: "+wantMsg) {
+		t.Fatalf("hook with A's credentials and --host b.example: %+v, want exit 1 and %q", r, wantMsg)
+	}
+
+	ncA, jsA = connectCreds(t, url, credsA, idA)
+	eventID := id.Derived(time.Now(), []byte("host-spoof"))
+	raw := []byte(`{"session_id":"sess-spoof","transcript_path":"/t.jsonl","cwd":"/repo","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_response":{"stdout":"ok","stderr":""},"tool_use_id":"toolu_spoof"}`)
+	env, err := envelope.Event(eventID, "sess-spoof", "PostToolUse", 1, time.Now(), envelope.Source{Host: "b.example", AgentType: "claude-code", AgentID: "mallory@a.example"}, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jsA.Publish(t.Context(), subject.Intake(subject.OriginHook, "a_example", "sess-spoof", "PostToolUse"), env); err != nil {
+		t.Fatalf("A may publish on its own subject: %v", err)
+	}
+	var spoof shownEntry
+	natstest.Eventually(t, 30*time.Second, func() error {
+		entries, _ := show(t, url, "_rejected", 1)
+		for _, e := range entries {
+			if e.EventID == eventID {
+				spoof = e
+				return nil
+			}
+		}
+		return fmt.Errorf("event %s naming host b.example on A's subject is not in _rejected", eventID)
+	})
+	if !strings.Contains(spoof.Reason, "b.example") || !strings.Contains(spoof.Reason, "a_example") {
+		t.Fatalf("the rejected record's reason %q does not name both hosts", spoof.Reason)
+	}
+	if r := runBin(t, []string{"CLAIMCHECK_NATS_URL=" + url}, nil, "claimcheck", "ledger", "show", "--session", "sess-spoof"); r.code == 0 {
+		t.Fatalf("the spoofed event reached a session chain: %+v", r)
+	}
+
+	// (ii) Revoke A: A's open connection is closed, A's hook refused; B delivers.
+	closed, asyncErr := make(chan struct{}), make(chan error, 8)
+	open, err := nats.Connect(url, nats.UserCredentials(credsA), nats.CustomInboxPrefix(idA.Inbox()), nats.NoReconnect(),
+		nats.ClosedHandler(func(*nats.Conn) { close(closed) }),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { asyncErr <- err }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(open.Close)
+	begin := time.Now()
+	r = runBin(t, nil, nil, "claimcheck", "creds", "revoke", "--host", "a.example", "--data-dir", data, "--nats-url", url)
+	if r.code != 0 || !strings.Contains(r.stdout, "revoked 1 hook identity named a_example") || !strings.Contains(r.stdout, "apply it now") {
+		t.Fatalf("creds revoke --host a.example: %+v", r)
+	}
+	var closedAfter time.Duration
+	select {
+	case <-closed:
+		closedAfter = time.Since(begin)
+	case <-time.After(10 * time.Second):
+		t.Fatal("A's open connection was still open 10s after the revocation")
+	}
+	select {
+	case err := <-asyncErr:
+		if !errors.Is(err, nats.ErrAuthRevoked) {
+			t.Fatalf("the server closed A's open connection saying %v, want %v", err, nats.ErrAuthRevoked)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server closed A's open connection without saying why")
+	}
+
+	spool := filepath.Join(dir, "hook-a", "spool")
+	var refusedAfter time.Duration
+	delivered := 0 // A's events delivered before the refusal took hold
+	for ; ; delivered++ {
+		hookA.hook("Notification", fmt.Sprintf(`"message":"after the revocation %d"`, delivered))
+		if spooled(t, spool) > 0 {
+			refusedAfter = time.Since(begin)
+			break
+		}
+		if time.Since(begin) > 10*time.Second {
+			t.Fatalf("A's hook still delivered %s after the revocation", time.Since(begin))
+		}
+		time.Sleep(50 * time.Millisecond) // the next hook run
+	}
+	t.Logf("revocation latency: A's open connection closed after %s, A's hook refused after %s (%d of its events delivered in between), both from the start of `claimcheck creds revoke`",
+		closedAfter.Round(time.Millisecond), refusedAfter.Round(time.Millisecond), delivered)
+	// A's events stay spooled, and a connection with A's credentials is
+	// refused.
+	if r := runBin(t, hookEnv(credsA, "hook-a"), nil, "claimcheck-hook", "flush"); r.code == 0 || !strings.Contains(r.stdout, "delivered 0 spooled events") {
+		t.Fatalf("flush of A's spool after the revocation: %+v, want nothing delivered", r)
+	}
+	if nc, err := nats.Connect(url, nats.UserCredentials(credsA), nats.NoReconnect()); err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization") {
+		if err == nil {
+			nc.Close()
+		}
+		t.Fatalf("a new connection with A's credentials after the revocation: %v, want an authorization error", err)
+	}
+
+	// B keeps delivering.
+	hookB.hook("Notification", `"message":"B after A's revocation"`)
+	entries, _ := show(t, url, hookB.session, 2)
+	if last := entries[len(entries)-1]; last.HookEvent != "Notification" {
+		t.Fatalf("B's event after the revocation is not the last of its chain: %+v", last)
+	}
+	if entries, _ := show(t, url, hookA.session, 1+delivered); len(entries) != 1+delivered {
+		t.Fatalf("A's session has %d entries, want %d: A's events after the refusal reached the ledger", len(entries), 1+delivered)
+	}
+
+	r = runBin(t, nil, nil, "claimcheck", "creds", "list", "--data-dir", data)
+	if r.code != 0 {
+		t.Fatalf("creds list: %+v", r)
+	}
+	status := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) >= 6 && f[0] == identity.RoleHook {
+			status[f[1]] = f[4]
+		}
+	}
+	if status["a_example"] != "revoked" || status["b_example"] != "active" {
+		t.Fatalf("creds list shows a_example %q and b_example %q, want revoked and active:\n%s", status["a_example"], status["b_example"], r.stdout)
+	}
+}
+
+// connectCreds connects with a credentials file as identity i.
+func connectCreds(t *testing.T, url, creds string, i identity.Identity) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.UserCredentials(creds), nats.CustomInboxPrefix(i.Inbox()), nats.MaxReconnects(0),
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		t.Fatalf("connect as %s %s: %v", i.Role, i.Name, err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
+// spooled counts the events in a hook's spool.
+func spooled(t *testing.T, dir string) int {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range es {
+		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			n++
+		}
+	}
+	return n
 }
