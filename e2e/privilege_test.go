@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -19,7 +20,9 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/identity/identitytest"
+	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
+	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 )
 
@@ -485,4 +488,150 @@ func spooled(t *testing.T, dir string) int {
 		}
 	}
 	return n
+}
+
+// TestUpMigratesADataDirWithoutAuthentication: a data directory an earlier
+// claimcheck left (NATS without authentication or encryption, INTAKE on
+// the subjects that named no publisher, events still queued in it, a
+// secret among them in clear on disk) is taken over by `claimcheck up`:
+// it comes up, chains the queued events, the ledger verifies, and
+// afterwards nothing of them is on disk in clear.
+func TestUpMigratesADataDirWithoutAuthentication(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	const session = "legacy-session-1"
+	const marker = "legacy-queued-marker-5f1c9e2a"
+
+	// An earlier claimcheck's store.
+	srv := natstest.RunServerAt(t, filepath.Join(data, "nats"), "127.0.0.1:0")
+	_, js := natstest.Connect(t, srv.ClientURL())
+	ctx := t.Context()
+	if err := stream.Ensure(ctx, js, stream.DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	// It had made its first signing key.
+	keys, err := keyring.OpenRegistry(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := keyring.EnsureFirst(ctx, keys, keyring.Dir{Path: filepath.Join(data, "keys")}, keyring.ECDSA, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(ctx, stream.Intake); err != nil {
+		t.Fatal(err)
+	}
+	legacy := stream.IntakeConfig(stream.DefaultOptions())
+	legacy.Subjects = []string{"cc.intake.*.*"}
+	legacy.SubjectTransform = &jetstream.SubjectTransformConfig{Source: "cc.intake.*.*", Destination: "cc.intake.{{partition(4,1)}}.{{wildcard(1)}}.{{wildcard(2)}}"}
+	if _, err := js.CreateStream(ctx, legacy); err != nil {
+		t.Fatalf("legacy INTAKE: %v", err)
+	}
+	src := envelope.Source{Host: "old-laptop", AgentType: "claude-code", AgentID: "dev@old-laptop"}
+	payloads := []struct{ event, fields string }{
+		{"UserPromptSubmit", `"prompt":"what does this repository do?"`},
+		{"PreToolUse", `"tool_name":"Bash","tool_input":{"command":"make test"},"tool_use_id":"toolu_legacy_1"`},
+		{"PostToolUse", `"tool_name":"Bash","tool_input":{"command":"make test"},"tool_response":{"stdout":"` + marker + `\nGITHUB_TOKEN=` + ghToken + `\nok","stderr":"","interrupted":false,"isImage":false},"tool_use_id":"toolu_legacy_1"`},
+	}
+	for i, p := range payloads {
+		raw := fmt.Sprintf(`{"session_id":%q,"transcript_path":"/t.jsonl","cwd":"/repo","hook_event_name":%q,%s}`, session, p.event, p.fields)
+		eventID := id.Derived(time.Now(), []byte(fmt.Sprint("legacy", i)))
+		env, err := envelope.Event(eventID, session, p.event, uint64(i+1), time.Now(), src, []byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.Publish(ctx, "cc.intake."+session+"."+p.event, env, jetstream.WithMsgID(eventID)); err != nil {
+			t.Fatalf("legacy publish %s: %v", p.event, err)
+		}
+	}
+	st, err := js.Stream(ctx, stream.Intake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := st.Info(ctx); err != nil || info.State.Msgs != uint64(len(payloads)) {
+		t.Fatalf("legacy INTAKE holds %v messages (%v), want %d queued", info, err, len(payloads))
+	}
+	srv.Shutdown()
+	// The search below proves something: the earlier store holds both in clear.
+	if !inClear(t, data, marker) || !inClear(t, data, ghToken) {
+		t.Fatal("the earlier store does not hold the queued events in clear: the test builds the wrong thing")
+	}
+
+	// claimcheck up takes it over.
+	hookDir := filepath.Join(dir, "hook")
+	upProc, url := upEnv(t, []string{"CLAIMCHECK_HOOK_STATE_DIR=" + hookDir}, data, "127.0.0.1:0")
+	entries, raw := show(t, url, session, len(payloads))
+	var events []string
+	for _, e := range entries {
+		if e.Kind == "event" {
+			events = append(events, e.HookEvent)
+		}
+	}
+	if strings.Join(events, ",") != "UserPromptSubmit,PreToolUse,PostToolUse" {
+		t.Fatalf("the queued legacy events were chained as %v", events)
+	}
+	if !strings.Contains(raw, marker) || strings.Contains(raw, ghToken) {
+		t.Fatalf("the chained tool output: marker shown %v, token shown %v (want shown, scrubbed)", strings.Contains(raw, marker), strings.Contains(raw, ghToken))
+	}
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + hookDir}
+	if r := runBin(t, env, nil, "claimcheck", "ledger", "verify"); r.code != 0 || !strings.Contains(r.stdout, "ok:") {
+		t.Fatalf("ledger verify after the migration: %+v", r)
+	}
+	// The migrated claimcheck works in this first run, with buckets and
+	// streams the earlier one never wrote (contracts, attestations).
+	a := newAgent(t, env, "sess-after-migration")
+	a.prompt("Fix the failing test in `src/app.py` and run `pytest` to check it")
+	a.bash("pytest", "============================= 3 passed in 0.12s ==============================\n")
+	v, r := a.claim("done", "test_pass", `{"command_substring":"pytest"}`)
+	if r.code != 0 || v.Verdict != "PASS" || v.AttestationID == "" {
+		t.Fatalf("claim after the migration: %+v %+v", v, r)
+	}
+	if ans := readStop(t, a.stop("Fixed it; all tests pass.\n\n"+finalBlock("done", v.AttestationID))); ans.Decision != "" {
+		t.Fatalf("after the migration, a final message citing a fresh attestation was not let through: %+v", ans)
+	}
+	upProc.stop(t)
+
+	noCleartext(t, data, marker, ghToken)
+	for _, c := range []struct {
+		path string
+		want os.FileMode
+	}{
+		{filepath.Join(data, "auth"), 0o700},
+		{filepath.Join(data, "creds", "hook.creds"), 0o600},
+		{filepath.Join(data, "creds", "operator.creds"), 0o600},
+	} {
+		fi, err := os.Stat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != c.want {
+			t.Errorf("%s has mode %s, want %s", c.path, fi.Mode().Perm(), c.want)
+		}
+	}
+	creds, _ := filepath.Glob(filepath.Join(data, "*", "*.creds"))
+	for _, c := range creds {
+		if fi, err := os.Stat(c); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("credentials %s have mode %s: readable by others", c, fi.Mode().Perm())
+		}
+	}
+}
+
+// inClear reports whether any file under dir holds needle.
+func inClear(t *testing.T, dir, needle string) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || found {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		found = bytes.Contains(b, []byte(needle))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
 }
