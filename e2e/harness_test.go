@@ -314,9 +314,10 @@ func identityEnv(env []string, name string, args []string) []string {
 	return append(env, "CLAIMCHECK_NATS_CREDS="+creds)
 }
 
-// service returns credentials of a service role, issued once per data
-// directory with `claimcheck creds issue` (as an operator sets up a
-// service on another host).
+// service returns credentials of a role up writes none for (a service,
+// the auditor, the admin), issued once per data directory with
+// `claimcheck creds issue` (as an operator sets up a service on another
+// host).
 func (c upCreds) service(role string) string {
 	path := filepath.Join(c.dataDir, "e2e-"+role+".creds")
 	credsMu.Lock()
@@ -430,20 +431,7 @@ func readFixtures(t *testing.T) (names []string, bodies [][]byte) {
 // identity too.
 func connectAs(t *testing.T, url, role string) (*nats.Conn, jetstream.JetStream, identity.Identity) {
 	t.Helper()
-	credsMu.Lock()
-	c, ok := credsByURL[url]
-	credsMu.Unlock()
-	if !ok {
-		t.Fatalf("no claimcheck up at %s", url)
-	}
-	path := c.operator
-	switch role {
-	case identity.RoleHook:
-		path = c.hook
-	case identity.RoleOperator:
-	default:
-		path = c.service(role)
-	}
+	path := credsFile(t, url, role)
 	i, err := identity.ReadCreds(path)
 	if err != nil {
 		t.Fatal(err)
@@ -458,4 +446,29 @@ func connectAs(t *testing.T, url, role string) (*nats.Conn, jetstream.JetStream,
 		t.Fatal(err)
 	}
 	return nc, js, i
+}
+
+// credsFile returns the credentials a role holds at a `claimcheck up`:
+// up's own for this host's hook and the operator, and for every other
+// role (the services, auditor, admin) credentials issued once with
+// `claimcheck creds issue`.
+func credsFile(t *testing.T, url, role string) string {
+	t.Helper()
+	credsMu.Lock()
+	c, ok := credsByURL[url]
+	credsMu.Unlock()
+	if !ok {
+		t.Fatalf("no claimcheck up at %s", url)
+	}
+	switch role {
+	case identity.RoleHook:
+		return c.hook
+	case identity.RoleOperator:
+		return c.operator
+	}
+	path := c.service(role)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%s credentials were not issued: %v", role, err)
+	}
+	return path
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -259,6 +260,67 @@ func AdoptGlobalAccount(storeDir, account string) (moved bool, err error) {
 		return false, fmt.Errorf("move the JetStream data of %s to account %s: %w", from, account, err)
 	}
 	return true, nil
+}
+
+// PrepareEncryption readies a store written without encryption for its
+// first start with an encryption key: it removes the message blocks of
+// every stream that never held a message (all its blocks are empty and
+// none is keyed). nats-server converts such an empty block without keying
+// it: messages the stream takes during that run cannot be read back by
+// subject (a key-value get answers "not found", so a bucket created but
+// never written is useless), and when it takes none the stream fails to
+// load at the next start ("corrupt state file") and is gone. Without the
+// block the server starts the stream afresh, encrypted, from its state
+// file. Streams holding messages, or the tombstones that keep a purged
+// stream's sequence, are left as they are. It returns the streams it
+// changed (account/stream). The server must not be running.
+func PrepareEncryption(storeDir string) ([]string, error) {
+	dirs, err := filepath.Glob(filepath.Join(storeDir, "jetstream", "*", "streams", "*", "msgs"))
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for _, msgs := range dirs {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(msgs), "meta.key")); err == nil {
+			continue // encrypted already
+		}
+		entries, err := os.ReadDir(msgs)
+		if err != nil {
+			return changed, err
+		}
+		var empty []string
+		untouched := false
+		for _, e := range entries {
+			name := e.Name()
+			if strings.HasSuffix(name, ".key") {
+				untouched = true
+				break
+			}
+			if !strings.HasSuffix(name, ".blk") {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				return changed, err
+			}
+			if !fi.Mode().IsRegular() || fi.Size() > 0 {
+				untouched = true
+				break
+			}
+			empty = append(empty, filepath.Join(msgs, name))
+		}
+		if untouched || len(empty) == 0 {
+			continue
+		}
+		for _, b := range empty {
+			if err := os.Remove(b); err != nil {
+				return changed, fmt.Errorf("prepare %s for encryption: %w", b, err)
+			}
+		}
+		stream := filepath.Dir(msgs)
+		changed = append(changed, filepath.Base(filepath.Dir(filepath.Dir(stream)))+"/"+filepath.Base(stream))
+	}
+	return changed, nil
 }
 
 type logAdapter struct{ log *slog.Logger }

@@ -76,7 +76,15 @@ func secure(dataDir, keyFile string, log *slog.Logger) (*secured, error) {
 	key, err := readKey(keyFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Stat(filepath.Join(store, "jetstream")); serr == nil {
+			// The store was written in the clear; this start encrypts it.
 			log.Info("encrypting the existing JetStream store at rest with a new key", "key", keyFile)
+			changed, err := embedded.PrepareEncryption(store)
+			if err != nil {
+				return nil, err
+			}
+			if len(changed) > 0 {
+				log.Info("prepared the streams that never held a message for encryption", "streams", strings.Join(changed, ","))
+			}
 		}
 		key, err = newKey(keyFile)
 	}
