@@ -111,8 +111,11 @@ func Load(dir string) (*Authority, error) {
 		return nil, err
 	}
 	var st state
-	if err := json.Unmarshal(raw, &st); err != nil || st.V != 1 {
-		return nil, fmt.Errorf("nats authority %s: not a version 1 authority file (%v)", filepath.Join(dir, authorityFile), err)
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, fmt.Errorf("nats authority %s: %w", filepath.Join(dir, authorityFile), err)
+	}
+	if st.V != 1 {
+		return nil, fmt.Errorf("nats authority %s: version %d, this claimcheck reads version 1", filepath.Join(dir, authorityFile), st.V)
 	}
 	a := &Authority{dir: dir, signers: map[string]nkeys.KeyPair{}}
 	for _, k := range []struct {
