@@ -405,10 +405,18 @@ func TestHostBindingAndRevocationEndToEnd(t *testing.T) {
 	var refusedAfter time.Duration
 	delivered := 0 // A's events delivered before the refusal took hold
 	for ; ; delivered++ {
-		hookA.hook("Notification", fmt.Sprintf(`"message":"after the revocation %d"`, delivered))
+		in := fmt.Sprintf(`{"session_id":%q,"hook_event_name":"Notification","message":"after the revocation %d"}`, hookA.session, delivered)
+		r := runBin(t, hookA.env, []byte(in), "claimcheck-hook")
 		if spooled(t, spool) > 0 {
 			refusedAfter = time.Since(begin)
+			// Not an outage: the hook says so, and the agent CLI shows it.
+			if r.code != 1 || !strings.Contains(r.stderr, "NATS refused the credentials") || !strings.Contains(r.stderr, "kept in the spool") {
+				t.Fatalf("A's hook after the revocation: %+v, want exit 1 saying NATS refused its credentials", r)
+			}
 			break
+		}
+		if r.code != 0 {
+			t.Fatalf("A's hook before the refusal took hold: %+v", r)
 		}
 		if time.Since(begin) > 10*time.Second {
 			t.Fatalf("A's hook still delivered %s after the revocation", time.Since(begin))
@@ -419,7 +427,7 @@ func TestHostBindingAndRevocationEndToEnd(t *testing.T) {
 		closedAfter.Round(time.Millisecond), refusedAfter.Round(time.Millisecond), delivered)
 	// A's events stay spooled, and a connection with A's credentials is
 	// refused.
-	if r := runBin(t, hookEnv(credsA, "hook-a"), nil, "claimcheck-hook", "flush"); r.code == 0 || !strings.Contains(r.stdout, "delivered 0 spooled events") {
+	if r := runBin(t, hookEnv(credsA, "hook-a"), nil, "claimcheck-hook", "flush"); r.code == 0 || !strings.Contains(r.stdout, "delivered 0 spooled events") || !strings.Contains(r.stderr, "needs new credentials") {
 		t.Fatalf("flush of A's spool after the revocation: %+v, want nothing delivered", r)
 	}
 	if nc, err := nats.Connect(url, nats.UserCredentials(credsA), nats.NoReconnect()); err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization") {

@@ -35,6 +35,9 @@ var (
 	// ErrNoTLS: the URL or the server asks for TLS, and this build has none
 	// (the oneshot_notls tag).
 	ErrNoTLS = errors.New("TLS is required but this build has no TLS support")
+	// ErrRefused: the server refused the connection's credentials (none,
+	// unknown, expired or revoked). Retrying does not help; a person must.
+	ErrRefused = errors.New("NATS refused the credentials")
 )
 
 // maxUnknownPayload bounds a message before the server's INFO has said what
@@ -247,7 +250,7 @@ func (c *Conn) handshake(ctx context.Context, u *url.URL, o Options) error {
 				return err
 			}
 		case strings.HasPrefix(line, "-ERR"):
-			return fmt.Errorf("server refused the connection: %s", strings.TrimSpace(strings.TrimPrefix(line, "-ERR")))
+			return fmt.Errorf("%w: %s", ErrRefused, strings.Trim(strings.TrimSpace(strings.TrimPrefix(line, "-ERR")), "'"))
 		case strings.HasPrefix(line, "INFO "), line == "+OK":
 		default:
 			return fmt.Errorf("%w: unexpected %q during handshake", ErrProtocol, clip(line))
@@ -448,7 +451,7 @@ func (c *Conn) next(ctx context.Context) (*Msg, error) {
 		case strings.HasPrefix(line, "-ERR"):
 			msg := strings.Trim(strings.TrimSpace(strings.TrimPrefix(line, "-ERR")), "'")
 			if strings.Contains(strings.ToLower(msg), "authorization") || strings.Contains(strings.ToLower(msg), "authentication") {
-				return nil, fmt.Errorf("server refused the connection: %s", msg)
+				return nil, fmt.Errorf("%w: %s", ErrRefused, msg)
 			}
 			return nil, fmt.Errorf("nats server error: %s", msg)
 		}

@@ -5,6 +5,7 @@ package hook
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,9 @@ import (
 
 // The TLS build authenticates with NATS credentials (--creds /
 // CLAIMCHECK_NATS_CREDS): against a server that accepts only a known nkey,
-// the event is delivered with the seed and spooled without it.
+// the event is delivered with the seed; without it the event is spooled
+// and the hook exits 1 saying NATS refused it (not an outage: the agent
+// CLI shows the message).
 func TestCredsAuthenticateTheHook(t *testing.T) {
 	user, _ := nkeys.CreateUser()
 	pub, _ := user.PublicKey()
@@ -43,7 +46,7 @@ func TestCredsAuthenticateTheHook(t *testing.T) {
 	f := setup(t, false)
 	f.env["CLAIMCHECK_NATS_URL"] = srv.ClientURL()
 	f.js = js
-	if r := runHook(t, f.env, hookJSON("s-creds", "PostToolUse", "")); r.code != 0 {
+	if r := runHook(t, f.env, hookJSON("s-creds", "PostToolUse", "")); r.code != ExitFailed || !strings.Contains(r.stderr, "NATS refused the credentials: Authorization Violation") || !strings.Contains(r.stderr, "kept in the spool") {
 		t.Fatalf("without credentials: %+v", r)
 	}
 	spooled, _ := filepath.Glob(filepath.Join(f.env["CLAIMCHECK_HOOK_STATE_DIR"], "spool", "*.evt"))

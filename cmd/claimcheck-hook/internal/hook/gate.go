@@ -106,6 +106,9 @@ func (h *hook) ask(ctx context.Context, info payload.Info) (schemas.GateDecision
 	var none schemas.GateDecision
 	q := h.q
 	if !h.delivered {
+		if h.refused != nil {
+			return none, nil, fmt.Errorf("%w (the event was spooled; this host needs new credentials)", h.refused)
+		}
 		return none, nil, errors.New("NATS is unreachable (the event was spooled)")
 	}
 	if q == nil {

@@ -101,8 +101,11 @@ type hook struct {
 	q         *question // the gate request of a gated or audited event
 	gated     string    // the gated event being answered (for the panic handler)
 	rejected  bool      // the input was rejected (and recorded as such)
-	info      payload.Info
-	eventID   string
+	// refused: NATS refused this host's credentials (revoked, expired,
+	// unknown); events are spooled, and the hook says so.
+	refused error
+	info    payload.Info
+	eventID string
 }
 
 // crashed records a panic as a HookCrash, itself guarded: a second panic
@@ -191,6 +194,12 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 		}
 		return ExitFailed
 	}
+	if h.refused != nil && !gated {
+		// Not an outage: the credentials are no good (revoked?). The event
+		// is kept; a non-zero exit makes the agent CLI show why.
+		fmt.Fprintf(h.stderr, "claimcheck-hook: %v; event %s is kept in the spool. Ask for new credentials for this host (claimcheck creds issue --role hook)\n", h.refused, eventID)
+		return ExitFailed
+	}
 	if inErr != nil {
 		fmt.Fprintf(h.stderr, "claimcheck-hook: input rejected (recorded as event %s): %v\n", eventID, inErr)
 		if gated {
@@ -250,9 +259,12 @@ func (h *hook) deliver(ctx context.Context, eventID, chain, token string, data [
 		// Fast path: nothing spooled, so publishing now keeps the order.
 		tried = true
 		err := h.publishNow(ctx, subject, eventID, data)
-		if errors.Is(err, oneshot.ErrNoTLS) {
+		switch {
+		case errors.Is(err, oneshot.ErrNoTLS):
 			// A configuration mistake, not an outage: say so every time.
 			fmt.Fprintf(h.stderr, "claimcheck-hook: %v; the event is spooled until then\n", err)
+		case errors.Is(err, oneshot.ErrRefused):
+			h.refused = err
 		}
 		if err == nil {
 			h.delivered = true
@@ -268,7 +280,9 @@ func (h *hook) deliver(ctx context.Context, eventID, chain, token string, data [
 	}
 	defer func() { _ = lk.Close() }()
 	if !tried && !h.sp.recentlyUnreachable(h.cfg.RetryAfter) {
-		if c, err := h.dial(ctx); err == nil {
+		if c, err := h.dial(ctx); errors.Is(err, oneshot.ErrRefused) {
+			h.refused = err
+		} else if err == nil {
 			ok := h.flush(ctx, c)
 			if ok {
 				err = publish(ctx, c, subject, eventID, data)
@@ -350,6 +364,9 @@ func (h *hook) flush(ctx context.Context, c *oneshot.Conn) bool {
 			fmt.Fprintf(h.stderr, "claimcheck-hook: NATS refused spooled event %s for good (%v); moved to failed/\n", e.eventID, err)
 			_ = h.sp.fail(e.name)
 		default:
+			if errors.Is(err, oneshot.ErrRefused) {
+				h.refused = err
+			}
 			return false
 		}
 	}
@@ -375,6 +392,9 @@ func (h *hook) flushCommand(ctx context.Context, stdout io.Writer) int {
 	ok := h.flush(ctx, c)
 	after, _ := h.sp.list()
 	fmt.Fprintf(stdout, "delivered %d spooled events, %d remain\n", len(before)-len(after), len(after))
+	if h.refused != nil {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: %v; this host needs new credentials (claimcheck creds issue --role hook)\n", h.refused)
+	}
 	if !ok {
 		return ExitFailed
 	}
