@@ -321,7 +321,7 @@ func TestHostBindingAndRevocationEndToEnd(t *testing.T) {
 	if idA.Name != "a_example" || idA.Host != "a.example" {
 		t.Fatalf("A's identity: %+v", idA)
 	}
-	ncA, jsA := connectCreds(t, url, credsA, idA)
+	ncA, _ := connectCreds(t, url, credsA, idA)
 	bSubject := subject.Intake(subject.OriginHook, "b_example", hookB.session, "PostToolUse")
 	if err := ncA.Publish(bSubject, []byte(`{"forged":true}`)); err != nil {
 		t.Fatal(err)
@@ -331,7 +331,7 @@ func TestHostBindingAndRevocationEndToEnd(t *testing.T) {
 			return err
 		}
 		if le := ncA.LastError(); le == nil || !errors.Is(le, nats.ErrPermissionViolation) {
-			return fmt.Errorf("publishing on %s with A's credentials was not refused (last error: %v)", bSubject, le)
+			return fmt.Errorf("publishing on %s with A's credentials was not refused (last error: %w)", bSubject, le)
 		}
 		return nil
 	})
@@ -343,7 +343,7 @@ func TestHostBindingAndRevocationEndToEnd(t *testing.T) {
 		t.Fatalf("hook with A's credentials and --host b.example: %+v, want exit 1 and %q", r, wantMsg)
 	}
 
-	ncA, jsA = connectCreds(t, url, credsA, idA)
+	ncA, jsA := connectCreds(t, url, credsA, idA)
 	eventID := id.Derived(time.Now(), []byte("host-spoof"))
 	raw := []byte(`{"session_id":"sess-spoof","transcript_path":"/t.jsonl","cwd":"/repo","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_response":{"stdout":"ok","stderr":""},"tool_use_id":"toolu_spoof"}`)
 	env, err := envelope.Event(eventID, "sess-spoof", "PostToolUse", 1, time.Now(), envelope.Source{Host: "b.example", AgentType: "claude-code", AgentID: "mallory@a.example"}, raw)
