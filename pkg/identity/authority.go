@@ -319,45 +319,37 @@ func (a *Authority) Issue(req Request) (Creds, error) {
 	if err := id.CheckName(i.Name); err != nil {
 		return Creds{}, fmt.Errorf("identity name: %w", err)
 	}
-	kp, err := nkeys.CreateUser()
-	if err != nil {
-		return Creds{}, err
-	}
-	defer kp.Wipe()
-	i.User, _ = kp.PublicKey()
-	uc := jwt.NewUserClaims(i.User)
-	uc.Name = userName(i)
-	uc.IssuerAccount = a.AccountKey()
-	uc.UserPermissionLimits = jwt.UserPermissionLimits{} // the scope's template applies
-	uc.Tags.Add("role:"+i.Role, "name:"+i.Name)
 	now := time.Now()
-	uc.IssuedAt = now.Unix()
+	var expires int64
 	if req.Expires > 0 {
-		uc.Expires = now.Add(req.Expires).Unix()
+		expires = now.Add(req.Expires).Unix()
 	}
-	token, err := uc.Encode(a.signers[req.Role])
+	c, err := newUser(a.signers[req.Role], func(uc *jwt.UserClaims) {
+		i.User = uc.Subject
+		uc.Name = userName(i)
+		uc.IssuerAccount = a.AccountKey()
+		uc.UserPermissionLimits = jwt.UserPermissionLimits{} // the scope's template applies
+		uc.Tags.Add("role:"+i.Role, "name:"+i.Name)
+		uc.IssuedAt, uc.Expires = now.Unix(), expires
+	})
 	if err != nil {
 		return Creds{}, err
 	}
-	seed, err := kp.Seed()
-	if err != nil {
-		return Creds{}, err
-	}
-	seed = append([]byte(nil), seed...) // kp.Wipe zeroes kp's own copy
+	c.Identity = i
 	if req.Record {
 		err := a.update(func(list []Issued) ([]Issued, error) {
-			return append(list, Issued{Role: i.Role, Name: i.Name, Host: i.Host, User: i.User, IssuedAt: uc.IssuedAt, Expires: uc.Expires}), nil
+			return append(list, Issued{Role: i.Role, Name: i.Name, Host: i.Host, User: i.User, IssuedAt: now.Unix(), Expires: expires}), nil
 		})
 		if err != nil {
 			return Creds{}, err
 		}
 	}
-	return Creds{JWT: token, Seed: seed, Identity: i}, nil
+	return c, nil
 }
 
-// SystemUser issues a short-lived user of the system account, to push
-// account updates to running servers (Push).
-func (a *Authority) SystemUser() (Creds, error) {
+// newUser makes a user key pair and its JWT, shaped by claims and signed
+// by signer.
+func newUser(signer nkeys.KeyPair, claims func(*jwt.UserClaims)) (Creds, error) {
 	kp, err := nkeys.CreateUser()
 	if err != nil {
 		return Creds{}, err
@@ -365,9 +357,8 @@ func (a *Authority) SystemUser() (Creds, error) {
 	defer kp.Wipe()
 	pub, _ := kp.PublicKey()
 	uc := jwt.NewUserClaims(pub)
-	uc.Name = "claimcheck-system"
-	uc.Expires = time.Now().Add(10 * time.Minute).Unix()
-	token, err := uc.Encode(a.system)
+	claims(uc)
+	token, err := uc.Encode(signer)
 	if err != nil {
 		return Creds{}, err
 	}
@@ -376,7 +367,21 @@ func (a *Authority) SystemUser() (Creds, error) {
 		return Creds{}, err
 	}
 	seed = append([]byte(nil), seed...) // kp.Wipe zeroes kp's own copy
-	return Creds{JWT: token, Seed: seed, Identity: Identity{Role: "system", Name: "system", User: pub}}, nil
+	return Creds{JWT: token, Seed: seed}, nil
+}
+
+// SystemUser issues a short-lived user of the system account, to push
+// account updates to running servers (Push).
+func (a *Authority) SystemUser() (Creds, error) {
+	c, err := newUser(a.system, func(uc *jwt.UserClaims) {
+		uc.Name = "claimcheck-system"
+		uc.Expires = time.Now().Add(10 * time.Minute).Unix()
+	})
+	if err != nil {
+		return Creds{}, err
+	}
+	c.Identity = Identity{Role: "system", Name: "system"}
+	return c, nil
 }
 
 // Revoke marks every recorded identity of role and name revoked at at,

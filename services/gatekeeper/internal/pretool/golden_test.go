@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/claimcheck/claimcheck/pkg/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/decisions.golden from the current code")
@@ -135,35 +137,5 @@ func fuzzCorpus(t *testing.T, target string) []fuzzInput {
 // -update.
 func compareGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(name, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if bytes.Equal(got, want) {
-		return
-	}
-	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	shown := 0
-	for i := 0; i < max(len(gl), len(wl)) && shown < 20; i++ {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			t.Errorf("%s:%d:\n  got  %s\n  want %s", name, i+1, g, w)
-			shown++
-		}
-	}
-	if shown == 0 {
-		t.Errorf("%s differs", name)
-	}
+	golden.Compare(t, name, got, *update)
 }
