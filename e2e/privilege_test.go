@@ -410,8 +410,8 @@ func TestHostBindingAndRevocationEndToEnd(t *testing.T) {
 		if spooled(t, spool) > 0 {
 			refusedAfter = time.Since(begin)
 			// Not an outage: the hook says so, and the agent CLI shows it.
-			if r.code != 1 || !strings.Contains(r.stderr, "NATS refused the credentials") || !strings.Contains(r.stderr, "kept in the spool") {
-				t.Fatalf("A's hook after the revocation: %+v, want exit 1 saying NATS refused its credentials", r)
+			if r.code != 3 || !strings.Contains(r.stderr, "NATS refused the credentials") || !strings.Contains(r.stderr, "kept in the spool") {
+				t.Fatalf("A's hook after the revocation: %+v, want exit 3 saying NATS refused its credentials", r)
 			}
 			break
 		}

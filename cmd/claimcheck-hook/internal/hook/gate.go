@@ -21,10 +21,6 @@ import (
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
-// ExitBlock is Claude Code's blocking exit code: used when stdout cannot
-// carry the answer (the reason goes to stderr).
-const ExitBlock = 2
-
 // clockSkew tolerates a gatekeeper clock ahead of this host's.
 const clockSkew = 5 * time.Second
 

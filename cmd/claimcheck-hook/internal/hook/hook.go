@@ -39,13 +39,6 @@ import (
 // Version is set at build time.
 var Version = "dev"
 
-// Exit codes.
-const (
-	ExitOK       = 0
-	ExitRejected = 1 // input refused (and recorded), or configuration error
-	ExitFailed   = 1 // could neither deliver nor spool
-)
-
 // Main runs the hook and returns its exit code. A panic is reported on
 // stderr and turned into a non-zero exit, never into silent success.
 func Main(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
@@ -209,9 +202,6 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 	}
 	switch {
 	case gated:
-		if panicForTest != "" && panicForTest == info.HookEvent {
-			panic("test panic")
-		}
 		return h.gate(ctx, stdout, received, info, eventID, seq)
 	case advisory:
 		return h.advise(ctx, stdout, received, info)

@@ -15,10 +15,6 @@ import (
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
-// panicForTest makes the hook panic before answering this gated event
-// (tests only).
-var panicForTest string
-
 // selfTestDeadline bounds the SessionStart self-test.
 const selfTestDeadline = 2 * time.Second
 

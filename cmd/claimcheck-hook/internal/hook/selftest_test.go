@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,13 +40,16 @@ func TestGateFailuresAndPanicsAreRecordedAsCrashes(t *testing.T) {
 	if len(c) != 1 || c[0].Kind != schemas.CrashGate || c[0].Event != "Stop" || c[0].SessionID != "sess-c" || c[0].Error == "" {
 		t.Fatalf("crash records %+v", c)
 	}
-	// A panic while answering a gated event: exit 2 (Claude Code blocks),
-	// and the panic is recorded.
-	panicForTest = "PreToolUse"
-	t.Cleanup(func() { panicForTest = "" })
-	r := runHook(t, f.env, hookJSON("sess-c", "PreToolUse", preToolPayload))
-	if r.code != ExitBlock || !strings.Contains(r.stderr, "internal error") {
-		t.Fatalf("panic: %+v", r)
+	// A panic while answering a gated event (here in writing a signed deny):
+	// exit 2 (Claude Code blocks), and the panic is recorded.
+	g.set(func(_ schemas.GateRequest, d *schemas.GateDecision) []byte {
+		d.Decision, d.Rule, d.Reason = schemas.GateDeny, "test.deny", "denied"
+		return nil
+	})
+	var errb bytes.Buffer
+	code := Main(t.Context(), nil, func(k string) string { return f.env[k] }, strings.NewReader(hookJSON("sess-c", "PreToolUse", preToolPayload)), panicWriter{}, &errb)
+	if code != ExitBlock || !strings.Contains(errb.String(), "internal error") {
+		t.Fatalf("panic: exit %d\n%s", code, errb.String())
 	}
 	c = f.crashes(t)
 	if len(c) != 2 || c[1].Kind != schemas.CrashPanic || c[1].Event != "PreToolUse" || !strings.Contains(c[1].Error, "test panic") {
@@ -123,3 +127,8 @@ func TestSessionStartSelfTest(t *testing.T) {
 		t.Fatalf("NATS down: %+v", r)
 	}
 }
+
+// panicWriter panics when written to: a failure inside the hook's answer.
+type panicWriter struct{}
+
+func (panicWriter) Write([]byte) (int, error) { panic("test panic") }
