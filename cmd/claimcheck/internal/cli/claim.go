@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/user"
-	"regexp"
 	"strings"
 	"time"
 
@@ -39,9 +38,6 @@ const (
 
 // maxClaimArgs matches ingest's limit on a claim's canonical arguments.
 const maxClaimArgs = 8 << 10
-
-// claimSessionRE is claim.v1's session_id pattern.
-var claimSessionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
 
 func (a *app) claimCommand() *cobra.Command {
 	var (
@@ -87,11 +83,13 @@ verdict within --timeout.`,
 			if session == "" {
 				session = a.env.Getenv("CLAUDE_CODE_SESSION_ID")
 			}
-			switch {
-			case session == "":
+			if session == "" {
 				return bad("no session: pass --session, or run inside Claude Code (which sets CLAUDE_CODE_SESSION_ID)")
-			case !claimSessionRE.MatchString(session):
-				return bad("--session %s: a session id is 1-128 letters, digits, '-' or '_'", id.Quote(session))
+			}
+			if err := id.CheckSession(session); err != nil {
+				return bad("--session: %v", err)
+			}
+			switch {
 			case claimType == "":
 				return bad("--claim is required (done, partial, blocked or delegation)")
 			case validator == "":

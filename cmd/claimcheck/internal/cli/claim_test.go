@@ -58,17 +58,20 @@ func FuzzClaimArgs(f *testing.F) {
 func TestClaimUsageErrorsNeverLookLikeVerdicts(t *testing.T) {
 	// Exit codes 2 and 3 mean FAIL and REFUSED: a usage error must not use
 	// them, nor reach NATS.
-	for _, args := range [][]string{
-		{"claim", "--bogus"},
-		{"claim", "--claim", "done", "--validator", "test_pass"},                                   // no session
-		{"claim", "--session", "a.b", "--claim", "done", "--validator", "test_pass"},               // hostile session id
-		{"claim", "--session", "s1", "--validator", "test_pass"},                                   // no claim type
-		{"claim", "--session", "s1", "--claim", "done", "--validator", "test_pass", "--args", "{"}, // malformed args
-		{"claim", "--session", "s1", "--claim", "done", "--validator", "test_pass", "extra"},       // stray argument
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"claim", "--bogus"}, "bogus"},
+		{[]string{"claim", "--claim", "done", "--validator", "test_pass"}, "no session"},
+		{[]string{"claim", "--session", "a.b", "--claim", "done", "--validator", "test_pass"}, `--session: invalid session id "a.b"`},
+		{[]string{"claim", "--session", "s1", "--validator", "test_pass"}, "--claim is required"},
+		{[]string{"claim", "--session", "s1", "--claim", "done", "--validator", "test_pass", "--args", "{"}, "--args"},
+		{[]string{"claim", "--session", "s1", "--claim", "done", "--validator", "test_pass", "extra"}, "extra"},
 	} {
-		r := runCLI(t, map[string]string{"CLAIMCHECK_NATS_URL": "nats://127.0.0.1:1"}, args...)
-		if r.code != ClaimBadInput || r.stderr == "" {
-			t.Errorf("%v: exit %d stderr %q, want %d with a message", args, r.code, r.stderr, ClaimBadInput)
+		r := runCLI(t, map[string]string{"CLAIMCHECK_NATS_URL": "nats://127.0.0.1:1"}, c.args...)
+		if r.code != ClaimBadInput || !strings.Contains(r.stderr, c.msg) {
+			t.Errorf("%v: exit %d stderr %q, want %d and %q", c.args, r.code, r.stderr, ClaimBadInput, c.msg)
 		}
 	}
 	// Valid input but no NATS: transport, exit 4.
