@@ -64,6 +64,21 @@ const (
 // ClaimRequestEvent is the hook_event_name of claim requests.
 const ClaimRequestEvent = "ClaimRequest"
 
+// Claude Code's hook_event_name values that claimcheck acts on (see
+// docs/gate.md and the hooks reference for their payloads).
+const (
+	HookSessionStart       = "SessionStart"
+	HookUserPromptSubmit   = "UserPromptSubmit"
+	HookPreToolUse         = "PreToolUse"
+	HookPostToolUse        = "PostToolUse"
+	HookPostToolUseFailure = "PostToolUseFailure"
+	HookNotification       = "Notification"
+	HookSubagentStop       = "SubagentStop"
+	HookStop               = "Stop"
+	HookPreCompact         = "PreCompact"
+	HookSessionEnd         = "SessionEnd"
+)
+
 // RejectedChain is the chain that records inputs without a valid session id.
 // It cannot collide with a session: session ids start with a letter or digit.
 const RejectedChain = "_rejected"

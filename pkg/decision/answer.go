@@ -20,7 +20,7 @@ func ClaudeAnswer(d schemas.GateDecision) []byte {
 	var out []byte
 	q := func(s string) []byte { b, _ := jsontext.AppendQuote(nil, s); return b }
 	switch {
-	case d.HookEvent == "PreToolUse" && (d.Decision == schemas.GateDeny || d.Decision == schemas.GateAsk):
+	case d.HookEvent == schemas.HookPreToolUse && (d.Decision == schemas.GateDeny || d.Decision == schemas.GateAsk):
 		out = append(out, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":`...)
 		out = append(out, q(d.Decision)...)
 		out = append(out, `,"permissionDecisionReason":`...)
@@ -34,7 +34,7 @@ func ClaudeAnswer(d schemas.GateDecision) []byte {
 			out = append(out, q(d.SystemMessage)...)
 		}
 		out = append(out, "}\n"...)
-	case d.AdditionalContext != "" && (d.HookEvent == "UserPromptSubmit" || d.HookEvent == "SessionStart"):
+	case d.AdditionalContext != "" && (d.HookEvent == schemas.HookUserPromptSubmit || d.HookEvent == schemas.HookSessionStart):
 		out = append(out, '{')
 		if d.SystemMessage != "" {
 			out = append(out, `"systemMessage":`...)

@@ -308,9 +308,9 @@ func check(d schemas.GateDecision, exp Expect) error {
 // Allowed reports whether value answers hookEvent.
 func Allowed(hookEvent, value string) bool {
 	switch hookEvent {
-	case "Stop", "SubagentStop":
+	case schemas.HookStop, schemas.HookSubagentStop:
 		return value == schemas.GateAllow || value == schemas.GateBlock
-	case "PreToolUse":
+	case schemas.HookPreToolUse:
 		return value == schemas.GateAllow || value == schemas.GateDeny || value == schemas.GateAsk
 	}
 	return value == schemas.GateAllow

@@ -113,7 +113,7 @@ func Decode(s schemas.Entry) Entry {
 	if s.Kind != schemas.EntryEvent || s.Payload == nil {
 		return e
 	}
-	if s.HookEvent == "PreToolUse" {
+	if s.HookEvent == schemas.HookPreToolUse {
 		if e.InputDigest == "" { // recorded before ingest kept the digest
 			var p struct {
 				ToolInput jsontext.Value `json:"tool_input"`
@@ -124,7 +124,7 @@ func Decode(s schemas.Entry) Entry {
 		}
 		return e
 	}
-	if s.HookEvent != "PostToolUse" && s.HookEvent != "PostToolUseFailure" {
+	if s.HookEvent != schemas.HookPostToolUse && s.HookEvent != schemas.HookPostToolUseFailure {
 		return e
 	}
 	var p struct {
@@ -137,7 +137,7 @@ func Decode(s schemas.Entry) Entry {
 		return e
 	}
 	e.Done = true
-	e.Failed = s.HookEvent == "PostToolUseFailure" || p.IsInterrupt
+	e.Failed = s.HookEvent == schemas.HookPostToolUseFailure || p.IsInterrupt
 	e.Input = string(p.ToolInput)
 	var in struct {
 		Command      string `json:"command"`

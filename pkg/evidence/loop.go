@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/claimcheck/claimcheck/schemas"
 )
 
 // Loop follows a session's tool loop, so that only tool results the agent's
@@ -42,7 +44,7 @@ func (l *Loop) Observe(e *Entry) {
 		l.owner = e.Origin
 	}
 	switch {
-	case e.HookEvent == "PreToolUse" && e.ToolUseID != "":
+	case e.HookEvent == schemas.HookPreToolUse && e.ToolUseID != "":
 		if _, dup := l.pre[e.ToolUseID]; !dup {
 			l.pre[e.ToolUseID] = toolCall{n: e.N, digest: e.InputDigest, input: e.Input}
 		}

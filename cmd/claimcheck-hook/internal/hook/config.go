@@ -15,6 +15,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/oneshot"
 	"github.com/claimcheck/claimcheck/pkg/payload"
 	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
 )
 
 // Config is the hook's configuration. It is read from flags and CLAIMCHECK_*
@@ -53,7 +54,7 @@ type Config struct {
 }
 
 // GatedEvents are the events the hook asks the gatekeeper about.
-var GatedEvents = map[string]bool{"Stop": true, "PreToolUse": true}
+var GatedEvents = map[string]bool{schemas.HookStop: true, schemas.HookPreToolUse: true}
 
 // GateKeysFile is the default trusted key set's name in the state dir.
 const GateKeysFile = "gate-keys.json"

@@ -61,9 +61,9 @@ type question struct {
 func (h *hook) prepare(info payload.Info, eventID string, raw []byte) *question {
 	kind := subject.GateStop
 	switch info.HookEvent {
-	case "PreToolUse":
+	case schemas.HookPreToolUse:
 		kind = subject.GatePreTool
-	case "UserPromptSubmit":
+	case schemas.HookUserPromptSubmit:
 		kind = subject.GatePrompt
 	}
 	q := &question{subject: subject.Gate(h.cfg.hostTok, kind)}
@@ -198,7 +198,7 @@ func (h *hook) fallback(ctx context.Context, stdout io.Writer, info payload.Info
 		d.Decision, d.Rule = schemas.GateAllow, "hook.fail_open"
 		d.Reason = "claimcheck could not decide (" + cause.Error() + "); allowed because this event is configured fail-open"
 		d.SystemMessage = "claimcheck: " + d.Reason
-	case info.HookEvent == "PreToolUse":
+	case info.HookEvent == schemas.HookPreToolUse:
 		d.Decision, d.Rule = schemas.GateDeny, "hook.fail_closed"
 		d.Reason = "claimcheck denied this tool call because it could not check it (fail closed): " + cause.Error() + ". Tell the human that claimcheck's gate is unavailable."
 	default:

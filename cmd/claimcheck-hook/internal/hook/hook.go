@@ -166,8 +166,8 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 	}
 	h.info, h.eventID, h.rejected = info, eventID, inErr != nil
 	gated := h.cfg.Gate && GatedEvents[info.HookEvent]
-	advisory := h.cfg.Gate && inErr == nil && info.HookEvent == "UserPromptSubmit"
-	selfTest := inErr == nil && info.HookEvent == "SessionStart"
+	advisory := h.cfg.Gate && inErr == nil && info.HookEvent == schemas.HookUserPromptSubmit
+	selfTest := inErr == nil && info.HookEvent == schemas.HookSessionStart
 	h.keep = (gated || advisory || selfTest) && inErr == nil
 	if gated && !h.cfg.FailOpen[info.HookEvent] {
 		h.gated = info.HookEvent

@@ -37,7 +37,7 @@ func (h *hook) selfTest(ctx context.Context, stdout io.Writer, received time.Tim
 	if h.cfg.Gate {
 		agent += ". Until they are fixed claimcheck blocks stops and denies tool calls it cannot check (fail closed); tell the human now."
 	}
-	return h.answer(stdout, schemas.GateDecision{HookEvent: "SessionStart", Decision: schemas.GateAllow, SystemMessage: msg, AdditionalContext: agent})
+	return h.answer(stdout, schemas.GateDecision{HookEvent: schemas.HookSessionStart, Decision: schemas.GateAllow, SystemMessage: msg, AdditionalContext: agent})
 }
 
 func (h *hook) checks(ctx context.Context) []string {

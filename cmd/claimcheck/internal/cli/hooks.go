@@ -18,6 +18,7 @@ import (
 
 	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/schemas"
 )
 
 // hookEvents are the Claude Code events claimcheck records, with the timeout
@@ -27,21 +28,21 @@ var hookEvents = []struct {
 	Name    string
 	Timeout int
 }{
-	{"SessionStart", 10},
-	{"UserPromptSubmit", 30},
-	{"PreToolUse", 30},
+	{schemas.HookSessionStart, 10},
+	{schemas.HookUserPromptSubmit, 30},
+	{schemas.HookPreToolUse, 30},
 	{"PermissionRequest", 10},
 	{"PermissionDenied", 10},
-	{"PostToolUse", 10},
-	{"PostToolUseFailure", 10},
-	{"Notification", 10},
+	{schemas.HookPostToolUse, 10},
+	{schemas.HookPostToolUseFailure, 10},
+	{schemas.HookNotification, 10},
 	{"SubagentStart", 10},
-	{"SubagentStop", 30},
-	{"Stop", 30},
+	{schemas.HookSubagentStop, 30},
+	{schemas.HookStop, 30},
 	{"StopFailure", 10},
-	{"PreCompact", 10},
+	{schemas.HookPreCompact, 10},
 	{"PostCompact", 10},
-	{"SessionEnd", 5},
+	{schemas.HookSessionEnd, 5},
 }
 
 func (a *app) hooksCommand() *cobra.Command {

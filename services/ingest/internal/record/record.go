@@ -159,7 +159,7 @@ func (b *Builder) Build(in Input) Record {
 	text := string(inline)
 	e.Payload = &text
 	switch env.HookEvent {
-	case "UserPromptSubmit":
+	case schemas.HookUserPromptSubmit:
 		rec.Contract = b.contract(in, e, scrubbed)
 	case schemas.ClaimRequestEvent:
 		claim, err := b.claim(scrubbed)
