@@ -132,7 +132,7 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 	if svcCfg, err = spec.Prepare(svcCfg, common.Streams); err != nil {
 		return err
 	}
-	log = log.With("service", spec.Name)
+	log = log.With(slog.Any("service", spec.Name))
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
@@ -180,7 +180,7 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 			return
 		}
 		httpErr <- telemetry.Serve(runCtx, common.HTTPListen, telemetry.Handler(reg, health), func(a net.Addr) {
-			log.Info("http listening", "addr", a.String())
+			log.InfoContext(ctx, "http listening", slog.String("addr", a.String()))
 		})
 	}()
 	err = svc.Run(runCtx)
@@ -248,10 +248,12 @@ func Connect(ctx context.Context, n NATS, name string, log *slog.Logger) (*nats.
 		nats.RetryOnFailedConnect(false),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
-				log.Warn("nats disconnected", "err", err)
+				log.WarnContext(ctx, "nats disconnected", slog.Any("err", err))
 			}
 		}),
-		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrlRedacted()) }),
+		nats.ReconnectHandler(func(c *nats.Conn) {
+			log.InfoContext(ctx, "nats reconnected", slog.String("url", c.ConnectedUrlRedacted()))
+		}),
 	}
 	if n.Creds != "" {
 		opt, err := CredsOption(n.Creds)
@@ -267,13 +269,13 @@ func Connect(ctx context.Context, n NATS, name string, log *slog.Logger) (*nats.
 	for {
 		nc, err := nats.Connect(url, opts...)
 		if err == nil {
-			log.Info("nats connected", "url", nc.ConnectedUrlRedacted())
+			log.InfoContext(ctx, "nats connected", slog.String("url", nc.ConnectedUrlRedacted()))
 			return nc, nil
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("connect to NATS at %s: %w", url, err)
 		}
-		log.Warn("nats not reachable yet, retrying", "err", err)
+		log.WarnContext(ctx, "nats not reachable yet, retrying", slog.Any("err", err))
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()

@@ -334,7 +334,7 @@ func (a *Appender) readFrom(ctx context.Context, st *chainState, after uint64, v
 				faulted = true
 				var f *chain.Fault
 				if errors.As(err, &f) {
-					a.cfg.Logger.Error("ledger chain fault", "chain", f.Chain, "n", f.N, "reason", f.Reason)
+					a.cfg.Logger.ErrorContext(ctx, "ledger chain fault", slog.String("chain", f.Chain), slog.Any("n", f.N), slog.String("reason", f.Reason))
 					if a.cfg.OnFault != nil {
 						a.cfg.OnFault(f)
 					}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 
@@ -145,7 +146,7 @@ func (a *Appender) AppendBatch(ctx context.Context, groups []Group) ([]BatchResu
 			var apiErr *jetstream.APIError
 			refused := errors.As(err, &apiErr)
 			if refused && apiErr.ErrorCode == stream.ErrCodeAtomicDisabled && !a.atomicOff.Swap(true) {
-				a.cfg.Logger.Warn("ledger: the stream does not allow atomic batches (allow_atomic); appending chain by chain", "err", err)
+				a.cfg.Logger.WarnContext(ctx, "ledger: the stream does not allow atomic batches (allow_atomic); appending chain by chain", slog.Any("err", err))
 			}
 			if err != nil && len(errs) < 3 {
 				errs = append(errs, err)

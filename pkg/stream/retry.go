@@ -39,7 +39,7 @@ func retry(ctx context.Context, log *slog.Logger, try func() error, transient fu
 		err := try()
 		if err == nil {
 			if attempt > 1 {
-				log.Info("JetStream streams ready", "attempts", attempt)
+				log.InfoContext(ctx, "JetStream streams ready", slog.Any("attempts", attempt))
 			}
 			return nil
 		}
@@ -49,7 +49,7 @@ func retry(ctx context.Context, log *slog.Logger, try func() error, transient fu
 		if !transient(err) {
 			return err
 		}
-		log.Warn("JetStream not available yet; retrying", "attempt", attempt, "retry_in", wait, "err", err)
+		log.WarnContext(ctx, "JetStream not available yet; retrying", slog.Any("attempt", attempt), slog.Duration("retry_in", wait), slog.Any("err", err))
 		select {
 		case <-ctx.Done():
 			return errors.Join(ctx.Err(), err)

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"time"
@@ -247,7 +248,7 @@ func (s *Service) Run(ctx context.Context) error {
 			// and rewind delivery to the first unacknowledged message, so
 			// that everything it held comes back first, in order.
 			if err := intake.UnpinConsumer(ctx, ConsumerName(p), subject.IntakeGroup); err != nil && !isNotPinned(err) {
-				log.Warn("ingest: unpin", "partition", p, "err", err)
+				log.WarnContext(ctx, "ingest: unpin", slog.Any("partition", p), slog.Any("err", err))
 			}
 			if _, err := intake.ResetConsumer(ctx, ConsumerName(p)); err != nil {
 				return fmt.Errorf("ingest: rewind partition %d: %w", p, err)
@@ -269,7 +270,7 @@ func (s *Service) Run(ctx context.Context) error {
 		wg.Go(func() { p.purgeLoop(runCtx) })
 	}
 	s.ready.SetReady()
-	log.Info("ingest running", "partitions", len(parts), "batch_size", s.cfg.BatchSize, "takeover", s.cfg.Takeover)
+	log.InfoContext(ctx, "ingest running", slog.Int("partitions", len(parts)), slog.Any("batch_size", s.cfg.BatchSize), slog.Any("takeover", s.cfg.Takeover))
 	wg.Wait()
 	s.ready.NotReady("stopped")
 	close(errs)
@@ -282,7 +283,7 @@ func (s *Service) Run(ctx context.Context) error {
 	for p := range parts {
 		_ = intake.UnpinConsumer(uctx, ConsumerName(p), subject.IntakeGroup)
 	}
-	log.Info("ingest stopped")
+	log.InfoContext(ctx, "ingest stopped")
 	return nil
 }
 

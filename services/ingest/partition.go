@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -34,12 +35,12 @@ type partition struct {
 func (p *partition) purgeLoop(ctx context.Context) {
 	pg := stream.Purger{Stream: p.intake, Consumer: p.cons, Subject: subject.IntakePartition(p.n)}
 	pg.Run(ctx, p.s.cfg.PurgeInterval, func(n uint64) { p.s.m.purged.Add(float64(n)) }, func(err error) {
-		p.s.set.Logger.Warn("ingest: purge intake", "partition", p.n, "err", err)
+		p.s.set.Logger.WarnContext(ctx, "ingest: purge intake", slog.Any("partition", p.n), slog.Any("err", err))
 	})
 }
 
 func (p *partition) run(ctx context.Context) error {
-	log := p.s.set.Logger.With("partition", p.n)
+	log := p.s.set.Logger.With(slog.Any("partition", p.n))
 	msgs := make(chan jetstream.Msg, p.s.cfg.BatchSize)
 	done := make(chan struct{})
 	cc, err := p.cons.Consume(func(m jetstream.Msg) {
@@ -52,7 +53,7 @@ func (p *partition) run(ctx context.Context) error {
 		jetstream.PullPriorityGroup(subject.IntakeGroup),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 			if !errors.Is(err, jetstream.ErrNoHeartbeat) && !errors.Is(err, jetstream.ErrConnectionClosed) {
-				log.Debug("ingest consume", "err", err)
+				log.DebugContext(ctx, "ingest consume", slog.Any("err", err))
 			}
 		}),
 	)
@@ -143,7 +144,7 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) error {
 			defer mu.Unlock()
 			switch {
 			case errors.Is(err, ledger.ErrChainUnreadable):
-				p.s.set.Logger.Error("ingest: session chain head unreadable; recording its events in the _rejected chain", "chain", c, "err", err)
+				p.s.set.Logger.ErrorContext(ctx, "ingest: session chain head unreadable; recording its events in the _rejected chain", slog.String("chain", c), slog.Any("err", err))
 				for _, i := range idx {
 					entries[i] = redirect(entries[i], err)
 				}
@@ -185,7 +186,7 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) error {
 	}
 	for _, m := range batch {
 		if err := m.Ack(); err != nil {
-			p.s.set.Logger.Warn("ingest: ack", "err", err)
+			p.s.set.Logger.WarnContext(ctx, "ingest: ack", slog.Any("err", err))
 		}
 	}
 	p.s.m.batchSize.Observe(float64(len(batch)))
@@ -235,7 +236,7 @@ func (p *partition) appendAtomic(ctx context.Context, all []*schemas.Entry, orde
 	if err != nil {
 		// Expected now and then (a verifier or gatekeeper appended to one
 		// of the sessions); those chains go one by one.
-		p.s.set.Logger.Debug("ingest: atomic batch not committed; appending its sessions one by one", "err", err)
+		p.s.set.Logger.DebugContext(ctx, "ingest: atomic batch not committed; appending its sessions one by one", slog.Any("err", err))
 	}
 	for i, r := range res {
 		if !r.Done {
@@ -364,7 +365,7 @@ func retry(ctx context.Context, s *Service, op func() error) error {
 			return err
 		}
 		s.m.retries.Inc()
-		s.set.Logger.Warn("ingest: transient failure, retrying", "err", err, "backoff", backoff)
+		s.set.Logger.WarnContext(ctx, "ingest: transient failure, retrying", slog.Any("err", err), slog.Duration("backoff", backoff))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,7 +72,7 @@ func (s *Service) archiveTail(ctx context.Context, name string) (tail, error) {
 				return t, err
 			}
 		}
-		s.set.Logger.Info("rotator: removed a segment that was uploaded but never verified; archiving it again", "stream", name, "segment", it.name)
+		s.set.Logger.InfoContext(ctx, "rotator: removed a segment that was uploaded but never verified; archiving it again", slog.String("stream", name), slog.String("segment", it.name))
 	}
 	if newest == nil {
 		return t, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -59,7 +60,7 @@ func (s *Service) rotateKeys(ctx context.Context, now time.Time) (string, error)
 				return "", fmt.Errorf("scheduled key rotation: %w", err)
 			}
 			rotated = r.New.KeyID
-			s.set.Logger.Info("rotator: rotated the signing key", "new", r.New.KeyID, "overlap", s.cfg.KeyOverlap, "retired", len(r.Retired))
+			s.set.Logger.InfoContext(ctx, "rotator: rotated the signing key", slog.String("new", r.New.KeyID), slog.Duration("overlap", s.cfg.KeyOverlap), slog.Int("retired", len(r.Retired)))
 		}
 	}
 	return rotated, s.recordKeys(ctx, now, rotated)
@@ -165,7 +166,7 @@ func (s *Service) recheckpoint(ctx context.Context, now time.Time, k schemas.Key
 		}
 		for seg := range sigOnly {
 			if bad[seg] {
-				s.set.Logger.Error("rotator: a checkpoint by the revoked key covers a segment that does not verify; not re-signing it", "stream", name, "segment", seg, "key", k.KeyID)
+				s.set.Logger.ErrorContext(ctx, "rotator: a checkpoint by the revoked key covers a segment that does not verify; not re-signing it", slog.String("stream", name), slog.Any("segment", seg), slog.String("key", k.KeyID))
 				continue
 			}
 			cpRaw, err := s.store.Get(ctx, archive.CheckpointKey(name, seg))
@@ -205,7 +206,7 @@ func (s *Service) recheckpoint(ctx context.Context, now time.Time, k schemas.Key
 		return err
 	}
 	if resigned > 0 {
-		s.set.Logger.Warn("rotator: re-signed checkpoints made by a revoked key after its compromise time", "key", k.KeyID, "compromise", at, "segments", resigned)
+		s.set.Logger.WarnContext(ctx, "rotator: re-signed checkpoints made by a revoked key after its compromise time", slog.String("key", k.KeyID), slog.Any("compromise", at), slog.Any("segments", resigned))
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"syscall"
@@ -181,7 +182,7 @@ func (s *Service) Open(ctx context.Context) error {
 		_ = st.Close()
 		return fmt.Errorf("rotator: first signing key: %w", err)
 	} else if created {
-		s.set.Logger.Info("rotator: created the first signing key", "keyid", k.KeyID, "algorithm", k.Algorithm, "dir", s.cfg.KeyDir)
+		s.set.Logger.InfoContext(ctx, "rotator: created the first signing key", slog.String("keyid", k.KeyID), slog.String("algorithm", k.Algorithm), slog.Any("dir", s.cfg.KeyDir))
 	}
 	return nil
 }
@@ -207,8 +208,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	defer sub.Unsubscribe() //nolint:errcheck // the connection may be gone at shutdown
 	s.ready.SetReady()
-	s.set.Logger.Info("rotator running", "archive", s.cfg.ArchiveURL, "interval", s.cfg.Interval, "hot_window", s.cfg.HotWindow,
-		"protect_window", s.cfg.ProtectWindow, "archive_retention", s.cfg.ArchiveRetention, "key_rotation_period", s.cfg.KeyRotationPeriod)
+	s.set.Logger.InfoContext(ctx, "rotator running", slog.String("archive", s.cfg.ArchiveURL), slog.Duration("interval", s.cfg.Interval), slog.Duration("hot_window", s.cfg.HotWindow), slog.Duration("protect_window", s.cfg.ProtectWindow), slog.Duration("archive_retention", s.cfg.ArchiveRetention), slog.Duration("key_rotation_period", s.cfg.KeyRotationPeriod))
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
 	warned := false
@@ -218,13 +218,13 @@ func (s *Service) Run(ctx context.Context) error {
 				break
 			}
 			s.m.passErrors.Inc()
-			s.set.Logger.Error("rotator pass failed; the next pass retries", "err", err)
+			s.set.Logger.ErrorContext(ctx, "rotator pass failed; the next pass retries", slog.Any("err", err))
 		} else {
 			if !rep.empty() {
-				s.set.Logger.Info("rotator pass", rep.logAttrs()...)
+				s.set.Logger.InfoContext(ctx, "rotator pass", rep.logAttrs()...)
 			}
 			if rep.TrimDisabled != "" && !warned {
-				s.set.Logger.Warn("rotator: hot retention is off", "why", rep.TrimDisabled)
+				s.set.Logger.WarnContext(ctx, "rotator: hot retention is off", slog.Any("why", rep.TrimDisabled))
 				warned = true
 			}
 		}
@@ -236,7 +236,7 @@ func (s *Service) Run(ctx context.Context) error {
 		break
 	}
 	s.ready.NotReady("stopped")
-	s.set.Logger.Info("rotator stopped")
+	s.set.Logger.InfoContext(ctx, "rotator stopped")
 	return nil
 }
 
@@ -256,7 +256,10 @@ func (r PassReport) empty() bool {
 }
 
 func (r PassReport) logAttrs() []any {
-	return []any{"rotated", r.Rotated, "segments", len(r.Segments), "messages", r.Messages, "trimmed_chains", r.TrimmedChains, "trimmed_messages", r.TrimmedMsgs, "deleted_segments", len(r.Deleted)}
+	return []any{
+		slog.Any("rotated", r.Rotated), slog.Int("segments", len(r.Segments)), slog.Any("messages", r.Messages),
+		slog.Any("trimmed_chains", r.TrimmedChains), slog.Any("trimmed_messages", r.TrimmedMsgs), slog.Int("deleted_segments", len(r.Deleted)),
+	}
 }
 
 // Pass runs one rotation pass at the clock's time.

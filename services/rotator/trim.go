@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -178,7 +179,7 @@ func (s *Service) compactAnchor(ctx context.Context, c string, first *blockHead)
 		if st.N == first.firstN-1 && st.Hash == first.firstPrev {
 			an.Starts = []ledger.Start{st}
 			if err := s.anchors.Put(ctx, an, rev); err != nil {
-				s.set.Logger.Warn("rotator: anchor bookkeeping failed; the next pass retries", "chain", c, "err", err)
+				s.set.Logger.WarnContext(ctx, "rotator: anchor bookkeeping failed; the next pass retries", slog.String("chain", c), slog.Any("err", err))
 			}
 			return
 		}

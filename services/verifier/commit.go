@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -123,7 +124,7 @@ func (s *Service) commitVerdicts(ctx context.Context, items []verdictAppend) []a
 	}
 	res, err := s.appender.AppendBatch(ctx, groups)
 	if err != nil {
-		s.set.Logger.Debug("verifier: verdicts left to single appends", "err", err)
+		s.set.Logger.DebugContext(ctx, "verifier: verdicts left to single appends", slog.Any("err", err))
 	}
 	for k, r := range res {
 		if r.Done {
@@ -179,7 +180,7 @@ func (s *Service) commitAttestations(ctx context.Context, msgs []*nats.Msg) []at
 				var apiErr *jetstream.APIError
 				refused := errors.As(err, &apiErr)
 				if refused && apiErr.ErrorCode == stream.ErrCodeAtomicDisabled && !s.attestAtomicOff.Swap(true) {
-					s.set.Logger.Warn("verifier: ATTEST does not allow atomic batches (allow_atomic); storing attestations one at a time", "err", err)
+					s.set.Logger.WarnContext(ctx, "verifier: ATTEST does not allow atomic batches (allow_atomic); storing attestations one at a time", slog.Any("err", err))
 				}
 				if err != nil && !refused {
 					for _, i := range idx {

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"sync"
@@ -266,13 +267,13 @@ func (s *Service) Run(ctx context.Context) error {
 		})
 	}
 	s.ready.SetReady()
-	log.Info("verifier running", "id", s.cfg.ID, "policy", s.policy.Version, "policy_digest", s.policy.Digest, "keys", s.signer.KeyIDs(), "workers", s.cfg.Workers)
+	log.InfoContext(ctx, "verifier running", slog.String("id", s.cfg.ID), slog.String("policy", s.policy.Version), slog.String("policy_digest", s.policy.Digest), slog.Any("keys", s.signer.KeyIDs()), slog.Any("workers", s.cfg.Workers))
 	<-ctx.Done()
 	s.ready.NotReady("stopped")
 	cc.Stop()
 	cancel()
 	wg.Wait()
-	log.Info("verifier stopped")
+	log.InfoContext(ctx, "verifier stopped")
 	return nil
 }
 
@@ -281,7 +282,7 @@ func (s *Service) Run(ctx context.Context) error {
 func (s *Service) purgeLoop(ctx context.Context, claims jetstream.Stream, cons jetstream.Consumer) {
 	p := stream.Purger{Stream: claims, Consumer: cons}
 	p.Run(ctx, s.cfg.PurgeInterval, func(n uint64) { s.m.purged.Add(float64(n)) }, func(err error) {
-		s.set.Logger.Warn("verifier: purge answered requests", "err", err)
+		s.set.Logger.WarnContext(ctx, "verifier: purge answered requests", slog.Any("err", err))
 	})
 }
 
@@ -294,11 +295,11 @@ func (s *Service) reloadKeys() {
 		err = s.signer.Reload(keys, s.keys, s.set.Clock.Now())
 	}
 	if err != nil {
-		s.set.Logger.Error("verifier: the signing keys could not be reloaded; signing with the previous ones while they are valid", "err", err)
+		s.set.Logger.Error("verifier: the signing keys could not be reloaded; signing with the previous ones while they are valid", slog.Any("err", err))
 		return
 	}
 	if after := s.signer.KeyIDs(); fmt.Sprint(after) != before {
-		s.set.Logger.Info("verifier: signing keys changed", "keys", after)
+		s.set.Logger.Info("verifier: signing keys changed", slog.Any("keys", after))
 	}
 }
 
@@ -341,19 +342,19 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		_ = m.Ack()
 		s.m.latency.Observe(time.Since(start).Seconds())
 	case errors.Is(err, errUnknownSession):
-		s.set.Logger.Warn("verifier: claim for an unknown session", "subject", m.Subject(), "err", err)
+		s.set.Logger.WarnContext(ctx, "verifier: claim for an unknown session", slog.String("subject", m.Subject()), slog.Any("err", err))
 		s.m.dropped.Inc()
 		s.replyError(m.Data(), err)
 		_ = m.Term()
 	case errors.Is(err, errPermanent) || errors.Is(err, chain.ErrFault):
-		s.set.Logger.Error("verifier: claim request cannot be decided", "subject", m.Subject(), "err", err)
+		s.set.Logger.ErrorContext(ctx, "verifier: claim request cannot be decided", slog.String("subject", m.Subject()), slog.Any("err", err))
 		s.m.dropped.Inc()
 		s.replyError(m.Data(), err)
 		_ = m.Term()
 	case ctx.Err() != nil:
 		// Shutting down: the request comes back to a verifier.
 	default:
-		s.set.Logger.Warn("verifier: claim request will be retried", "subject", m.Subject(), "err", err)
+		s.set.Logger.WarnContext(ctx, "verifier: claim request will be retried", slog.String("subject", m.Subject()), slog.Any("err", err))
 		_ = m.NakWithDelay(time.Second)
 	}
 }

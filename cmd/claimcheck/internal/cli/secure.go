@@ -57,13 +57,13 @@ func secure(dataDir, keyFile string, log *slog.Logger) (*secured, error) {
 		return nil, fmt.Errorf("nats authority: %w", err)
 	}
 	if created {
-		log.Info("created the NATS authority: every client now needs credentials", "dir", authDir)
+		log.Info("created the NATS authority: every client now needs credentials", slog.String("dir", authDir))
 	}
 	store := filepath.Join(dataDir, storeSubdir)
 	if moved, err := embedded.AdoptGlobalAccount(store, a.AccountKey()); err != nil {
 		return nil, err
 	} else if moved {
-		log.Info("moved the JetStream data of a claimcheck without authentication into the claimcheck account", "account", a.AccountKey())
+		log.Info("moved the JetStream data of a claimcheck without authentication into the claimcheck account", slog.Any("account", a.AccountKey()))
 	}
 	srv, err := a.Server(filepath.Join(authDir, resolverSubdir))
 	if err != nil {
@@ -77,13 +77,13 @@ func secure(dataDir, keyFile string, log *slog.Logger) (*secured, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Stat(filepath.Join(store, "jetstream")); serr == nil {
 			// The store was written in the clear; this start encrypts it.
-			log.Info("encrypting the existing JetStream store at rest with a new key", "key", keyFile)
+			log.Info("encrypting the existing JetStream store at rest with a new key", slog.String("key", keyFile))
 			changed, err := embedded.PrepareEncryption(store)
 			if err != nil {
 				return nil, err
 			}
 			if len(changed) > 0 {
-				log.Info("prepared the streams that never held a message for encryption", "streams", strings.Join(changed, ","))
+				log.Info("prepared the streams that never held a message for encryption", slog.Any("streams", strings.Join(changed, ",")))
 			}
 		}
 		key, err = newKey(keyFile)

@@ -249,7 +249,7 @@ func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured,
 	if k, created, err := keyring.EnsureFirst(ctx, keys, keyring.Dir{Path: cfg.Verifier.KeyDir}, keyring.ECDSA, time.Now()); err != nil {
 		return err
 	} else if created {
-		log.Info("created the first signing key", "keyid", k.KeyID, "algorithm", k.Algorithm, "dir", cfg.Verifier.KeyDir, "fingerprint", k.Fingerprint)
+		log.InfoContext(ctx, "created the first signing key", slog.String("keyid", k.KeyID), slog.String("algorithm", k.Algorithm), slog.Any("dir", cfg.Verifier.KeyDir), slog.String("fingerprint", k.Fingerprint))
 	}
 	// claimcheck-hook on this machine trusts decisions signed by these keys.
 	path := hookKeysPath(a.env.Getenv)
@@ -257,21 +257,21 @@ func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured,
 		return nil
 	}
 	if n, err := writeHookKeys(ctx, keys, path); err != nil {
-		log.Warn("could not write the key set claimcheck-hook trusts; gated hooks will fail closed", "path", path, "err", err)
+		log.WarnContext(ctx, "could not write the key set claimcheck-hook trusts; gated hooks will fail closed", slog.String("path", path), slog.Any("err", err))
 	} else {
-		log.Info("wrote the key set claimcheck-hook trusts", "path", path, "keys", n)
+		log.InfoContext(ctx, "wrote the key set claimcheck-hook trusts", slog.String("path", path), slog.Any("keys", n))
 	}
 	// Keep it current: the rotator rotates keys on a schedule, and a hook
 	// that does not know the new key fails closed once the old one stops
 	// signing.
 	if err := keys.Watch(ctx, func() {
 		if n, err := writeHookKeys(ctx, keys, path); err != nil {
-			log.Warn("could not rewrite the key set claimcheck-hook trusts after a registry change", "path", path, "err", err)
+			log.WarnContext(ctx, "could not rewrite the key set claimcheck-hook trusts after a registry change", slog.String("path", path), slog.Any("err", err))
 		} else {
-			log.Info("rewrote the key set claimcheck-hook trusts after a registry change", "path", path, "keys", n)
+			log.InfoContext(ctx, "rewrote the key set claimcheck-hook trusts after a registry change", slog.String("path", path), slog.Any("keys", n))
 		}
 	}); err != nil {
-		log.Warn("cannot watch the key registry; rerun `claimcheck hooks install` after key changes", "err", err)
+		log.WarnContext(ctx, "cannot watch the key registry; rerun `claimcheck hooks install` after key changes", slog.Any("err", err))
 	}
 	return nil
 }
@@ -292,7 +292,7 @@ func (a *app) startServices(srv *embedded.Server, sec *secured, cfg upConfig, re
 			return names, svcs, conns, err
 		}
 		conns = append(conns, nc)
-		set := service.Settings{Conn: nc, Logger: log.With("service", name), Metrics: reg, Clock: clock.Real{}, Name: name, CheckStreams: true}
+		set := service.Settings{Conn: nc, Logger: log.With(slog.String("service", name)), Metrics: reg, Clock: clock.Real{}, Name: name, CheckStreams: true}
 		var svc runnable
 		switch name {
 		case "ingest":
