@@ -5,7 +5,9 @@ package scrub
 // text through the generic-api-key expression.
 
 import (
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -68,6 +70,33 @@ func BenchmarkScrubToolOutput(b *testing.B) {
 			b.SetBytes(int64(len(p)))
 			for b.Loop() {
 				if _, _, err := c.s.JSON(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkScrubPathological scrubs the hostile inputs of
+// TestPathologicalInputIsBounded and, as the baseline of the same run, a
+// plain tool output of the same size: the ratio of their ns/op is the cost
+// of the hostility.
+func BenchmarkScrubPathological(b *testing.B) {
+	s, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	plain := strings.Repeat("ok  \tgithub.com/acme/app/internal/store\t0.412s\n", (256<<10)/48)
+	cases := map[string]string{"plain": plain}
+	for name, body := range pathological {
+		cases[name] = body
+	}
+	for _, name := range slices.Sorted(maps.Keys(cases)) {
+		p := []byte(`{"x":` + strconv.Quote(cases[name]) + `}`)
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(p)))
+			for b.Loop() {
+				if _, _, err := s.JSON(p); err != nil {
 					b.Fatal(err)
 				}
 			}
