@@ -20,6 +20,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/identity"
+	"github.com/claimcheck/claimcheck/pkg/intake"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
@@ -241,15 +242,13 @@ func (a *app) requestVerdict(cmd *cobra.Command, nc *nats.Conn, js jetstream.Jet
 	if err != nil {
 		return v, err
 	}
-	env, err := envelope.Event(eventID, session, schemas.ClaimRequestEvent, 0, time.Now(), r.src, payload)
-	if err != nil {
+	pub := intake.Publisher{JS: js, Origin: subject.OriginHook, Name: r.hostTok}
+	if err := pub.Event(cmd.Context(), eventID, session, schemas.ClaimRequestEvent, time.Now(), r.src, payload); err != nil {
+		var perr *intake.PublishError
+		if errors.As(err, &perr) {
+			return v, &exitError{ClaimTransport, fmt.Errorf("publish the claim request: %w", err)}
+		}
 		return v, &exitError{ClaimBadInput, err}
-	}
-	msg := nats.NewMsg(subject.Intake(subject.OriginHook, r.hostTok, session, id.EventToken(schemas.ClaimRequestEvent)))
-	msg.Data = env
-	msg.Header.Set(jetstream.MsgIDHeader, eventID)
-	if _, err := js.PublishMsg(cmd.Context(), msg); err != nil {
-		return v, &exitError{ClaimTransport, fmt.Errorf("publish the claim request: %w", err)}
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 	defer cancel()

@@ -10,15 +10,13 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/config"
-	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/identity"
+	"github.com/claimcheck/claimcheck/pkg/intake"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
@@ -147,14 +145,8 @@ the PreToolUse gate denies agents running it.`,
 			if err != nil {
 				return err
 			}
-			env, err := envelope.Event(eventID, session, schemas.GateOverrideEvent, 0, time.Now(), src, payload)
-			if err != nil {
-				return &exitError{ExitError, err}
-			}
-			msg := nats.NewMsg(subject.Intake(subject.OriginOperator, name, session, id.EventToken(schemas.GateOverrideEvent)))
-			msg.Data = env
-			msg.Header.Set(jetstream.MsgIDHeader, eventID)
-			if _, err := js.PublishMsg(cmd.Context(), msg); err != nil {
+			pub := intake.Publisher{JS: js, Origin: subject.OriginOperator, Name: name}
+			if err := pub.Event(cmd.Context(), eventID, session, schemas.GateOverrideEvent, time.Now(), src, payload); err != nil {
 				return &exitError{ExitError, fmt.Errorf("record the override: %w", err)}
 			}
 			fmt.Fprintf(a.env.Stdout, "override %s recorded for session %s: its next Stop is let through\n", eventID, session)

@@ -1,0 +1,71 @@
+// Package intake publishes envelopes to the INTAKE stream: the one way a
+// process other than the hook (the gatekeeper's own records, its HTTP
+// endpoint, claimcheck claim and gate override) puts an event in front of
+// ingest. The hook, built without nats.go, publishes with pkg/oneshot to
+// the same subjects.
+package intake
+
+import (
+	"context"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/envelope"
+	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/subject"
+)
+
+// Publisher publishes as one origin (subject.OriginHook, ...) and name (the
+// host or service the client's identity is bound to): ingest admits an
+// envelope only on the subjects of its publisher's own origin and name.
+type Publisher struct {
+	JS     jetstream.JetStream
+	Origin string
+	Name   string
+}
+
+// Msg is the INTAKE message of envelope env, for chain (a session, or
+// schemas.RejectedChain) and hookEvent; msgID is its JetStream dedupe id,
+// so a retried publication is stored once.
+func (p Publisher) Msg(chain, hookEvent, msgID string, env []byte) *nats.Msg {
+	msg := nats.NewMsg(subject.Intake(p.Origin, p.Name, chain, id.EventToken(hookEvent)))
+	msg.Header.Set(jetstream.MsgIDHeader, msgID)
+	msg.Data = env
+	return msg
+}
+
+// Publish publishes env and waits for JetStream to store it.
+func (p Publisher) Publish(ctx context.Context, chain, hookEvent, msgID string, env []byte) error {
+	_, err := p.JS.PublishMsg(ctx, p.Msg(chain, hookEvent, msgID, env))
+	return err
+}
+
+// PublishAsync publishes env without waiting; the future reports the
+// outcome.
+func (p Publisher) PublishAsync(chain, hookEvent, msgID string, env []byte) (jetstream.PubAckFuture, error) {
+	return p.JS.PublishMsgAsync(p.Msg(chain, hookEvent, msgID, env))
+}
+
+// Event wraps raw, a valid event of session, in an envelope
+// (envelope.Event) and publishes it with its event id as the dedupe id.
+// An error building the envelope is returned as is (envelope.Event names
+// what was wrong); a publication error comes as a *PublishError.
+func (p Publisher) Event(ctx context.Context, eventID, session, hookEvent string, at time.Time, src envelope.Source, raw []byte) error {
+	env, err := envelope.Event(eventID, session, hookEvent, 0, at, src, raw)
+	if err != nil {
+		return err
+	}
+	if err := p.Publish(ctx, session, hookEvent, eventID, env); err != nil {
+		return &PublishError{Err: err}
+	}
+	return nil
+}
+
+// PublishError is a failure to publish, as distinct from input that could
+// not be wrapped in an envelope.
+type PublishError struct{ Err error }
+
+func (e *PublishError) Error() string { return e.Err.Error() }
+func (e *PublishError) Unwrap() error { return e.Err }
