@@ -44,14 +44,14 @@ e2e: build
 # baselines measured in the same run; see docs/performance.md).
 # BENCHFLAGS=-quick for a short run.
 bench: build
-	cd e2e && $(GO) run ./cmd/ccbench -bin $(BIN) $(BENCHFLAGS)
+	cd bench && $(GO) run ./cmd/ccbench -bin $(BIN) $(BENCHFLAGS)
 
 # golangci-lint is pinned in tools/go.mod (outside the workspace) and built
 # from there; it then runs in workspace mode over every module.
 lint:
 	@mkdir -p $(BIN)
 	cd tools && GOWORK=off $(GO) build -o $(BIN)/golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
-	@set -e; for m in $(MODULES) e2e; do echo "== lint $$m"; (cd $$m && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml ./...); done
+	@set -e; for m in $(MODULES) e2e bench; do echo "== lint $$m"; (cd $$m && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml ./...); done
 	@echo "== lint the lean hook build (-tags oneshot_notls)"
 	cd pkg && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml --build-tags oneshot_notls ./oneshot/... ./decision/...
 	cd cmd/claimcheck-hook && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml --build-tags oneshot_notls ./...

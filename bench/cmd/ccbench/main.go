@@ -480,7 +480,7 @@ func ingestBench(o options, tmp string) error {
 	fmt.Printf("    fixed: the %d-byte hookPayload with the session's id; realistic outputs (seeded): 1 in 2 events a Bash output of 1–4 KB\n", len(hookPayload))
 	fmt.Println("    (go test -v, git log, grep -rn, curl -v), half of those mentioning a keyword in ordinary lines (`auth: ok`, `token refreshed`,")
 	fmt.Println("    `export API_URL=https://api.example.com`), no secrets; the rest the fixed payload. Keywords make scrub scan windows with generic-api-key.")
-	fmt.Println("  target: ingest ≥ 20,000 ev/s sustained (see README for which workloads meet it)")
+	fmt.Println("  target: ingest ≥ 20,000 ev/s sustained (see Targets in docs/performance.md for which workloads meet it)")
 	return nil
 }
 
