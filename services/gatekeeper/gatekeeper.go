@@ -1,9 +1,10 @@
 // Package gatekeeper answers the agent's synchronous Stop and PreToolUse
 // hooks. Any number of gatekeepers share the gate subjects through a NATS
-// queue group. Each answers from its own projection of LEDGER and ATTEST
-// (rebuilt by replay at start, then followed), signs every decision with a
-// key from the registry over {session, event, nonce, decision, ledger head,
-// expiry}, replies, and records the decision in the session's chain.
+// queue group. Each answers from its own view of LEDGER and ATTEST
+// (internal/view: rebuilt by replay at start, then followed), signs every
+// decision with a key from the registry over {session, event, nonce,
+// decision, ledger head, expiry}, replies, and records the decision in the
+// session's chain.
 package gatekeeper
 
 import (
@@ -33,6 +34,7 @@ import (
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/pretool"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/view"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/watch"
 )
 
@@ -156,7 +158,8 @@ type Service struct {
 	js       jetstream.JetStream
 	pretool  *pretool.Policy
 	runtime  pretool.Runtime
-	proj     *projection
+	view     *view.View
+	watch    *watch.Watch
 	signer   *keyring.Signer
 	registry *keyring.Registry
 	verify   atomic.Pointer[keyring.Set]
@@ -199,10 +202,12 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	w := watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
+		CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow})
 	s := &Service{
 		cfg: cfg, set: set, js: js, pretool: p, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home},
-		proj: newProjection(cfg.MaxTrail, cfg.MaxEnvelopes, watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
-			CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow})), keys: keyring.Dir{Path: cfg.KeyDir}, m: m,
+		view: view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w}), watch: w,
+		keys: keyring.Dir{Path: cfg.KeyDir}, m: m,
 		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
 	}
 	s.ready.NotReady("starting")
@@ -260,11 +265,11 @@ func (s *Service) Run(ctx context.Context) error {
 	s.policies = newPolicyCache(pkv)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := s.proj.start(runCtx, s.js); err != nil {
+	if err := s.view.Follow(runCtx, s.js); err != nil {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	start := time.Now()
-	if err := s.proj.caughtUp(ctx); err != nil {
+	if err := s.view.CaughtUp(ctx); err != nil {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	log.Info("gatekeeper: projection replayed", "took", time.Since(start).Round(time.Millisecond))
@@ -366,7 +371,7 @@ func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte,
 	started := time.Now()
 	req, host, err := decodeRequest(subj, data)
 	if err == nil {
-		if owner := s.proj.owner(req.SessionID); owner != "" && owner != host {
+		if owner := s.view.Owner(req.SessionID); owner != "" && owner != host {
 			err = fmt.Errorf("%w: session %s is host %s's; host %s may not ask about it", ErrBadRequest, req.SessionID, owner, host)
 		}
 	}
@@ -404,7 +409,7 @@ func (s *Service) finish(ctx context.Context, d *schemas.GateDecision, started t
 	// override requests and alerts behind them are recorded anyway).
 	if id.CheckSession(d.SessionID) == nil && (d.HookEvent != "UserPromptSubmit" || d.SystemMessage != "") {
 		if d.HookEvent == "Stop" {
-			s.proj.decided(d.SessionID, *d)
+			s.view.Decided(d.SessionID, *d)
 		}
 		s.record(*d, env)
 	}
@@ -478,7 +483,7 @@ func (s *Service) decidePreTool(req schemas.GateRequest) schemas.GateDecision {
 	r := s.pretool.Decide(pretool.Input{AgentType: p.AgentType, ToolName: p.ToolName, ToolInput: p.ToolInput, Cwd: p.Cwd}, s.runtime)
 	d.Decision, d.Rule, d.Reason = r.Decision, r.Rule, r.Reason
 	d.Policy = &schemas.PolicyRef{Version: s.pretool.Version, Digest: s.pretool.Digest}
-	d.LedgerHead = s.proj.head(req.SessionID)
+	d.LedgerHead = s.view.Head(req.SessionID)
 	return d
 }
 
