@@ -255,7 +255,7 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	s.verify.Store(vs)
-	if err := reg.Watch(ctx, s.reloadKeys); err != nil {
+	if err := reg.Watch(ctx, func() { s.reloadKeys(ctx) }); err != nil {
 		return fmt.Errorf("gatekeeper: watch key registry: %w", err)
 	}
 	pkv, err := s.js.KeyValue(ctx, stream.BucketPolicies)
@@ -281,13 +281,19 @@ func (s *Service) Run(ctx context.Context) error {
 			case <-runCtx.Done():
 				return
 			case <-t.C:
-				s.reloadKeys()
+				s.reloadKeys(runCtx)
 			}
 		}
 	}()
+	// Requests are decided under Run's context without its cancellation: a
+	// request received before shutdown is still answered (Run drains the
+	// subscriptions, then waits for the requests in flight), and what a
+	// request waits for is bounded on its own (stop_wait, the attestation
+	// look-up's 2 s).
+	serve := s.serve(context.WithoutCancel(ctx))
 	var subs []*nats.Subscription
 	for _, kind := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt, subject.GatePing} {
-		handler := s.serve
+		handler := serve
 		if kind == subject.GatePing {
 			handler = func(m *nats.Msg) { _ = m.Respond([]byte("ok " + s.cfg.ID)) }
 		}
@@ -327,8 +333,10 @@ func (s *Service) Run(ctx context.Context) error {
 	return nil
 }
 
-func (s *Service) reloadKeys() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// reloadKeys reloads the signing and verification keys; ctx is Run's (a
+// reload outlives no request).
+func (s *Service) reloadKeys(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	keys, err := s.registry.List(ctx)
 	if err == nil {
@@ -345,17 +353,20 @@ func (s *Service) reloadKeys() {
 	s.verify.Store(vs)
 }
 
-// serve is the NATS handler: bounded concurrency, one goroutine per request
-// (a Stop may wait for its event to reach the projection).
-func (s *Service) serve(m *nats.Msg) {
-	s.inflight <- struct{}{}
-	go func() {
-		defer func() { <-s.inflight }()
-		env, _ := s.Handle(context.Background(), m.Subject, m.Data)
-		if env != nil {
-			_ = m.Respond(env)
-		}
-	}()
+// serve returns the NATS handler: bounded concurrency, one goroutine per
+// request (a Stop may wait for its event to reach the view), each decided
+// under ctx.
+func (s *Service) serve(ctx context.Context) nats.MsgHandler {
+	return func(m *nats.Msg) {
+		s.inflight <- struct{}{}
+		go func() {
+			defer func() { <-s.inflight }()
+			env, _ := s.Handle(ctx, m.Subject, m.Data)
+			if env != nil {
+				_ = m.Respond(env)
+			}
+		}()
+	}
 }
 
 // ErrBadRequest is wrapped by errors about the request itself; the reply is

@@ -161,7 +161,7 @@ func newFlow(t *testing.T, mutate func(*gatekeeper.Config)) *flow {
 	if f.svc, err = gatekeeper.New(cfg, service.Settings{Conn: gc, Metrics: f.reg}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- f.svc.Run(ctx) }()
 	natstest.Eventually(t, 10*time.Second, f.svc.Ready)

@@ -68,7 +68,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, cfg Config, session str
 	var steps []*ReplayStep
 	byEvent := map[string]*ReplayStep{}
 	err = v.Walk(ctx, session, func(g view.Gated) {
-		step := s.replayStep(session, g)
+		step := s.replayStep(ctx, session, g)
 		steps = append(steps, step)
 		byEvent[step.EventID] = step
 	}, func(d schemas.GateDecision) {
@@ -86,7 +86,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, cfg Config, session str
 }
 
 // replayStep decides a gated event again.
-func (s *Service) replayStep(session string, g view.Gated) *ReplayStep {
+func (s *Service) replayStep(ctx context.Context, session string, g view.Gated) *ReplayStep {
 	e := g.Entry
 	req := schemas.GateRequest{V: 1, EventID: e.EventID, SessionID: session, HookEvent: e.HookEvent, Payload: []byte(*e.Payload)}
 	d := schemas.GateDecision{V: 1, SessionID: session, HookEvent: e.HookEvent, EventID: e.EventID, Source: "replay", IssuedAt: time.Now().UTC().Format(time.RFC3339Nano)}
@@ -107,7 +107,7 @@ func (s *Service) replayStep(session string, g view.Gated) *ReplayStep {
 			Active  bool   `json:"stop_hook_active"`
 		}
 		_ = json.Unmarshal([]byte(*e.Payload), &p, json.RejectUnknownMembers(false))
-		d = s.judgeStop(d, req, g.Snapshot, p.Message, p.Active)
+		d = s.judgeStop(ctx, d, req, g.Snapshot, p.Message, p.Active)
 		step.Summary = clipText(p.Message, 100)
 	}
 	step.Decision = d

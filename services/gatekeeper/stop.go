@@ -35,11 +35,12 @@ func (s *Service) decideStop(ctx context.Context, req schemas.GateRequest) schem
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.StopWait)
 	snap := s.view.WaitStop(wctx, req.SessionID, req.EventID)
 	cancel()
-	return s.judgeStop(d, req, snap, p.LastAssistantMessage, p.StopHookActive)
+	return s.judgeStop(ctx, d, req, snap, p.LastAssistantMessage, p.StopHookActive)
 }
 
-// judgeStop decides a Stop against a snapshot of its session.
-func (s *Service) judgeStop(d schemas.GateDecision, req schemas.GateRequest, snap view.Snapshot, message string, stopHookActive bool) schemas.GateDecision {
+// judgeStop decides a Stop against a snapshot of its session; ctx bounds
+// the look-ups of the attestations it cites.
+func (s *Service) judgeStop(ctx context.Context, d schemas.GateDecision, req schemas.GateRequest, snap view.Snapshot, message string, stopHookActive bool) schemas.GateDecision {
 	d.LedgerHead = snap.Head
 	switch {
 	case snap.Broken != nil:
@@ -60,7 +61,7 @@ func (s *Service) judgeStop(d schemas.GateDecision, req schemas.GateRequest, sna
 		StopHookActive: stopHookActive, ConsecutiveBlocks: snap.Blocks, Cap: s.cfg.StopBlockCap,
 		Override: snap.Override, OverrideReason: snap.OverrideReason,
 	}
-	r := stopgate.Decide(in)
+	r := stopgate.Decide(ctx, in)
 	d.Decision, d.Rule, d.Reasons, d.NextStep = r.Decision, r.Rule, r.Reasons, r.NextStep
 	d.Reason, d.SystemMessage, d.Capped, d.Override = r.Reason(), r.SystemMessage, r.Capped, r.Override
 	d.ConsecutiveBlocks = snap.Blocks
@@ -85,11 +86,13 @@ type sessionEvidence struct {
 	snap    view.Snapshot
 }
 
-func (e *sessionEvidence) Attestation(attID string) (stopgate.Attestation, error) {
+// Attestation looks a cited attestation up (within 2 s of ctx: the view may
+// wait to catch up with ATTEST, or read the envelope back) and checks it.
+func (e *sessionEvidence) Attestation(ctx context.Context, attID string) (stopgate.Attestation, error) {
 	var a stopgate.Attestation
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	stored, ok, err := e.s.view.Attestation(ctx, attID)
+	stored, ok, err := e.s.view.Attestation(lctx, attID)
 	switch {
 	case !ok && err != nil:
 		e.s.countAttRead("failed")
@@ -115,7 +118,7 @@ func (e *sessionEvidence) Attestation(attID string) (stopgate.Attestation, error
 	if v.SessionID != e.session || v.Verdict != schemas.Pass || c.Statement.Predicate.AttestationID != attID {
 		return a, errors.New("its statement does not attest a PASS of this session under this id")
 	}
-	pol, err := e.s.policies.get(context.Background(), v.Policy.Digest)
+	pol, err := e.s.policies.get(ctx, v.Policy.Digest)
 	if err != nil {
 		return a, fmt.Errorf("its policy %s (%s): %w", v.Policy.Version, v.Policy.Digest, err)
 	}
