@@ -153,17 +153,17 @@ const QueueGroup = "gatekeeper"
 
 // Service is a running gatekeeper.
 type Service struct {
-	cfg      Config
-	set      service.Settings
-	js       jetstream.JetStream
-	pretool  *pretool.Policy
-	runtime  pretool.Runtime
-	view     *view.View
-	watch    *watch.Watch
-	signer   *keyring.Signer
-	registry *keyring.Registry
-	verify   atomic.Pointer[keyring.Set]
-	keys     keyring.Dir
+	cfg     Config
+	set     service.Settings
+	js      jetstream.JetStream
+	pretool *pretool.Policy
+	runtime pretool.Runtime
+	view    *view.View
+	watch   *watch.Watch
+	signer  *keyring.Signer
+	// keySet returns the keys attestations are verified with: the
+	// follower's current set, or Replay's.
+	keySet   func() *keyring.Set
 	policies *policyCache
 	gen      *id.Generator
 	m        *metrics
@@ -206,8 +206,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 		CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow})
 	s := &Service{
 		cfg: cfg, set: set, js: js, pretool: p, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home},
-		view: view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w}), watch: w,
-		keys: keyring.Dir{Path: cfg.KeyDir}, m: m,
+		view: view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w}), watch: w, m: m,
 		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
 	}
 	s.ready.NotReady("starting")
@@ -238,33 +237,18 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
-	reg, err := keyring.OpenRegistry(ctx, s.js)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	keys, err := s.followKeys(runCtx)
 	if err != nil {
-		return fmt.Errorf("gatekeeper: %w", err)
+		return err
 	}
-	s.registry = reg
-	keys, err := reg.List(ctx)
-	if err != nil {
-		return fmt.Errorf("gatekeeper: %w", err)
-	}
-	if s.signer, err = keyring.NewSigner(keys, s.keys, s.set.Clock.Now()); err != nil {
-		return fmt.Errorf("gatekeeper: %w (register a key with `claimcheck keys rotate`)", err)
-	}
-	vs, err := keyring.NewSet(keys)
-	if err != nil {
-		return fmt.Errorf("gatekeeper: %w", err)
-	}
-	s.verify.Store(vs)
-	if err := reg.Watch(ctx, func() { s.reloadKeys(ctx) }); err != nil {
-		return fmt.Errorf("gatekeeper: watch key registry: %w", err)
-	}
+	defer func() { cancel(); keys.Wait() }()
 	pkv, err := s.js.KeyValue(ctx, stream.BucketPolicies)
 	if err != nil {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	s.policies = newPolicyCache(pkv)
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	if err := s.view.Follow(runCtx, s.js); err != nil {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
@@ -273,46 +257,25 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	log.Info("gatekeeper: projection replayed", "took", time.Since(start).Round(time.Millisecond))
-	go func() {
-		t := time.NewTicker(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-runCtx.Done():
-				return
-			case <-t.C:
-				s.reloadKeys(runCtx)
-			}
-		}
-	}()
 	// Requests are decided under Run's context without its cancellation: a
 	// request received before shutdown is still answered (Run drains the
 	// subscriptions, then waits for the requests in flight), and what a
 	// request waits for is bounded on its own (stop_wait, the attestation
 	// look-up's 2 s).
-	serve := s.serve(context.WithoutCancel(ctx))
-	var subs []*nats.Subscription
-	for _, kind := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt, subject.GatePing} {
-		handler := serve
-		if kind == subject.GatePing {
-			handler = func(m *nats.Msg) { _ = m.Respond([]byte("ok " + s.cfg.ID)) }
+	subs, err := s.subscribe(s.serve(context.WithoutCancel(ctx)))
+	drain := func() {
+		for _, sub := range subs {
+			_ = sub.Drain()
 		}
-		subj := subject.GateAll(kind)
-		sub, err := s.set.Conn.QueueSubscribe(subj, QueueGroup, handler)
-		if err != nil {
-			return fmt.Errorf("gatekeeper: subscribe %s: %w", subj, err)
-		}
-		subs = append(subs, sub)
 	}
-	if err := s.set.Conn.Flush(); err != nil {
-		return fmt.Errorf("gatekeeper: %w", err)
+	if err != nil {
+		drain()
+		return err
 	}
 	stopHTTP := func() {}
 	if s.cfg.HTTPListen != "" {
 		if stopHTTP, err = s.serveHTTP(ctx); err != nil {
-			for _, sub := range subs {
-				_ = sub.Drain()
-			}
+			drain()
 			return err
 		}
 	}
@@ -321,9 +284,7 @@ func (s *Service) Run(ctx context.Context) error {
 	<-ctx.Done()
 	s.ready.NotReady("stopped")
 	stopHTTP()
-	for _, sub := range subs {
-		_ = sub.Drain()
-	}
+	drain()
 	// Let in-flight requests finish and their records go out.
 	for range cap(s.inflight) {
 		s.inflight <- struct{}{}
@@ -333,24 +294,44 @@ func (s *Service) Run(ctx context.Context) error {
 	return nil
 }
 
-// reloadKeys reloads the signing and verification keys; ctx is Run's (a
-// reload outlives no request).
-func (s *Service) reloadKeys(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	keys, err := s.registry.List(ctx)
-	if err == nil {
-		err = s.signer.Reload(keys, s.keys, s.set.Clock.Now())
+// followKeys loads the signing and verification keys and keeps them
+// current with the registry until ctx (Run's) ends.
+func (s *Service) followKeys(ctx context.Context) (*keyring.Follower, error) {
+	reg, err := keyring.OpenRegistry(ctx, s.js)
+	if err != nil {
+		return nil, fmt.Errorf("gatekeeper: %w", err)
 	}
-	var vs *keyring.Set
-	if err == nil {
-		vs, err = keyring.NewSet(keys)
+	keys, err := keyring.Follow(ctx, keyring.FollowConfig{Registry: reg, Dir: keyring.Dir{Path: s.cfg.KeyDir}, Verify: true,
+		Clock: s.set.Clock, Logger: s.set.Logger})
+	if errors.Is(err, keyring.ErrNoKeys) {
+		return nil, fmt.Errorf("gatekeeper: %w (register a key with `claimcheck keys rotate`)", err)
 	}
 	if err != nil {
-		s.set.Logger.Error("gatekeeper: the keys could not be reloaded; using the previous ones", "err", err)
-		return
+		return nil, fmt.Errorf("gatekeeper: %w", err)
 	}
-	s.verify.Store(vs)
+	s.signer, s.keySet = keys.Signer(), keys.Set
+	return keys, nil
+}
+
+// subscribe joins the gate subjects' queue group.
+func (s *Service) subscribe(serve nats.MsgHandler) ([]*nats.Subscription, error) {
+	var subs []*nats.Subscription
+	for _, kind := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt, subject.GatePing} {
+		handler := serve
+		if kind == subject.GatePing {
+			handler = func(m *nats.Msg) { _ = m.Respond([]byte("ok " + s.cfg.ID)) }
+		}
+		subj := subject.GateAll(kind)
+		sub, err := s.set.Conn.QueueSubscribe(subj, QueueGroup, handler)
+		if err != nil {
+			return subs, fmt.Errorf("gatekeeper: subscribe %s: %w", subj, err)
+		}
+		subs = append(subs, sub)
+	}
+	if err := s.set.Conn.Flush(); err != nil {
+		return subs, fmt.Errorf("gatekeeper: %w", err)
+	}
+	return subs, nil
 }
 
 // serve returns the NATS handler: bounded concurrency, one goroutine per

@@ -63,8 +63,8 @@ func Replay(ctx context.Context, js jetstream.JetStream, cfg Config, session str
 		return err
 	}
 	s := &Service{cfg: cfg, set: service.Settings{Clock: clock.Real{}}, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}), pretool: pol,
-		runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home}, view: v, watch: w, policies: newPolicyCache(pkv)}
-	s.verify.Store(vs)
+		runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home}, view: v, watch: w, policies: newPolicyCache(pkv),
+		keySet: func() *keyring.Set { return vs }}
 	var steps []*ReplayStep
 	byEvent := map[string]*ReplayStep{}
 	err = v.Walk(ctx, session, func(g view.Gated) {

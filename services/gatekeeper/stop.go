@@ -110,7 +110,7 @@ func (e *sessionEvidence) Attestation(ctx context.Context, attID string) (stopga
 	if stored.Session != e.session {
 		return a, errors.New("it belongs to another session")
 	}
-	c, err := attest.Verify(e.s.verify.Load(), stored.Envelope, stored.StoredAt)
+	c, err := attest.Verify(e.s.keySet(), stored.Envelope, stored.StoredAt)
 	if err != nil {
 		return a, fmt.Errorf("it does not verify: %w", err)
 	}
