@@ -5,6 +5,8 @@
 // so a rotation overlap carries two), and verification that judges each
 // signature by the window of the key that made it. Rotation adds a key and
 // closes the old one's window; it never invalidates what was signed before.
+// A Follower keeps a running process's signer and verification set current
+// with the registry.
 package keyring
 
 import (

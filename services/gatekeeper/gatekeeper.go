@@ -1,9 +1,10 @@
 // Package gatekeeper answers the agent's synchronous Stop and PreToolUse
 // hooks. Any number of gatekeepers share the gate subjects through a NATS
-// queue group. Each answers from its own projection of LEDGER and ATTEST
-// (rebuilt by replay at start, then followed), signs every decision with a
-// key from the registry over {session, event, nonce, decision, ledger head,
-// expiry}, replies, and records the decision in the session's chain.
+// queue group. Each answers from its own view of LEDGER and ATTEST
+// (internal/view: rebuilt by replay at start, then followed), signs every
+// decision with a key from the registry over {session, event, nonce,
+// decision, ledger head, expiry}, replies, and records the decision in the
+// session's chain.
 package gatekeeper
 
 import (
@@ -33,6 +34,7 @@ import (
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/pretool"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/view"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/watch"
 )
 
@@ -151,16 +153,17 @@ const QueueGroup = "gatekeeper"
 
 // Service is a running gatekeeper.
 type Service struct {
-	cfg      Config
-	set      service.Settings
-	js       jetstream.JetStream
-	pretool  *pretool.Policy
-	runtime  pretool.Runtime
-	proj     *projection
-	signer   *keyring.Signer
-	registry *keyring.Registry
-	verify   atomic.Pointer[keyring.Set]
-	keys     keyring.Dir
+	cfg     Config
+	set     service.Settings
+	js      jetstream.JetStream
+	pretool *pretool.Policy
+	runtime pretool.Runtime
+	view    *view.View
+	watch   *watch.Watch
+	signer  *keyring.Signer
+	// keySet returns the keys attestations are verified with: the
+	// follower's current set, or Replay's.
+	keySet   func() *keyring.Set
 	policies *policyCache
 	gen      *id.Generator
 	m        *metrics
@@ -199,10 +202,11 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	w := watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
+		CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow})
 	s := &Service{
 		cfg: cfg, set: set, js: js, pretool: p, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home},
-		proj: newProjection(cfg.MaxTrail, cfg.MaxEnvelopes, watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
-			CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow})), keys: keyring.Dir{Path: cfg.KeyDir}, m: m,
+		view: view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w}), watch: w, m: m,
 		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
 	}
 	s.ready.NotReady("starting")
@@ -233,75 +237,45 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
-	reg, err := keyring.OpenRegistry(ctx, s.js)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	keys, err := s.followKeys(runCtx)
 	if err != nil {
-		return fmt.Errorf("gatekeeper: %w", err)
+		return err
 	}
-	s.registry = reg
-	keys, err := reg.List(ctx)
-	if err != nil {
-		return fmt.Errorf("gatekeeper: %w", err)
-	}
-	if s.signer, err = keyring.NewSigner(keys, s.keys, s.set.Clock.Now()); err != nil {
-		return fmt.Errorf("gatekeeper: %w (register a key with `claimcheck keys rotate`)", err)
-	}
-	vs, err := keyring.NewSet(keys)
-	if err != nil {
-		return fmt.Errorf("gatekeeper: %w", err)
-	}
-	s.verify.Store(vs)
-	if err := reg.Watch(ctx, s.reloadKeys); err != nil {
-		return fmt.Errorf("gatekeeper: watch key registry: %w", err)
-	}
+	defer func() { cancel(); keys.Wait() }()
 	pkv, err := s.js.KeyValue(ctx, stream.BucketPolicies)
 	if err != nil {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	s.policies = newPolicyCache(pkv)
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if err := s.proj.start(runCtx, s.js); err != nil {
+	if err := s.view.Follow(runCtx, s.js); err != nil {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	start := time.Now()
-	if err := s.proj.caughtUp(ctx); err != nil {
+	if err := s.view.CaughtUp(ctx); err != nil {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	log.Info("gatekeeper: projection replayed", "took", time.Since(start).Round(time.Millisecond))
-	go func() {
-		t := time.NewTicker(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-runCtx.Done():
-				return
-			case <-t.C:
-				s.reloadKeys()
-			}
+	// Requests are decided under Run's context without its cancellation: a
+	// request received before shutdown is still answered (Run drains the
+	// subscriptions, then waits for the requests in flight), and what a
+	// request waits for is bounded on its own (stop_wait, the attestation
+	// look-up's 2 s).
+	subs, err := s.subscribe(s.serve(context.WithoutCancel(ctx)))
+	drain := func() {
+		for _, sub := range subs {
+			_ = sub.Drain()
 		}
-	}()
-	var subs []*nats.Subscription
-	for _, kind := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt, subject.GatePing} {
-		handler := s.serve
-		if kind == subject.GatePing {
-			handler = func(m *nats.Msg) { _ = m.Respond([]byte("ok " + s.cfg.ID)) }
-		}
-		subj := subject.GateAll(kind)
-		sub, err := s.set.Conn.QueueSubscribe(subj, QueueGroup, handler)
-		if err != nil {
-			return fmt.Errorf("gatekeeper: subscribe %s: %w", subj, err)
-		}
-		subs = append(subs, sub)
 	}
-	if err := s.set.Conn.Flush(); err != nil {
-		return fmt.Errorf("gatekeeper: %w", err)
+	if err != nil {
+		drain()
+		return err
 	}
 	stopHTTP := func() {}
 	if s.cfg.HTTPListen != "" {
 		if stopHTTP, err = s.serveHTTP(ctx); err != nil {
-			for _, sub := range subs {
-				_ = sub.Drain()
-			}
+			drain()
 			return err
 		}
 	}
@@ -310,9 +284,7 @@ func (s *Service) Run(ctx context.Context) error {
 	<-ctx.Done()
 	s.ready.NotReady("stopped")
 	stopHTTP()
-	for _, sub := range subs {
-		_ = sub.Drain()
-	}
+	drain()
 	// Let in-flight requests finish and their records go out.
 	for range cap(s.inflight) {
 		s.inflight <- struct{}{}
@@ -322,35 +294,60 @@ func (s *Service) Run(ctx context.Context) error {
 	return nil
 }
 
-func (s *Service) reloadKeys() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	keys, err := s.registry.List(ctx)
-	if err == nil {
-		err = s.signer.Reload(keys, s.keys, s.set.Clock.Now())
+// followKeys loads the signing and verification keys and keeps them
+// current with the registry until ctx (Run's) ends.
+func (s *Service) followKeys(ctx context.Context) (*keyring.Follower, error) {
+	reg, err := keyring.OpenRegistry(ctx, s.js)
+	if err != nil {
+		return nil, fmt.Errorf("gatekeeper: %w", err)
 	}
-	var vs *keyring.Set
-	if err == nil {
-		vs, err = keyring.NewSet(keys)
+	keys, err := keyring.Follow(ctx, keyring.FollowConfig{Registry: reg, Dir: keyring.Dir{Path: s.cfg.KeyDir}, Verify: true,
+		Clock: s.set.Clock, Logger: s.set.Logger})
+	if errors.Is(err, keyring.ErrNoKeys) {
+		return nil, fmt.Errorf("gatekeeper: %w (register a key with `claimcheck keys rotate`)", err)
 	}
 	if err != nil {
-		s.set.Logger.Error("gatekeeper: the keys could not be reloaded; using the previous ones", "err", err)
-		return
+		return nil, fmt.Errorf("gatekeeper: %w", err)
 	}
-	s.verify.Store(vs)
+	s.signer, s.keySet = keys.Signer(), keys.Set
+	return keys, nil
 }
 
-// serve is the NATS handler: bounded concurrency, one goroutine per request
-// (a Stop may wait for its event to reach the projection).
-func (s *Service) serve(m *nats.Msg) {
-	s.inflight <- struct{}{}
-	go func() {
-		defer func() { <-s.inflight }()
-		env, _ := s.Handle(context.Background(), m.Subject, m.Data)
-		if env != nil {
-			_ = m.Respond(env)
+// subscribe joins the gate subjects' queue group.
+func (s *Service) subscribe(serve nats.MsgHandler) ([]*nats.Subscription, error) {
+	var subs []*nats.Subscription
+	for _, kind := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt, subject.GatePing} {
+		handler := serve
+		if kind == subject.GatePing {
+			handler = func(m *nats.Msg) { _ = m.Respond([]byte("ok " + s.cfg.ID)) }
 		}
-	}()
+		subj := subject.GateAll(kind)
+		sub, err := s.set.Conn.QueueSubscribe(subj, QueueGroup, handler)
+		if err != nil {
+			return subs, fmt.Errorf("gatekeeper: subscribe %s: %w", subj, err)
+		}
+		subs = append(subs, sub)
+	}
+	if err := s.set.Conn.Flush(); err != nil {
+		return subs, fmt.Errorf("gatekeeper: %w", err)
+	}
+	return subs, nil
+}
+
+// serve returns the NATS handler: bounded concurrency, one goroutine per
+// request (a Stop may wait for its event to reach the view), each decided
+// under ctx.
+func (s *Service) serve(ctx context.Context) nats.MsgHandler {
+	return func(m *nats.Msg) {
+		s.inflight <- struct{}{}
+		go func() {
+			defer func() { <-s.inflight }()
+			env, _ := s.Handle(ctx, m.Subject, m.Data)
+			if env != nil {
+				_ = m.Respond(env)
+			}
+		}()
+	}
 }
 
 // ErrBadRequest is wrapped by errors about the request itself; the reply is
@@ -366,7 +363,7 @@ func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte,
 	started := time.Now()
 	req, host, err := decodeRequest(subj, data)
 	if err == nil {
-		if owner := s.proj.owner(req.SessionID); owner != "" && owner != host {
+		if owner := s.view.Owner(req.SessionID); owner != "" && owner != host {
 			err = fmt.Errorf("%w: session %s is host %s's; host %s may not ask about it", ErrBadRequest, req.SessionID, owner, host)
 		}
 	}
@@ -404,7 +401,7 @@ func (s *Service) finish(ctx context.Context, d *schemas.GateDecision, started t
 	// override requests and alerts behind them are recorded anyway).
 	if id.CheckSession(d.SessionID) == nil && (d.HookEvent != "UserPromptSubmit" || d.SystemMessage != "") {
 		if d.HookEvent == "Stop" {
-			s.proj.decided(d.SessionID, *d)
+			s.view.Decided(d.SessionID, *d)
 		}
 		s.record(*d, env)
 	}
@@ -478,7 +475,7 @@ func (s *Service) decidePreTool(req schemas.GateRequest) schemas.GateDecision {
 	r := s.pretool.Decide(pretool.Input{AgentType: p.AgentType, ToolName: p.ToolName, ToolInput: p.ToolInput, Cwd: p.Cwd}, s.runtime)
 	d.Decision, d.Rule, d.Reason = r.Decision, r.Rule, r.Reason
 	d.Policy = &schemas.PolicyRef{Version: s.pretool.Version, Digest: s.pretool.Digest}
-	d.LedgerHead = s.proj.head(req.SessionID)
+	d.LedgerHead = s.view.Head(req.SessionID)
 	return d
 }
 

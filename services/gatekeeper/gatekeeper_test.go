@@ -161,7 +161,7 @@ func newFlow(t *testing.T, mutate func(*gatekeeper.Config)) *flow {
 	if f.svc, err = gatekeeper.New(cfg, service.Settings{Conn: gc, Metrics: f.reg}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- f.svc.Run(ctx) }()
 	natstest.Eventually(t, 10*time.Second, f.svc.Ready)
@@ -656,5 +656,64 @@ func TestGateRequestsAreTheirHostsOwn(t *testing.T) {
 	d = f.ask(subject.GateStop, req)
 	if d.Rule == "request.invalid" {
 		t.Fatalf("the session's own host was refused: %q", d.Reason)
+	}
+}
+
+// `claimcheck gate replay` decides a recorded session's Stop and PreToolUse
+// events again from the ledger as it stood at each, beside the decisions
+// recorded for them; an attestation of another session is foreign there.
+func TestReplayDecidesRecordedEventsAgain(t *testing.T) {
+	f := newFlow(t, nil)
+	s := "sess-replay"
+	cn := f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	first := f.stop(s, "Fixed it; all tests pass.")
+	rec := f.entry(s, schemas.EntryEvent, schemas.GateDecisionEvent, "", "")
+	raw, err := gatekeeper.RecordPayload(first, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := string(raw)
+	rec.Payload = &payload
+	f.append(s, rec)
+	pre := f.entry(s, schemas.EntryEvent, "PreToolUse", "Bash", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"}}`, s))
+	f.append(s, pre)
+	f.bash(s, "pytest", "===== 3 passed in 0.10s =====", false)
+	att := f.attest(s, cn, "done", "test_pass", `{"command_substring":"pytest"}`)
+	if d := f.stop(s, block("claimcheck", "done", att)); d.Decision != schemas.GateAllow {
+		t.Fatalf("live: %+v", d)
+	}
+	o := "sess-replay-other"
+	ocn := f.prompt(o, "Fix the failing test in `src/app.py` and run `pytest`")
+	foreign := f.attest(o, ocn, "done", "test_pass", `{"command_substring":"pytest"}`)
+	f.stop(s, block("claimcheck", "done", foreign))
+
+	var steps []gatekeeper.ReplayStep
+	if err := gatekeeper.Replay(t.Context(), f.js, gatekeeper.DefaultConfig(), s, func(st gatekeeper.ReplayStep) { steps = append(steps, st) }); err != nil {
+		t.Fatal(err)
+	}
+	type got struct{ event, decision, rule string }
+	want := []got{
+		{"Stop", schemas.GateBlock, "stop.final_block_missing"},
+		{"PreToolUse", schemas.GateDeny, ""}, // whichever pre-tool rule denies it
+		{"Stop", schemas.GateAllow, "stop.allowed"},
+		{"Stop", schemas.GateBlock, "stop.attestation_unusable"},
+	}
+	if len(steps) != len(want) {
+		t.Fatalf("%d steps, want %d: %+v", len(steps), len(want), steps)
+	}
+	for i, st := range steps {
+		g := got{st.HookEvent, st.Decision.Decision, st.Decision.Rule}
+		if want[i].rule == "" {
+			g.rule = ""
+		}
+		if g != want[i] || st.Decision.Source != "replay" {
+			t.Errorf("step %d: %+v from %s, want %+v from replay", i, g, st.Decision.Source, want[i])
+		}
+	}
+	if r := steps[0].Recorded; len(r) != 1 || r[0].DecisionID != first.DecisionID {
+		t.Errorf("the first stop's recorded decisions: %+v, want the live one", r)
+	}
+	if !strings.Contains(steps[1].Summary, "rm -rf /") || !strings.Contains(steps[3].Decision.Reason, "no such attestation") {
+		t.Errorf("summary %q, foreign citation %q", steps[1].Summary, steps[3].Decision.Reason)
 	}
 }

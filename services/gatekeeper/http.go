@@ -190,7 +190,8 @@ func (s *Service) serveHTTP(ctx context.Context) (stop func(), err error) {
 	go func() { _ = srv.Serve(ln) }()
 	s.set.Logger.Info("gatekeeper: Claude Code http hook endpoint", "url", "http://"+ln.Addr().String()+ClaudeHookPath, "token", s.cfg.HTTPToken != "")
 	return func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Called once ctx has ended: the shutdown gets 5 s of its own.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}, nil

@@ -18,7 +18,7 @@ import (
 func (s *Service) decidePrompt(req schemas.GateRequest) schemas.GateDecision {
 	d := s.base(req)
 	d.Decision, d.Rule = schemas.GateAllow, "prompt.audit"
-	d.LedgerHead = s.proj.head(req.SessionID)
+	d.LedgerHead = s.view.Head(req.SessionID)
 	var p struct {
 		Prompt string `json:"prompt"`
 	}
@@ -27,7 +27,7 @@ func (s *Service) decidePrompt(req schemas.GateRequest) schemas.GateDecision {
 		return d
 	}
 	now := s.set.Clock.Now()
-	w := s.proj.watch
+	w := s.watch
 	var agent []string
 	if phrase := watch.Bypass(p.Prompt); phrase != "" && req.EventID != "" {
 		d.Rule = "prompt.override_request"

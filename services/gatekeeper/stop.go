@@ -18,6 +18,7 @@ import (
 	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/finalblock"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/stopgate"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/view"
 )
 
 // decideStop answers a Stop (or SubagentStop).
@@ -32,37 +33,38 @@ func (s *Service) decideStop(ctx context.Context, req schemas.GateRequest) schem
 		return d
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.StopWait)
-	snap := s.proj.waitStop(wctx, req.SessionID, req.EventID)
+	snap := s.view.WaitStop(wctx, req.SessionID, req.EventID)
 	cancel()
-	return s.judgeStop(d, req, snap, p.LastAssistantMessage, p.StopHookActive)
+	return s.judgeStop(ctx, d, req, snap, p.LastAssistantMessage, p.StopHookActive)
 }
 
-// judgeStop decides a Stop against a snapshot of its session.
-func (s *Service) judgeStop(d schemas.GateDecision, req schemas.GateRequest, snap snapshot, message string, stopHookActive bool) schemas.GateDecision {
-	d.LedgerHead = snap.head
+// judgeStop decides a Stop against a snapshot of its session; ctx bounds
+// the look-ups of the attestations it cites.
+func (s *Service) judgeStop(ctx context.Context, d schemas.GateDecision, req schemas.GateRequest, snap view.Snapshot, message string, stopHookActive bool) schemas.GateDecision {
+	d.LedgerHead = snap.Head
 	switch {
-	case snap.broken != nil:
+	case snap.Broken != nil:
 		// Checked first: nothing after the fault is applied, so the stop
 		// event itself would never be seen.
 		d.Decision, d.Rule = schemas.GateBlock, "stop.ledger_broken"
-		d.Reason = "claimcheck blocked this stop: this session's ledger chain does not verify (" + snap.broken.Error() + "); no evidence in it can be trusted\nNext step: tell the human; an operator must investigate (`claimcheck ledger verify`) and may override (`claimcheck gate override`)"
+		d.Reason = "claimcheck blocked this stop: this session's ledger chain does not verify (" + snap.Broken.Error() + "); no evidence in it can be trusted\nNext step: tell the human; an operator must investigate (`claimcheck ledger verify`) and may override (`claimcheck gate override`)"
 		return d
-	case !snap.stopSeen:
+	case !snap.StopSeen:
 		d.Decision, d.Rule = schemas.GateBlock, "stop.evidence_not_recorded"
 		d.Reason = fmt.Sprintf("claimcheck blocked this stop: the stop event %s did not reach the ledger within %s, so the evidence cannot be checked (fail closed)\nNext step: stop again in a moment; if this repeats, check that claimcheck ingest is running", req.EventID, s.cfg.StopWait)
 		return d
 	}
 	in := stopgate.Input{
 		Message:  finalblock.Parse(message),
-		Contract: snap.contract, ContractN: snap.contractN,
+		Contract: snap.Contract, ContractN: snap.ContractN,
 		Evidence:       &sessionEvidence{s: s, session: req.SessionID, snap: snap},
-		StopHookActive: stopHookActive, ConsecutiveBlocks: snap.blocks, Cap: s.cfg.StopBlockCap,
-		Override: snap.override, OverrideReason: snap.overrideR,
+		StopHookActive: stopHookActive, ConsecutiveBlocks: snap.Blocks, Cap: s.cfg.StopBlockCap,
+		Override: snap.Override, OverrideReason: snap.OverrideReason,
 	}
-	r := stopgate.Decide(in)
+	r := stopgate.Decide(ctx, in)
 	d.Decision, d.Rule, d.Reasons, d.NextStep = r.Decision, r.Rule, r.Reasons, r.NextStep
 	d.Reason, d.SystemMessage, d.Capped, d.Override = r.Reason(), r.SystemMessage, r.Capped, r.Override
-	d.ConsecutiveBlocks = snap.blocks
+	d.ConsecutiveBlocks = snap.Blocks
 	if r.Decision == schemas.GateBlock {
 		d.ConsecutiveBlocks++
 	}
@@ -81,14 +83,16 @@ func (s *Service) countAttRead(from string) {
 type sessionEvidence struct {
 	s       *Service
 	session string
-	snap    snapshot
+	snap    view.Snapshot
 }
 
-func (e *sessionEvidence) Attestation(attID string) (stopgate.Attestation, error) {
+// Attestation looks a cited attestation up (within 2 s of ctx: the view may
+// wait to catch up with ATTEST, or read the envelope back) and checks it.
+func (e *sessionEvidence) Attestation(ctx context.Context, attID string) (stopgate.Attestation, error) {
 	var a stopgate.Attestation
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	stored, ok, fromStream, err := e.s.proj.attestation(ctx, attID)
+	stored, ok, err := e.s.view.Attestation(lctx, attID)
 	switch {
 	case !ok && err != nil:
 		e.s.countAttRead("failed")
@@ -98,15 +102,15 @@ func (e *sessionEvidence) Attestation(attID string) (stopgate.Attestation, error
 	case err != nil:
 		e.s.countAttRead("failed")
 		return a, fmt.Errorf("it could not be read back: %w", err)
-	case fromStream:
+	case stored.FromStream:
 		e.s.countAttRead("stream")
 	default:
 		e.s.countAttRead("memory")
 	}
-	if stored.session != e.session {
+	if stored.Session != e.session {
 		return a, errors.New("it belongs to another session")
 	}
-	c, err := attest.Verify(e.s.verify.Load(), stored.envelope, stored.storedAt)
+	c, err := attest.Verify(e.s.keySet(), stored.Envelope, stored.StoredAt)
 	if err != nil {
 		return a, fmt.Errorf("it does not verify: %w", err)
 	}
@@ -114,7 +118,7 @@ func (e *sessionEvidence) Attestation(attID string) (stopgate.Attestation, error
 	if v.SessionID != e.session || v.Verdict != schemas.Pass || c.Statement.Predicate.AttestationID != attID {
 		return a, errors.New("its statement does not attest a PASS of this session under this id")
 	}
-	pol, err := e.s.policies.get(context.Background(), v.Policy.Digest)
+	pol, err := e.s.policies.get(ctx, v.Policy.Digest)
 	if err != nil {
 		return a, fmt.Errorf("its policy %s (%s): %w", v.Policy.Version, v.Policy.Digest, err)
 	}
@@ -125,9 +129,7 @@ func (e *sessionEvidence) Attestation(attID string) (stopgate.Attestation, error
 	if v.Contract != nil {
 		a.Contract = v.Contract.N
 	}
-	var args map[string]any
-	_ = json.Unmarshal(v.Args, &args)
-	a.Stale, a.NextStep = e.snap.staleness(v, args)
+	a.Stale, a.NextStep = e.snap.Staleness(v)
 	return a, nil
 }
 

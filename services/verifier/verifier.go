@@ -114,9 +114,7 @@ type Service struct {
 	policy   *policy.Policy
 	appender *ledger.Appender
 	sessions *sessionCache
-	signer   *keyring.Signer
-	registry *keyring.Registry
-	keys     keyring.Dir
+	signer   *keyring.Signer // the key follower's
 	attestS  jetstream.Stream
 	m        *metrics
 	ready    service.Readiness
@@ -161,7 +159,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, set: set, js: js, policy: p, keys: keyring.Dir{Path: cfg.KeyDir}, m: m}
+	s := &Service{cfg: cfg, set: set, js: js, policy: p, m: m}
 	s.appender = ledger.NewAppender(js, ledger.AppenderConfig{MaxChains: cfg.MaxSessions, Logger: set.Logger, AtomicMin: stream.MinAtomicBatchFor(cfg.Streams.Replicas)})
 	s.sessions = newSessionCache(ledger.NewReader(js, stream.Ledger), ledger.NewAnchors(js), cfg.MaxSessions)
 	observe := func(h prometheus.Observer) func(int) { return func(n int) { h.Observe(float64(n)) } }
@@ -194,35 +192,13 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("verifier: %w", err)
 	}
 	s.attestS = attestS
-	reg, err := keyring.OpenRegistry(ctx, s.js)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	keys, err := s.followKeys(runCtx)
 	if err != nil {
-		return fmt.Errorf("verifier: %w", err)
+		return err
 	}
-	s.registry = reg
-	keys, err := reg.List(ctx)
-	if err != nil {
-		return fmt.Errorf("verifier: %w", err)
-	}
-	if s.signer, err = keyring.NewSigner(keys, s.keys, s.set.Clock.Now()); err != nil {
-		return fmt.Errorf("verifier: %w (register a key with `claimcheck keys rotate`)", err)
-	}
-	if err := reg.Watch(ctx, s.reloadKeys); err != nil {
-		return fmt.Errorf("verifier: watch key registry: %w", err)
-	}
-	// Also reload now and then: a watch can miss changes while the
-	// connection is down, and a key's window opens and closes with time.
-	go func() {
-		t := time.NewTicker(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				s.reloadKeys()
-			}
-		}
-	}()
+	defer func() { cancel(); keys.Wait() }()
 	claims, err := s.js.Stream(ctx, stream.Claims)
 	if err != nil {
 		return fmt.Errorf("verifier: %w", err)
@@ -239,8 +215,6 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("verifier: consumer: %w", err)
 	}
 	work := make(chan jetstream.Msg)
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		select {
 		case work <- m:
@@ -277,6 +251,25 @@ func (s *Service) Run(ctx context.Context) error {
 	return nil
 }
 
+// followKeys loads the signing keys and keeps them current with the
+// registry until ctx (Run's) ends.
+func (s *Service) followKeys(ctx context.Context) (*keyring.Follower, error) {
+	reg, err := keyring.OpenRegistry(ctx, s.js)
+	if err != nil {
+		return nil, fmt.Errorf("verifier: %w", err)
+	}
+	keys, err := keyring.Follow(ctx, keyring.FollowConfig{Registry: reg, Dir: keyring.Dir{Path: s.cfg.KeyDir},
+		Clock: s.set.Clock, Logger: s.set.Logger})
+	if errors.Is(err, keyring.ErrNoKeys) {
+		return nil, fmt.Errorf("verifier: %w (register a key with `claimcheck keys rotate`)", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("verifier: %w", err)
+	}
+	s.signer = keys.Signer()
+	return keys, nil
+}
+
 // purgeLoop removes answered requests from CLAIMS. Every verifier runs it;
 // purging below an ack floor twice is harmless.
 func (s *Service) purgeLoop(ctx context.Context, claims jetstream.Stream, cons jetstream.Consumer) {
@@ -284,23 +277,6 @@ func (s *Service) purgeLoop(ctx context.Context, claims jetstream.Stream, cons j
 	p.Run(ctx, s.cfg.PurgeInterval, func(n uint64) { s.m.purged.Add(float64(n)) }, func(err error) {
 		s.set.Logger.WarnContext(ctx, "verifier: purge answered requests", slog.Any("err", err))
 	})
-}
-
-func (s *Service) reloadKeys() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	before := fmt.Sprint(s.signer.KeyIDs())
-	keys, err := s.registry.List(ctx)
-	if err == nil {
-		err = s.signer.Reload(keys, s.keys, s.set.Clock.Now())
-	}
-	if err != nil {
-		s.set.Logger.Error("verifier: the signing keys could not be reloaded; signing with the previous ones while they are valid", slog.Any("err", err))
-		return
-	}
-	if after := s.signer.KeyIDs(); fmt.Sprint(after) != before {
-		s.set.Logger.Info("verifier: signing keys changed", slog.Any("keys", after))
-	}
 }
 
 // RegisterPolicy records a policy in the policies bucket, write-once by

@@ -1,7 +1,8 @@
 // Package stopgate decides the Stop gate: may the agent end its turn with
 // this final message, given what the ledger holds? It is a pure function of
 // the parsed message and the session's evidence; the gatekeeper supplies
-// both from its projection.
+// both from its view of the ledger (the evidence look-ups are the only
+// I/O, under the caller's context).
 //
 // The rules (seed 001, ARCHITECTURE.md "The gate"):
 //   - a malformed final block blocks, naming what is wrong;
@@ -23,6 +24,7 @@
 package stopgate
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -31,7 +33,7 @@ import (
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/finalblock"
 )
 
-// Attestation is a cited attestation as the projection knows it.
+// Attestation is a cited attestation as the gatekeeper's view knows it.
 type Attestation struct {
 	ID        string
 	Claim     string // the claim type the verdict backed
@@ -46,8 +48,9 @@ type Attestation struct {
 // Evidence answers questions about the session's ledger.
 type Evidence interface {
 	// Attestation returns a cited attestation after checking it verifies and
-	// belongs to the session; the error says why it cannot be used.
-	Attestation(id string) (Attestation, error)
+	// belongs to the session; the error says why it cannot be used (also
+	// when ctx ended before it could be looked up).
+	Attestation(ctx context.Context, id string) (Attestation, error)
 }
 
 // Input is everything the decision depends on.
@@ -115,9 +118,9 @@ func (r Result) Reason() string {
 	return b.String()
 }
 
-// Decide applies the rules.
-func Decide(in Input) Result {
-	r := decide(in)
+// Decide applies the rules; ctx bounds the evidence look-ups.
+func Decide(ctx context.Context, in Input) Result {
+	r := decide(ctx, in)
 	if r.Decision == schemas.GateBlock {
 		if in.Override != "" {
 			return Result{Decision: schemas.GateAllow, Rule: RuleOverride, Override: in.Override,
@@ -138,7 +141,7 @@ func block(rule, next string, reasons ...string) Result {
 
 const blockTemplate = "end your final message with a fenced ```claimcheck block: {\"type\":\"done|partial|blocked|delegation\",\"summary\":\"…\",\"claims\":[{\"claim_type\":\"done\",\"attestation_id\":\"<id printed by claimcheck claim>\"}],\"what_succeeded\":\"…\",\"what_remains\":\"…\",\"next_route_or_question\":\"…\"}"
 
-func decide(in Input) Result {
+func decide(ctx context.Context, in Input) Result {
 	m := in.Message
 	if m.BlockErr != nil {
 		return block(RuleMalformed, "fix the block and stop again; "+blockTemplate,
@@ -155,7 +158,7 @@ func decide(in Input) Result {
 	// Check every citation first: a bad one blocks whatever the type.
 	var done, ladder, fetch, usable []Attestation
 	for i, c := range fb.Claims {
-		a, err := in.Evidence.Attestation(c.AttestationID)
+		a, err := in.Evidence.Attestation(ctx, c.AttestationID)
 		if err != nil {
 			return block(RuleBadCitation, "cite only attestation ids that `claimcheck claim` printed with PASS in this session",
 				fmt.Sprintf("claims[%d]: attestation %s cannot be used: %v", i, c.AttestationID, err))

@@ -1,7 +1,9 @@
 package stopgate
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -30,7 +32,10 @@ const contractN = 5
 
 type fakeEvidence map[string]Attestation
 
-func (f fakeEvidence) Attestation(id string) (Attestation, error) {
+func (f fakeEvidence) Attestation(ctx context.Context, id string) (Attestation, error) {
+	if err := ctx.Err(); err != nil {
+		return Attestation{}, fmt.Errorf("it could not be looked up: %w", err)
+	}
 	switch id {
 	case forged:
 		return Attestation{}, errors.New("it does not verify: signature by v1 does not verify")
@@ -145,7 +150,7 @@ func TestDecide(t *testing.T) {
 			if tc.task {
 				in.Contract, in.ContractN = contract, contractN
 			}
-			r := Decide(in)
+			r := Decide(t.Context(), in)
 			if r.Decision != tc.decision || r.Rule != tc.rule {
 				t.Fatalf("got %s (%s): %v; want %s (%s)\nphrases %+v blockErr %v", r.Decision, r.Rule, r.Reasons, tc.decision, tc.rule, in.Message.Phrases, in.Message.BlockErr)
 			}
@@ -168,28 +173,42 @@ func TestCapAndOverride(t *testing.T) {
 	in := Input{Message: finalblock.Parse("All tests pass."), Evidence: evidence, Contract: contract, ContractN: contractN, Cap: 8}
 	for blocks := 0; blocks < 7; blocks++ {
 		in.ConsecutiveBlocks = blocks
-		if r := Decide(in); r.Decision != "block" {
+		if r := Decide(t.Context(), in); r.Decision != "block" {
 			t.Fatalf("after %d blocks: %+v", blocks, r)
 		}
 	}
 	in.ConsecutiveBlocks, in.StopHookActive = 7, true
-	r := Decide(in)
+	r := Decide(t.Context(), in)
 	if r.Decision != "allow" || !r.Capped || r.Rule != RuleCapped || !strings.Contains(r.SystemMessage, "NOT verified") {
 		t.Fatalf("at the cap: %+v", r)
 	}
 	in.Cap = 0
-	if r := Decide(in); r.Decision != "block" {
+	if r := Decide(t.Context(), in); r.Decision != "block" {
 		t.Fatalf("cap 0 must never let through: %+v", r)
 	}
 	in.ConsecutiveBlocks, in.Override, in.OverrideReason = 0, "01KAB0V0000000000000000001", "release freeze, approved by jo"
-	r = Decide(in)
+	r = Decide(t.Context(), in)
 	if r.Decision != "allow" || r.Rule != RuleOverride || r.Override != in.Override || !strings.Contains(r.SystemMessage, "release freeze") {
 		t.Fatalf("override: %+v", r)
 	}
 	// An override is not consumed by a stop that passes anyway.
 	in.Message = finalblock.Parse(final("done", claim{"done", fresh}))
-	if r := Decide(in); r.Rule != RuleAllowed || r.Override != "" {
+	if r := Decide(t.Context(), in); r.Rule != RuleAllowed || r.Override != "" {
 		t.Fatalf("passing stop consumed the override: %+v", r)
+	}
+}
+
+// The evidence is looked up under the caller's context: a stop whose
+// request has ended cannot use its citations.
+func TestEvidenceLookupsUseTheCallersContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	in := Input{Message: finalblock.Parse(final("done", claim{"done", fresh})), Evidence: evidence, Contract: contract, ContractN: contractN, Cap: 8}
+	if r := Decide(ctx, in); r.Rule != RuleBadCitation || !strings.Contains(r.Reason(), context.Canceled.Error()) {
+		t.Fatalf("with an ended context: %+v", r)
+	}
+	if r := Decide(t.Context(), in); r.Rule != RuleAllowed {
+		t.Fatalf("with a live context: %+v", r)
 	}
 }
 
