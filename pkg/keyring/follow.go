@@ -131,23 +131,23 @@ func (f *Follower) reload(ctx context.Context) {
 	defer cancel()
 	keys, err := f.cfg.Registry.List(ctx)
 	if err != nil {
-		log.Error("the keys could not be reloaded from the registry; using the previous ones while they are valid", "err", err)
+		log.ErrorContext(ctx, "the keys could not be reloaded from the registry; using the previous ones while they are valid", slog.Any("err", err))
 		return
 	}
 	if f.signer != nil {
 		before := fmt.Sprint(f.signer.KeyIDs())
 		if err := f.signer.Reload(keys, f.cfg.Dir, f.cfg.Clock.Now()); err != nil {
-			log.Error("the signing keys could not be reloaded; signing with the previous ones while they are valid", "err", err)
+			log.ErrorContext(ctx, "the signing keys could not be reloaded; signing with the previous ones while they are valid", slog.Any("err", err))
 			return
 		}
 		if after := f.signer.KeyIDs(); fmt.Sprint(after) != before {
-			log.Info("signing keys changed", "keys", after)
+			log.InfoContext(ctx, "signing keys changed", slog.Any("keys", after))
 		}
 	}
 	if f.cfg.Verify {
 		vs, err := NewSet(keys)
 		if err != nil {
-			log.Error("the verification keys could not be reloaded; using the previous ones", "err", err)
+			log.ErrorContext(ctx, "the verification keys could not be reloaded; using the previous ones", slog.Any("err", err))
 			return
 		}
 		f.set.Store(vs)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -27,6 +28,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/intake"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
@@ -256,7 +258,7 @@ func (s *Service) Run(ctx context.Context) error {
 	if err := s.view.CaughtUp(ctx); err != nil {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
-	log.Info("gatekeeper: projection replayed", "took", time.Since(start).Round(time.Millisecond))
+	log.InfoContext(ctx, "gatekeeper: projection replayed", slog.Duration("took", time.Since(start).Round(time.Millisecond)))
 	// Requests are decided under Run's context without its cancellation: a
 	// request received before shutdown is still answered (Run drains the
 	// subscriptions, then waits for the requests in flight), and what a
@@ -280,7 +282,7 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}
 	s.ready.SetReady()
-	log.Info("gatekeeper running", "id", s.cfg.ID, "pretool_policy", s.pretool.Version, "pretool_digest", s.pretool.Digest, "keys", s.signer.KeyIDs())
+	log.InfoContext(ctx, "gatekeeper running", slog.String("id", s.cfg.ID), slog.String("pretool_policy", s.pretool.Version), slog.String("pretool_digest", s.pretool.Digest), slog.Any("keys", s.signer.KeyIDs()))
 	<-ctx.Done()
 	s.ready.NotReady("stopped")
 	stopHTTP()
@@ -290,7 +292,7 @@ func (s *Service) Run(ctx context.Context) error {
 		s.inflight <- struct{}{}
 	}
 	s.records.Wait()
-	log.Info("gatekeeper stopped")
+	log.InfoContext(ctx, "gatekeeper stopped")
 	return nil
 }
 
@@ -378,9 +380,9 @@ func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte,
 
 func (s *Service) decide(ctx context.Context, req schemas.GateRequest) schemas.GateDecision {
 	switch req.HookEvent {
-	case "PreToolUse":
+	case schemas.HookPreToolUse:
 		return s.decidePreTool(req)
-	case "UserPromptSubmit":
+	case schemas.HookUserPromptSubmit:
 		return s.decidePrompt(req)
 	default:
 		return s.decideStop(ctx, req)
@@ -392,15 +394,15 @@ func (s *Service) finish(ctx context.Context, d *schemas.GateDecision, started t
 	env, err := s.sign(ctx, d)
 	if err != nil {
 		s.m.failures.WithLabelValues("sign").Inc()
-		s.set.Logger.Error("gatekeeper: cannot sign a decision; the hook will fail closed", "err", err)
+		s.set.Logger.ErrorContext(ctx, "gatekeeper: cannot sign a decision; the hook will fail closed", slog.Any("err", err))
 		return nil, err
 	}
 	s.m.latency.WithLabelValues(d.HookEvent).Observe(time.Since(started).Seconds())
 	s.m.decisions.WithLabelValues(d.HookEvent, d.Decision, d.Rule).Inc()
 	// Prompt answers are recorded only when they carry an alert (the
 	// override requests and alerts behind them are recorded anyway).
-	if id.CheckSession(d.SessionID) == nil && (d.HookEvent != "UserPromptSubmit" || d.SystemMessage != "") {
-		if d.HookEvent == "Stop" {
+	if id.CheckSession(d.SessionID) == nil && (d.HookEvent != schemas.HookUserPromptSubmit || d.SystemMessage != "") {
+		if d.HookEvent == schemas.HookStop {
 			s.view.Decided(d.SessionID, *d)
 		}
 		s.record(*d, env)
@@ -418,7 +420,7 @@ func decodeRequest(subj string, data []byte) (schemas.GateRequest, string, error
 	if err := json.Unmarshal(data, &req, json.RejectUnknownMembers(true)); err != nil {
 		return req, host, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	want := map[string]string{subject.GateStop: "Stop", subject.GatePreTool: "PreToolUse", subject.GatePrompt: "UserPromptSubmit"}[kind]
+	want := map[string]string{subject.GateStop: schemas.HookStop, subject.GatePreTool: schemas.HookPreToolUse, subject.GatePrompt: schemas.HookUserPromptSubmit}[kind]
 	tok, herr := id.HostToken(req.Host)
 	switch {
 	case req.V != 1:
@@ -429,7 +431,7 @@ func decodeRequest(subj string, data []byte) (schemas.GateRequest, string, error
 		return req, host, fmt.Errorf("%w: session_id: %w", ErrBadRequest, id.CheckSession(req.SessionID))
 	case want == "":
 		return req, host, fmt.Errorf("%w: no gate decides %s requests", ErrBadRequest, id.Quote(kind))
-	case req.HookEvent != want && (want != "Stop" || req.HookEvent != "SubagentStop"):
+	case req.HookEvent != want && (want != schemas.HookStop || req.HookEvent != schemas.HookSubagentStop):
 		return req, host, fmt.Errorf("%w: hook_event_name %q on %s", ErrBadRequest, req.HookEvent, subj)
 	case len(req.Payload) == 0:
 		return req, host, fmt.Errorf("%w: no payload", ErrBadRequest)
@@ -443,7 +445,7 @@ func decodeRequest(subj string, data []byte) (schemas.GateRequest, string, error
 func (s *Service) refusal(req schemas.GateRequest, err error) schemas.GateDecision {
 	d := s.base(req)
 	d.Decision, d.Rule = schemas.GateBlock, "request.invalid"
-	if req.HookEvent == "PreToolUse" {
+	if req.HookEvent == schemas.HookPreToolUse {
 		d.Decision = schemas.GateDeny
 	}
 	d.Reason = "claimcheck could not check this request: " + err.Error()
@@ -504,13 +506,10 @@ func (s *Service) recordEvent(session, hookEvent, eventID, msgID string, raw []b
 	data, err := envelope.Event(eventID, session, hookEvent, 0, s.set.Clock.Now(),
 		envelope.Source{Host: hostname(), AgentType: "claimcheck-gatekeeper", AgentID: s.cfg.ID}, raw)
 	if err != nil {
-		s.set.Logger.Warn("gatekeeper: cannot build a record", "event", hookEvent, "session", session, "err", err)
+		s.set.Logger.Warn("gatekeeper: cannot build a record", slog.String("event", hookEvent), slog.String("session", session), slog.Any("err", err))
 		return
 	}
-	msg := nats.NewMsg(subject.Intake(subject.OriginGatekeeper, s.set.Name, session, id.EventToken(hookEvent)))
-	msg.Header.Set(jetstream.MsgIDHeader, msgID)
-	msg.Data = data
-	fut, err := s.js.PublishMsgAsync(msg)
+	fut, err := intake.Publisher{JS: s.js, Origin: subject.OriginGatekeeper, Name: s.set.Name}.PublishAsync(session, hookEvent, msgID, data)
 	if err != nil {
 		s.m.failures.WithLabelValues("record").Inc()
 		return
@@ -520,7 +519,7 @@ func (s *Service) recordEvent(session, hookEvent, eventID, msgID string, raw []b
 		case <-fut.Ok():
 		case err := <-fut.Err():
 			s.m.failures.WithLabelValues("record").Inc()
-			s.set.Logger.Warn("gatekeeper: a record was not written", "event", hookEvent, "id", eventID, "session", session, "err", err)
+			s.set.Logger.Warn("gatekeeper: a record was not written", slog.String("event", hookEvent), slog.String("id", eventID), slog.String("session", session), slog.Any("err", err))
 		}
 	})
 }

@@ -9,18 +9,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/intake"
 	"github.com/claimcheck/claimcheck/pkg/payload"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
@@ -98,20 +98,14 @@ func (s *Service) serveClaude(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	eventID, _ := s.gen.New()
-	env, err := envelope.Event(eventID, info.SessionID, info.HookEvent, 0, s.set.Clock.Now(), src, raw)
-	if err == nil {
-		msg := nats.NewMsg(subject.Intake(subject.OriginHTTP, s.set.Name, info.SessionID, id.EventToken(info.HookEvent)))
-		msg.Header.Set(jetstream.MsgIDHeader, eventID)
-		msg.Data = env
-		_, err = s.js.PublishMsg(ctx, msg)
-	}
-	if err != nil {
+	pub := intake.Publisher{JS: s.js, Origin: subject.OriginHTTP, Name: s.set.Name}
+	if err := pub.Event(ctx, eventID, info.SessionID, info.HookEvent, s.set.Clock.Now(), src, raw); err != nil {
 		s.m.failures.WithLabelValues("http_record").Inc()
 		s.answerUnchecked(w, r, info, started, "the event could not be recorded: "+err.Error())
 		return
 	}
 	switch info.HookEvent {
-	case "Stop", "PreToolUse", "UserPromptSubmit":
+	case schemas.HookStop, schemas.HookPreToolUse, schemas.HookUserPromptSubmit:
 	default:
 		w.WriteHeader(http.StatusOK) // recorded; nothing to decide
 		return
@@ -132,7 +126,7 @@ func (s *Service) serveClaude(w http.ResponseWriter, r *http.Request) {
 // blocked or denied (and the decision recorded when the session is known),
 // anything else gets a 400 or 503 that Claude Code reports and ignores.
 func (s *Service) answerUnchecked(w http.ResponseWriter, r *http.Request, info payload.Info, started time.Time, why string) {
-	if info.HookEvent != "Stop" && info.HookEvent != "PreToolUse" {
+	if info.HookEvent != schemas.HookStop && info.HookEvent != schemas.HookPreToolUse {
 		status := http.StatusBadRequest
 		if strings.HasPrefix(why, "the event could not be recorded") {
 			status = http.StatusServiceUnavailable
@@ -154,10 +148,8 @@ func (s *Service) recordRejected(ctx context.Context, info payload.Info, raw []b
 	if err != nil {
 		return
 	}
-	msg := nats.NewMsg(subject.Intake(subject.OriginHTTP, s.set.Name, schemas.RejectedChain, id.EventToken(info.HookEvent)))
-	msg.Header.Set(jetstream.MsgIDHeader, eid)
-	msg.Data = env
-	if _, err := s.js.PublishMsg(ctx, msg); err != nil {
+	pub := intake.Publisher{JS: s.js, Origin: subject.OriginHTTP, Name: s.set.Name}
+	if err := pub.Publish(ctx, schemas.RejectedChain, info.HookEvent, eid, env); err != nil {
 		s.m.failures.WithLabelValues("http_record").Inc()
 	}
 }
@@ -188,7 +180,7 @@ func (s *Service) serveHTTP(ctx context.Context) (stop func(), err error) {
 	srv := &http.Server{Handler: s.HTTPHandler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second, WriteTimeout: 30 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 	go func() { _ = srv.Serve(ln) }()
-	s.set.Logger.Info("gatekeeper: Claude Code http hook endpoint", "url", "http://"+ln.Addr().String()+ClaudeHookPath, "token", s.cfg.HTTPToken != "")
+	s.set.Logger.InfoContext(ctx, "gatekeeper: Claude Code http hook endpoint", slog.Any("url", "http://"+ln.Addr().String()+ClaudeHookPath), slog.Any("token", s.cfg.HTTPToken != ""))
 	return func() {
 		// Called once ctx has ended: the shutdown gets 5 s of its own.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -1,6 +1,7 @@
 package gatekeeper
 
 import (
+	"log/slog"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -36,7 +37,7 @@ func (s *Service) decidePrompt(req schemas.GateRequest) schemas.GateDecision {
 			oid, _ := s.gen.New()
 			s.recordEvent(req.SessionID, schemas.OverrideEvent, oid, "override-"+req.EventID, raw)
 		}
-		s.m.decisions.WithLabelValues("UserPromptSubmit", "override_request", d.Rule).Inc()
+		s.m.decisions.WithLabelValues(schemas.HookUserPromptSubmit, "override_request", d.Rule).Inc()
 		agent = append(agent, "claimcheck: this prompt asks to bypass the evidence gate (\""+phrase+"\"); the request is recorded and the gate still applies. "+
 			"Back every claim with `claimcheck claim`, or ask the human to run `claimcheck gate override --session "+req.SessionID+" --reason …` (recorded break-glass).")
 	}
@@ -52,7 +53,7 @@ func (s *Service) decidePrompt(req schemas.GateRequest) schemas.GateDecision {
 		// The alert's key is its dedupe id: gatekeepers racing on one host
 		// leave one record.
 		s.recordEvent(req.SessionID, schemas.GateAlertEvent, aid, a.Key(), raw)
-		s.set.Logger.Warn("gatekeeper: alert raised", "kind", a.Kind, "host", a.Host, "event", a.Event, "count", a.Count)
+		s.set.Logger.Warn("gatekeeper: alert raised", slog.String("kind", a.Kind), slog.String("host", a.Host), slog.String("event", a.Event), slog.Any("count", a.Count))
 	}
 	if len(user) > 0 {
 		d.Rule = "prompt.alert"

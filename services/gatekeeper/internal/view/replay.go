@@ -61,7 +61,7 @@ func (v *View) Walk(ctx context.Context, session string, gated func(Gated), reco
 			return nil
 		}
 		switch e.HookEvent {
-		case "Stop", "PreToolUse":
+		case schemas.HookStop, schemas.HookPreToolUse:
 			v.mu.RLock()
 			snap := v.sessions[session].snapshot()
 			v.mu.RUnlock()

@@ -83,7 +83,7 @@ func prepare(e schemas.Entry) prepared {
 		return pr
 	}
 	switch e.HookEvent {
-	case "PostToolUse", "PostToolUseFailure":
+	case schemas.HookPostToolUse, schemas.HookPostToolUseFailure:
 		ev := evidence.Decode(e)
 		switch {
 		case evidence.IsEdit(ev.Tool) && !ev.Failed && ev.FilePath != "":
@@ -133,18 +133,18 @@ func (s *sessionState) apply(pr prepared, maxTrail int) {
 		return
 	}
 	switch e.HookEvent {
-	case "UserPromptSubmit":
+	case schemas.HookUserPromptSubmit:
 		s.promptN, s.promptID = e.N, e.EventID
 		s.contract, s.contractN = nil, 0
 		s.blocks = 0
-	case "Stop", "SubagentStop":
+	case schemas.HookStop, schemas.HookSubagentStop:
 		s.stops[e.EventID] = e.N
 		s.stopOrder = append(s.stopOrder, e.EventID)
 		if len(s.stopOrder) > 64 {
 			delete(s.stops, s.stopOrder[0])
 			s.stopOrder = s.stopOrder[1:]
 		}
-	case "PostToolUse", "PostToolUseFailure":
+	case schemas.HookPostToolUse, schemas.HookPostToolUseFailure:
 		switch {
 		case pr.edit != nil:
 			s.edits = appendBounded(s.edits, *pr.edit, maxTrail)
@@ -169,7 +169,7 @@ func (s *sessionState) apply(pr prepared, maxTrail int) {
 // is made (by this gatekeeper) or when its record is read (made by
 // another), whichever comes first.
 func (s *sessionState) decided(d schemas.GateDecision) {
-	if d.HookEvent != "Stop" || d.DecisionID == "" || s.decisions[d.DecisionID] {
+	if d.HookEvent != schemas.HookStop || d.DecisionID == "" || s.decisions[d.DecisionID] {
 		return
 	}
 	s.decisions[d.DecisionID] = true
