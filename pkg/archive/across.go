@@ -120,7 +120,8 @@ func VerifyChains(ctx context.Context, st *Store, js jetstream.JetStream, stream
 	}
 	sort.Strings(out.Lost)
 	for _, name := range out.Lost {
-		problem(name, "no entry left in the hot stream (the rotator keeps each chain's last message): lost from JetStream; `claimcheck archive restore` brings it back")
+		problem(name,
+			"no entry left in the hot stream (the rotator keeps each chain's last message): lost from JetStream; `claimcheck archive restore` brings it back")
 	}
 	out.Entries += ar.Entries
 	out.Chains = len(verifiers) - len(broken)
@@ -130,7 +131,8 @@ func VerifyChains(ctx context.Context, st *Store, js jetstream.JetStream, stream
 func digestArray(b []byte) [32]byte { return sha256.Sum256(b) }
 
 // eachMessage reads a stream in order with one ordered consumer.
-func eachMessage(ctx context.Context, js jetstream.JetStream, streamName string, fn func(seq uint64, subj string, data []byte, restored uint64) error) error {
+func eachMessage(ctx context.Context, js jetstream.JetStream, streamName string,
+	fn func(seq uint64, subj string, data []byte, restored uint64) error) error {
 	s, err := js.Stream(ctx, streamName)
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", streamName, err)
@@ -193,14 +195,16 @@ type Restored struct {
 // bytes, so their entries verify as before; chains whose first archived
 // entries were deleted by retention begin at their tombstone's head, and
 // the caller must anchor them (starts returns those heads).
-func Restore(ctx context.Context, st *Store, js jetstream.JetStream, streamName, only string, o Options) (Restored, map[string]Head, error) {
+func Restore(ctx context.Context, st *Store, js jetstream.JetStream, streamName, only string, o Options) (Restored,
+	map[string]Head, error) {
 	var out Restored
 	cr, err := VerifyChains(ctx, st, js, streamName, Options{Keys: o.Keys, Now: o.Now, Retention: o.Retention})
 	if err != nil {
 		return out, nil, err
 	}
 	if !cr.Archive.OK() {
-		return out, nil, fmt.Errorf("the archive does not verify (%d problems, first: %s): refusing to restore from it", len(cr.Archive.Problems), cr.Archive.Problems[0])
+		return out, nil, fmt.Errorf("the archive does not verify (%d problems, first: %s): refusing to restore from it",
+			len(cr.Archive.Problems), cr.Archive.Problems[0])
 	}
 	lost := map[string]bool{}
 	for _, c := range cr.Lost {

@@ -300,7 +300,8 @@ func DecodeMessages(seg []byte, m Manifest) ([]Message, error) {
 	// Decompress no more than the manifest's size: a hostile object cannot
 	// make this allocate beyond it.
 	limit := uint64(max(m.Bytes, 1<<20))
-	dec, err := zstd.NewReader(bytes.NewReader(seg), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(limit), zstd.WithDecoderMaxWindow(limit))
+	dec, err := zstd.NewReader(bytes.NewReader(seg), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(limit),
+		zstd.WithDecoderMaxWindow(limit))
 	if err != nil {
 		return nil, err
 	}

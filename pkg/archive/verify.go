@@ -128,7 +128,8 @@ func Verify(ctx context.Context, st *Store, streamName string, o Options) (*Repo
 		case prevName == "" && m.First != 1:
 			r.problem(name, "the segment before it (%s) is missing and no tombstone records its deletion", m.PrevName)
 		case prevName != "" && m.First != prevLast+1:
-			r.problem(name, "sequences %d..%d are missing between %s and this segment (a segment was removed)", prevLast+1, m.First-1, prevName)
+			r.problem(name, "sequences %d..%d are missing between %s and this segment (a segment was removed)",
+				prevLast+1, m.First-1, prevName)
 		case prevName != "" && m.Prev != prevDigest:
 			r.problem(name, "does not link to the previous segment's manifest %s (a manifest was replaced)", prevName)
 		}
@@ -205,7 +206,8 @@ func Verify(ctx context.Context, st *Store, streamName string, o Options) (*Repo
 		if trusted && cp.SegmentSHA256 != m.SegmentSHA256 {
 			cp.Name = ""
 		}
-		if m.Stream != streamName || m.Name != it.Name || m.First != first || m.Last != last || cp.Name != it.Name || cp.Stream != streamName || cp.First != first || cp.Last != last {
+		if m.Stream != streamName || m.Name != it.Name || m.First != first || m.Last != last || cp.Name != it.Name ||
+			cp.Stream != streamName || cp.First != first || cp.Last != last {
 			r.problem(it.Name, "manifest or checkpoint names another stream, segment or range")
 			continue
 		}

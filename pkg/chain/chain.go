@@ -274,7 +274,8 @@ func (v *Verifier) Next(stored []byte) error {
 		return fault("expected entry n=%d, found n=%d", pos, h.N)
 	}
 	if h.PrevHash != v.prev {
-		return fault("prev_hash %s does not match the hash of entry %d (%s): an entry before it was changed, removed or reordered", h.PrevHash, pos-1, v.prev)
+		return fault("prev_hash %s does not match the hash of entry %d (%s): an entry before it was changed, removed or reordered",
+			h.PrevHash, pos-1, v.prev)
 	}
 	if h.Chain != v.chain {
 		return fault("entry belongs to chain %q, not %q", h.Chain, v.chain)

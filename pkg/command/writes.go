@@ -96,7 +96,8 @@ func callWrites(name string, argv []string) (paths []string, unknown bool) {
 // sedWrites: the files sed -i edits.
 func sedWrites(argv, ops, opts []string) []string {
 	if !slices.ContainsFunc(opts, func(o string) bool {
-		return strings.HasPrefix(o, "-i") || strings.HasPrefix(o, "--in-place") || len(o) > 1 && o[1] != '-' && strings.Contains(o[1:], "i") && !strings.ContainsAny(o[1:], "ef")
+		return strings.HasPrefix(o, "-i") || strings.HasPrefix(o, "--in-place") || len(o) > 1 && o[1] != '-' &&
+			strings.Contains(o[1:], "i") && !strings.ContainsAny(o[1:], "ef")
 	}) {
 		return nil
 	}
@@ -116,7 +117,8 @@ func perlWrites(argv, opts []string) (paths []string) {
 	// -i, or -i among combined flags (-pi); -M/-m/-I/-x/-d/-V/-C take a
 	// value that may hold an i (-Mstrict).
 	if !slices.ContainsFunc(opts, func(o string) bool {
-		return strings.HasPrefix(o, "-i") || len(o) > 2 && o[1] != '-' && !strings.ContainsAny(o[1:2], "MmIxdVC") && strings.Contains(o, "i")
+		return strings.HasPrefix(o, "-i") || len(o) > 2 && o[1] != '-' &&
+			!strings.ContainsAny(o[1:2], "MmIxdVC") && strings.Contains(o, "i")
 	}) {
 		return nil
 	}

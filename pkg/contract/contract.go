@@ -73,9 +73,11 @@ var (
 	absPathRE = regexp.MustCompile(`(?:^|[\s('"\[=:,])(/[\p{L}\p{N}._@+-]+(?:/[\p{L}\p{N}._@+-]+)*/?)`)
 	// Relative paths: ./x, ../x, or a/b (at least one slash), or a file name
 	// with an extension.
-	relPathRE      = regexp.MustCompile(`(?:^|[\s('"\[=:,])((?:\.{1,2}/)?[\p{L}\p{N}_@+-][\p{L}\p{N}._@+-]*(?:/[\p{L}\p{N}._@+-]+)+/?|\.{1,2}/[\p{L}\p{N}._@+-]+|[\p{L}\p{N}_-][\p{L}\p{N}_.-]*\.(?:go|py|ts|tsx|js|jsx|mjs|cjs|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sh|bash|zsh|sql|md|rst|txt|json|yaml|yml|toml|ini|cfg|conf|env|xml|html|css|scss|lock|mod|sum|proto|tf|lua|ex|exs|vue|svelte))`)
-	wellKnownFiles = []string{"Makefile", "Dockerfile", "Gemfile", "Rakefile", "Procfile", "Justfile", "Taskfile", "Vagrantfile", "Jenkinsfile", "CODEOWNERS"}
-	wordRE         = regexp.MustCompile(`\p{L}[\p{L}\p{N}_-]*`)
+	relPathRE = regexp.MustCompile(
+		`(?:^|[\s('"\[=:,])((?:\.{1,2}/)?[\p{L}\p{N}_@+-][\p{L}\p{N}._@+-]*(?:/[\p{L}\p{N}._@+-]+)+/?|\.{1,2}/[\p{L}\p{N}._@+-]+|[\p{L}\p{N}_-][\p{L}\p{N}_.-]*\.(?:go|py|ts|tsx|js|jsx|mjs|cjs|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|sh|bash|zsh|sql|md|rst|txt|json|yaml|yml|toml|ini|cfg|conf|env|xml|html|css|scss|lock|mod|sum|proto|tf|lua|ex|exs|vue|svelte))`)
+	wellKnownFiles = []string{"Makefile", "Dockerfile", "Gemfile", "Rakefile", "Procfile", "Justfile", "Taskfile", "Vagrantfile",
+		"Jenkinsfile", "CODEOWNERS"}
+	wordRE = regexp.MustCompile(`\p{L}[\p{L}\p{N}_-]*`)
 )
 
 // Actionable reports whether text asks for work, and which action verbs it
@@ -218,7 +220,10 @@ func proseCommands(text string) []string {
 			for j := i + 1; j < len(fields) && len(hint) < 8; j++ {
 				t := fields[j]
 				lt := strings.ToLower(strings.Trim(t, ".,;:!?)\"'"))
-				if lt == "" || !strings.ContainsFunc(lt, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '/' }) || stopwords[lt] || lt == "is" || lt == "are" || lt == "was" || lt == "stays" || lt == "passes" || lt == "works" {
+				if lt == "" ||
+					!strings.ContainsFunc(lt,
+						func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '/' }) || stopwords[lt] ||
+					lt == "is" || lt == "are" || lt == "was" || lt == "stays" || lt == "passes" || lt == "works" {
 					break
 				}
 				end := strings.ContainsAny(t[len(t)-1:], ".,;:!?)") && !strings.HasSuffix(t, "...")
@@ -286,7 +291,9 @@ func expected(text string, tf schemas.TargetFields) []string {
 	if len(tf.Paths) > 0 {
 		out = append(out, "file_diff_present")
 	}
-	if len(tf.URLs) > 0 && (strings.Contains(lower, "deploy") || strings.Contains(lower, "endpoint") || strings.Contains(lower, "health") || strings.Contains(lower, "up")) {
+	if len(tf.URLs) > 0 &&
+		(strings.Contains(lower, "deploy") || strings.Contains(lower, "endpoint") || strings.Contains(lower, "health") ||
+			strings.Contains(lower, "up")) {
 		out = append(out, "http_2xx")
 	}
 	if len(out) == 0 {
@@ -305,7 +312,8 @@ func isTestCommand(cmd string) bool {
 	case "pytest", "jest", "vitest", "tox", "rspec":
 		return true
 	case "go", "cargo", "npm", "yarn", "pnpm", "bun", "mvn", "./mvnw", "gradle", "./gradlew", "dotnet", "deno":
-		return len(f) > 1 && (f[1] == "test" || f[1] == "t" || f[1] == "verify" || (f[1] == "run" && len(f) > 2 && strings.Contains(f[2], "test")))
+		return len(f) > 1 &&
+			(f[1] == "test" || f[1] == "t" || f[1] == "verify" || (f[1] == "run" && len(f) > 2 && strings.Contains(f[2], "test")))
 	case "python", "python3", "uv", "poetry":
 		return strings.Contains(cmd, "pytest") || strings.Contains(cmd, "unittest")
 	case "npx":

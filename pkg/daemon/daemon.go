@@ -99,13 +99,16 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 	cfgFile := fs.String("config", "", "configuration file (YAML, JSON or TOML)")
 	fs.String("nats-url", "", "NATS server URL(s) (env CLAIMCHECK_NATS_URL)")
 	fs.String("nats-creds", "", "NATS credentials: a .creds file or an nkey seed file (env CLAIMCHECK_NATS_CREDS)")
-	fs.String("http-listen", "", "address for /healthz, /readyz and /metrics; empty disables (env CLAIMCHECK_HTTP_LISTEN; default 127.0.0.1:9090)")
+	fs.String("http-listen", "",
+		"address for /healthz, /readyz and /metrics; empty disables (env CLAIMCHECK_HTTP_LISTEN; default 127.0.0.1:9090)")
 	fs.String("log-level", "", "debug, info, warn or error")
 	fs.String("log-format", "", "text or json")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := config.BindFlags(v, fs, map[string]string{"nats-url": "nats.url", "nats-creds": "nats.creds", "http-listen": "http_listen", "log-level": "log.level", "log-format": "log.format"}); err != nil {
+	if err := config.BindFlags(v, fs,
+		map[string]string{"nats-url": "nats.url", "nats-creds": "nats.creds", "http-listen": "http_listen", "log-level": "log.level",
+			"log-format": "log.format"}); err != nil {
 		return err
 	}
 	if err := config.SetDefaults(v, "", DefaultCommon()); err != nil {
@@ -145,7 +148,8 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 		i, err := identity.ReadCreds(common.NATS.Creds)
 		switch {
 		case err == nil && i.Role != spec.Name:
-			return fmt.Errorf("nats credentials %s are of role %s; the %s service needs its own (claimcheck creds issue --role %s)", common.NATS.Creds, i.Role, spec.Name, spec.Name)
+			return fmt.Errorf("nats credentials %s are of role %s; the %s service needs its own (claimcheck creds issue --role %s)",
+				common.NATS.Creds, i.Role, spec.Name, spec.Name)
 		case err == nil:
 			set.Name = i.Name
 		case !errors.Is(err, identity.ErrNotCredentials):

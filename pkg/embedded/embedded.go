@@ -82,7 +82,8 @@ func (c Config) Validate() error {
 		}
 		ip := net.ParseIP(host)
 		if host != "localhost" && (ip == nil || !ip.IsLoopback()) && !c.AllowRemote {
-			errs = append(errs, fmt.Errorf("listen %q: not a loopback address; claimcheck's embedded NATS speaks no TLS, so binding it to a network needs --allow-remote", c.Listen))
+			errs = append(errs, fmt.Errorf(
+				"listen %q: not a loopback address; claimcheck's embedded NATS speaks no TLS, so binding it to a network needs --allow-remote", c.Listen))
 		}
 	}
 	return errors.Join(errs...)
@@ -254,7 +255,8 @@ func AdoptGlobalAccount(storeDir, account string) (moved bool, err error) {
 		return false, err
 	}
 	if _, err := os.Stat(to); err == nil {
-		return false, fmt.Errorf("both %s (JetStream data of a server without authentication) and %s (the account's) exist: move one aside", from, to)
+		return false, fmt.Errorf(
+			"both %s (JetStream data of a server without authentication) and %s (the account's) exist: move one aside", from, to)
 	}
 	if err := os.Rename(from, to); err != nil {
 		return false, fmt.Errorf("move the JetStream data of %s to account %s: %w", from, account, err)

@@ -73,7 +73,8 @@ func Event(eventID, sessionID, hookEvent string, seq uint64, received time.Time,
 // the digest and size of the whole input, the reason and a short excerpt
 // (scrubbed by ingest before it is stored). sessionID is whatever could be
 // read, possibly hostile; it only travels inside JSON.
-func Rejected(eventID, sessionID, hookEvent string, seq uint64, received time.Time, src Source, inputDigest string, inputSize int, excerpt []byte, reason string) ([]byte, error) {
+func Rejected(eventID, sessionID, hookEvent string, seq uint64, received time.Time, src Source, inputDigest string, inputSize int,
+	excerpt []byte, reason string) ([]byte, error) {
 	if len(excerpt) > 1024 {
 		excerpt = excerpt[:1024]
 	}

@@ -108,7 +108,8 @@ var exitCodeRE = regexp.MustCompile(`^Exit code (\d+)`)
 
 // Decode builds the evidence view of a stored entry.
 func Decode(s schemas.Entry) Entry {
-	e := Entry{N: s.N, Hash: s.Hash, EventID: s.EventID, Kind: s.Kind, HookEvent: s.HookEvent, Tool: s.ToolName, Contract: s.Contract, Elided: s.PayloadElided,
+	e := Entry{N: s.N, Hash: s.Hash, EventID: s.EventID, Kind: s.Kind, HookEvent: s.HookEvent, Tool: s.ToolName,
+		Contract: s.Contract, Elided: s.PayloadElided,
 		ToolUseID: s.ToolUseID, InputDigest: s.ToolInput, Origin: s.Origin}
 	if s.Kind != schemas.EntryEvent || s.Payload == nil {
 		return e
@@ -262,7 +263,8 @@ type Summary struct {
 
 var (
 	pytestRE     = regexp.MustCompile(`(?m)(\d+) (passed|failed|errors?)\b`)
-	pytestLineRE = regexp.MustCompile(`(?m)^=*\s*(?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s`)
+	pytestLineRE = regexp.MustCompile(
+		`(?m)^=*\s*(?:\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)+ in [\d.]+s`)
 	// go test writes "ok  \t<pkg>\t<time>" and "FAIL\t<pkg>\t<time>" (tabs), which
 	// keeps jest's "PASS src/x.test.ts" / "FAIL src/x.test.ts" apart.
 	goOkRE        = regexp.MustCompile(`(?m)^ok[ ]*\t\S+\t(?:\(cached\)|[\d.]+s)(.*)$`)
@@ -390,7 +392,8 @@ var (
 )
 
 // fetchPrograms are shell programs that fetch URLs.
-var fetchPrograms = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "httpie": true, "xh": true, "lynx": true, "w3m": true, "aria2c": true}
+var fetchPrograms = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "httpie": true, "xh": true, "lynx": true,
+	"w3m": true, "aria2c": true}
 
 // setup programs come before the one a line is about.
 var setup = map[string]bool{"cd": true, "pushd": true, "export": true, "set": true, "sleep": true, "true": true, ":": true}

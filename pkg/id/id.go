@@ -216,7 +216,8 @@ func CheckName(s string) error {
 		c := s[i]
 		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
 		if !alnum && (i == 0 || c != '_' && c != '-') {
-			return fmt.Errorf("%w %s: only lower-case letters, digits, '_' and '-' are allowed, starting with a letter or digit", ErrBadName, Quote(s))
+			return fmt.Errorf(
+				"%w %s: only lower-case letters, digits, '_' and '-' are allowed, starting with a letter or digit", ErrBadName, Quote(s))
 		}
 	}
 	return nil

@@ -122,7 +122,8 @@ func Load(dir string) (*Authority, error) {
 		seed   string
 		prefix nkeys.PrefixByte
 		out    *nkeys.KeyPair
-	}{{st.Operator, nkeys.PrefixByteOperator, &a.operator}, {st.System, nkeys.PrefixByteAccount, &a.system}, {st.Account, nkeys.PrefixByteAccount, &a.account}} {
+	}{{st.Operator, nkeys.PrefixByteOperator, &a.operator}, {st.System, nkeys.PrefixByteAccount, &a.system}, {st.Account,
+		nkeys.PrefixByteAccount, &a.account}} {
 		if *k.out, err = seedOf(k.seed, k.prefix); err != nil {
 			return nil, fmt.Errorf("nats authority %s: %w", dir, err)
 		}
@@ -230,7 +231,8 @@ func (a *Authority) SystemAccountJWT() (string, error) {
 func (a *Authority) AccountJWT() (string, error) {
 	ac := jwt.NewAccountClaims(a.AccountKey())
 	ac.Name = AccountName
-	ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: jwt.NoLimit, DiskStorage: jwt.NoLimit, Streams: jwt.NoLimit, Consumer: jwt.NoLimit}
+	ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: jwt.NoLimit, DiskStorage: jwt.NoLimit,
+		Streams: jwt.NoLimit, Consumer: jwt.NoLimit}
 	// A user signed by the account key itself (never issued) gets nothing.
 	ac.DefaultPermissions = jwt.Permissions{Pub: jwt.Permission{Deny: []string{">"}}, Sub: jwt.Permission{Deny: []string{">"}}}
 	for _, r := range Roles {

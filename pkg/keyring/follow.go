@@ -131,13 +131,15 @@ func (f *Follower) reload(ctx context.Context) {
 	defer cancel()
 	keys, err := f.cfg.Registry.List(ctx)
 	if err != nil {
-		log.ErrorContext(ctx, "the keys could not be reloaded from the registry; using the previous ones while they are valid", slog.Any("err", err))
+		log.ErrorContext(ctx,
+			"the keys could not be reloaded from the registry; using the previous ones while they are valid", slog.Any("err", err))
 		return
 	}
 	if f.signer != nil {
 		before := fmt.Sprint(f.signer.KeyIDs())
 		if err := f.signer.Reload(keys, f.cfg.Dir, f.cfg.Clock.Now()); err != nil {
-			log.ErrorContext(ctx, "the signing keys could not be reloaded; signing with the previous ones while they are valid", slog.Any("err", err))
+			log.ErrorContext(ctx,
+				"the signing keys could not be reloaded; signing with the previous ones while they are valid", slog.Any("err", err))
 			return
 		}
 		if after := f.signer.KeyIDs(); fmt.Sprint(after) != before {

@@ -161,7 +161,9 @@ func (r *Registry) Update(ctx context.Context, keyid string, change func(*schema
 
 func isWrongSeq(err error) bool {
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+	return errors.As(err, &apiErr) &&
+		(apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // Watch calls changed whenever the registry changes, until ctx ends.
@@ -408,7 +410,8 @@ func (s *Signer) Reload(keys []schemas.Key, dir Dir, now time.Time) error {
 	}
 	if len(out) == 0 {
 		if len(errs) == 0 {
-			return fmt.Errorf("%w at %s (in %s): every registered key is retired, revoked or not yet valid", ErrNoKeys, now.UTC().Format(TimeFormat), dir.Path)
+			return fmt.Errorf("%w at %s (in %s): every registered key is retired, revoked or not yet valid", ErrNoKeys,
+				now.UTC().Format(TimeFormat), dir.Path)
 		}
 		return fmt.Errorf("%w (in %s): %w", ErrNoKeys, dir.Path, errors.Join(errs...))
 	}
@@ -550,7 +553,8 @@ func (s *Set) Verify(envelope []byte, payloadType string, at time.Time) (Verifie
 			continue
 		}
 		if err := k.v.VerifySignature(bytesReader(raw), bytesReader(pae)); err != nil {
-			problems = append(problems, fmt.Sprintf("signature by %s does not verify (payload, payload type or signature altered)", sig.KeyID))
+			problems = append(problems,
+				fmt.Sprintf("signature by %s does not verify (payload, payload type or signature altered)", sig.KeyID))
 			continue
 		}
 		if err := ValidAt(k.meta, at); err != nil {

@@ -111,7 +111,8 @@ func Rotate(ctx context.Context, r *Registry, dir Dir, nk NewKey, overlap time.D
 			return nil
 		})
 		if err != nil {
-			return out, fmt.Errorf("key %s registered, but retiring %s failed (run the rotation's retire step again with `claimcheck keys rotate`): %w", keyid, old.KeyID, err)
+			return out, fmt.Errorf(
+				"key %s registered, but retiring %s failed (run the rotation's retire step again with `claimcheck keys rotate`): %w", keyid, old.KeyID, err)
 		}
 		out.Retired = append(out.Retired, updated)
 	}

@@ -108,7 +108,8 @@ func NewAppender(js jetstream.JetStream, cfg AppenderConfig) *Appender {
 	if cfg.BatchTimeout <= 0 {
 		cfg.BatchTimeout = 10 * time.Second
 	}
-	return &Appender{js: js, cfg: cfg, r: NewReader(js, stream.Ledger), anchors: NewAnchors(js), chains: map[string]*list.Element{}, lru: list.New()}
+	return &Appender{js: js, cfg: cfg, r: NewReader(js, stream.Ledger), anchors: NewAnchors(js),
+		chains: map[string]*list.Element{}, lru: list.New()}
 }
 
 func (a *Appender) state(name string) *chainState {
@@ -334,7 +335,8 @@ func (a *Appender) readFrom(ctx context.Context, st *chainState, after uint64, v
 				faulted = true
 				var f *chain.Fault
 				if errors.As(err, &f) {
-					a.cfg.Logger.ErrorContext(ctx, "ledger chain fault", slog.String("chain", f.Chain), slog.Any("n", f.N), slog.String("reason", f.Reason))
+					a.cfg.Logger.ErrorContext(ctx, "ledger chain fault", slog.String("chain", f.Chain), slog.Any("n", f.N),
+						slog.String("reason", f.Reason))
 					if a.cfg.OnFault != nil {
 						a.cfg.OnFault(f)
 					}

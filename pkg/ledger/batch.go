@@ -139,14 +139,17 @@ func (a *Appender) AppendBatch(ctx context.Context, groups []Group) ([]BatchResu
 				r.Done, r.Entries, r.N, r.Hash = true, p.todo, p.n, p.hash
 			}
 			if !consecutive {
-				errs = append(errs, fmt.Errorf("append batch: the server acknowledged %d messages, %d were sent; the chains are read again", ack.Count, len(idx)))
+				errs = append(errs,
+					fmt.Errorf(
+						"append batch: the server acknowledged %d messages, %d were sent; the chains are read again", ack.Count, len(idx)))
 			}
 		},
 		func(idx []int, err error) {
 			var apiErr *jetstream.APIError
 			refused := errors.As(err, &apiErr)
 			if refused && apiErr.ErrorCode == stream.ErrCodeAtomicDisabled && !a.atomicOff.Swap(true) {
-				a.cfg.Logger.WarnContext(ctx, "ledger: the stream does not allow atomic batches (allow_atomic); appending chain by chain", slog.Any("err", err))
+				a.cfg.Logger.WarnContext(ctx,
+					"ledger: the stream does not allow atomic batches (allow_atomic); appending chain by chain", slog.Any("err", err))
 			}
 			if err != nil && len(errs) < 3 {
 				errs = append(errs, err)

@@ -187,7 +187,8 @@ func (r *Reader) walk(ctx context.Context, chain string, afterSeq uint64, fn fun
 	if info.State.Msgs == 0 || last <= afterSeq {
 		return nil
 	}
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{prefix + ".>"}, DeliverPolicy: jetstream.DeliverAllPolicy})
+	cons, err := s.OrderedConsumer(ctx,
+		jetstream.OrderedConsumerConfig{FilterSubjects: []string{prefix + ".>"}, DeliverPolicy: jetstream.DeliverAllPolicy})
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r.stream, err)
 	}
@@ -308,7 +309,8 @@ func readBatch(ctx context.Context, ch <-chan *nats.Msg, chain string, seq *uint
 		}
 		n, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
 		if err != nil || n < *seq {
-			return false, fmt.Errorf("read %s after seq %d: a block with sequence %q", chain, *seq-1, m.Header.Get(jetstream.SequenceHeader))
+			return false, fmt.Errorf("read %s after seq %d: a block with sequence %q", chain, *seq-1,
+				m.Header.Get(jetstream.SequenceHeader))
 		}
 		for _, e := range SplitBlock(m.Data) {
 			if err := fn(Stored{Chain: chain, Seq: n, Raw: e}); err != nil {

@@ -34,7 +34,8 @@ const (
 )
 
 // Validators known to this release.
-var Validators = []string{"command_zero_exit", "test_pass", "file_diff_present", "http_2xx", "fetch_attempt_proof", "ladder_exhaustion_proof"}
+var Validators = []string{"command_zero_exit", "test_pass", "file_diff_present", "http_2xx", "fetch_attempt_proof",
+	"ladder_exhaustion_proof"}
 
 // Policy is a loaded, validated policy.
 type Policy struct {
@@ -105,7 +106,8 @@ func Load(source string, raw []byte, v *validation.Validator) (*Policy, error) {
 	for name, rule := range p.Validators {
 		for arg, spec := range rule.Args {
 			if spec.MinLength != nil && spec.MaxLength != nil && *spec.MinLength > *spec.MaxLength {
-				errs = append(errs, fmt.Errorf("validators.%s.args.%s: min_length %d exceeds max_length %d", name, arg, *spec.MinLength, *spec.MaxLength))
+				errs = append(errs,
+					fmt.Errorf("validators.%s.args.%s: min_length %d exceeds max_length %d", name, arg, *spec.MinLength, *spec.MaxLength))
 			}
 			if spec.Min != nil && spec.Max != nil && *spec.Min > *spec.Max {
 				errs = append(errs, fmt.Errorf("validators.%s.args.%s: min %d exceeds max %d", name, arg, *spec.Min, *spec.Max))

@@ -119,7 +119,8 @@ func literals(src string, lang Lang) []Literal {
 			continue
 		}
 		switch {
-		case (c == 'q' && strings.HasPrefix(src[i:], "qx") || c == '%' && strings.HasPrefix(src[i:], "%x")) && i+2 < len(src) && (i == 0 || !isIdentByte(src[i-1])):
+		case (c == 'q' && strings.HasPrefix(src[i:], "qx") || c == '%' && strings.HasPrefix(src[i:], "%x")) && i+2 < len(src) &&
+			(i == 0 || !isIdentByte(src[i-1])):
 			closeBy := map[byte]byte{'{': '}', '(': ')', '[': ']', '<': '>'}
 			o := src[i+2]
 			cl, paired := closeBy[o]

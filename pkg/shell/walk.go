@@ -354,7 +354,8 @@ func (w *Walker) pipeline(c *syntax.BinaryCmd, st *State, depth int) Stream {
 	var stages []*syntax.Stmt
 	var flatten func(s *syntax.Stmt)
 	flatten = func(s *syntax.Stmt) {
-		if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && len(s.Redirs) == 0 && !s.Negated && !s.Background {
+		if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && len(s.Redirs) == 0 &&
+			!s.Negated && !s.Background {
 			flatten(b.X)
 			flatten(b.Y)
 			return

@@ -201,7 +201,8 @@ func AtomicBatches(ctx context.Context, nc *nats.Conn, msgs []*nats.Msg, minSize
 			}
 			return
 		}
-		if len(chunk) >= max(4, 2*minSize) && (IsWrongLastSequence(err) || errors.As(err, &apiErr) && apiErr.ErrorCode == ErrCodeAtomicDuplicate) {
+		if len(chunk) >= max(4, 2*minSize) &&
+			(IsWrongLastSequence(err) || errors.As(err, &apiErr) && apiErr.ErrorCode == ErrCodeAtomicDuplicate) {
 			h := len(chunk) / 2
 			chunks = append(chunks, chunk[:h], chunk[h:])
 			continue

@@ -49,7 +49,8 @@ func retry(ctx context.Context, log *slog.Logger, try func() error, transient fu
 		if !transient(err) {
 			return err
 		}
-		log.WarnContext(ctx, "JetStream not available yet; retrying", slog.Any("attempt", attempt), slog.Duration("retry_in", wait), slog.Any("err", err))
+		log.WarnContext(ctx, "JetStream not available yet; retrying", slog.Any("attempt", attempt),
+			slog.Duration("retry_in", wait), slog.Any("err", err))
 		select {
 		case <-ctx.Done():
 			return errors.Join(ctx.Err(), err)

@@ -119,7 +119,8 @@ func IntakeConfig(o Options) jetstream.StreamConfig {
 }
 
 func intakeDestination(partitions int) string {
-	return fmt.Sprintf("%s.{{partition(%d,3)}}.{{wildcard(1)}}.{{wildcard(2)}}.{{wildcard(3)}}.{{wildcard(4)}}", subject.IntakePrefix, partitions)
+	return fmt.Sprintf("%s.{{partition(%d,3)}}.{{wildcard(1)}}.{{wildcard(2)}}.{{wildcard(3)}}.{{wildcard(4)}}",
+		subject.IntakePrefix, partitions)
 }
 
 // legacyIntakeDestination is the transform of an INTAKE created before
@@ -217,7 +218,8 @@ func Configs(o Options) []jetstream.StreamConfig {
 // KeyValueConfigs lists the buckets of derived state and the key registry.
 func KeyValueConfigs(o Options) []jetstream.KeyValueConfig {
 	mk := func(name, desc string, history uint8) jetstream.KeyValueConfig {
-		return jetstream.KeyValueConfig{Bucket: name, Description: desc, History: history, Storage: jetstream.FileStorage, Replicas: o.Replicas}
+		return jetstream.KeyValueConfig{Bucket: name, Description: desc, History: history,
+			Storage: jetstream.FileStorage, Replicas: o.Replicas}
 	}
 	return []jetstream.KeyValueConfig{
 		mk(BucketContracts, "claimcheck: contracts by session and prompt", 1),
@@ -306,7 +308,8 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 			if have.SubjectTransform != nil {
 				got = have.SubjectTransform.Destination
 			}
-			return fmt.Errorf("stream %s was created with subject transform %q, this configuration wants %q: the partition count cannot change while events are queued (drain INTAKE, delete it, restart)", want.Name, got, want.SubjectTransform.Destination)
+			return fmt.Errorf(
+				"stream %s was created with subject transform %q, this configuration wants %q: the partition count cannot change while events are queued (drain INTAKE, delete it, restart)", want.Name, got, want.SubjectTransform.Destination)
 		}
 	}
 	if same(have, want) {
@@ -392,7 +395,8 @@ func legacyIntake(have, want jetstream.StreamConfig) bool {
 func same(a, b jetstream.StreamConfig) bool {
 	return strings.Join(a.Subjects, ",") == strings.Join(b.Subjects, ",") &&
 		a.Retention == b.Retention && a.Replicas == b.Replicas && a.Discard == b.Discard &&
-		limit(a.MaxBytes) == limit(b.MaxBytes) && limit(int64(a.MaxMsgSize)) == limit(int64(b.MaxMsgSize)) && a.Duplicates == b.Duplicates &&
+		limit(a.MaxBytes) == limit(b.MaxBytes) && limit(int64(a.MaxMsgSize)) == limit(int64(b.MaxMsgSize)) &&
+		a.Duplicates == b.Duplicates &&
 		a.DenyDelete == b.DenyDelete && a.DenyPurge == b.DenyPurge && a.AllowDirect == b.AllowDirect &&
 		a.AllowRollup == b.AllowRollup && a.AllowMsgTTL == b.AllowMsgTTL && a.AllowMsgCounter == b.AllowMsgCounter &&
 		a.AllowAtomicPublish == b.AllowAtomicPublish && a.AllowBatchPublish == b.AllowBatchPublish &&

@@ -94,8 +94,10 @@ type Config struct {
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	w := watch.DefaultConfig()
-	return Config{DecisionTTL: 30 * time.Second, StopWait: 2 * time.Second, StopBlockCap: 8, MaxInFlight: 256, MaxTrail: 4096, MaxEnvelopes: 16384,
-		OverrideThreshold: w.OverrideThreshold, OverrideWindow: w.OverrideWindow, CrashThreshold: w.CrashThreshold, CrashWindow: w.CrashWindow,
+	return Config{DecisionTTL: 30 * time.Second, StopWait: 2 * time.Second, StopBlockCap: 8, MaxInFlight: 256,
+		MaxTrail: 4096, MaxEnvelopes: 16384,
+		OverrideThreshold: w.OverrideThreshold, OverrideWindow: w.OverrideWindow,
+		CrashThreshold: w.CrashThreshold, CrashWindow: w.CrashWindow,
 		Streams: stream.DefaultOptions()}
 }
 
@@ -124,13 +126,17 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("gatekeeper.max_attestation_envelopes %d: must be at least 1", c.MaxEnvelopes))
 	}
 	if c.OverrideThreshold < 1 || c.CrashThreshold < 1 {
-		errs = append(errs, fmt.Errorf("gatekeeper.override_threshold %d, gatekeeper.crash_threshold %d: must be positive", c.OverrideThreshold, c.CrashThreshold))
+		errs = append(errs,
+			fmt.Errorf("gatekeeper.override_threshold %d, gatekeeper.crash_threshold %d: must be positive",
+				c.OverrideThreshold, c.CrashThreshold))
 	}
 	if c.OverrideWindow < time.Minute || c.CrashWindow < time.Minute {
-		errs = append(errs, fmt.Errorf("gatekeeper.override_window %s, gatekeeper.crash_window %s: must be at least 1m", c.OverrideWindow, c.CrashWindow))
+		errs = append(errs,
+			fmt.Errorf("gatekeeper.override_window %s, gatekeeper.crash_window %s: must be at least 1m", c.OverrideWindow, c.CrashWindow))
 	}
 	if c.HTTPListen != "" && c.HTTPToken == "" && !loopback(c.HTTPListen) {
-		errs = append(errs, fmt.Errorf("gatekeeper.http_listen %s: not a loopback address; set gatekeeper.http_token so that only your hooks can post", c.HTTPListen))
+		errs = append(errs, fmt.Errorf(
+			"gatekeeper.http_listen %s: not a loopback address; set gatekeeper.http_token so that only your hooks can post", c.HTTPListen))
 	}
 	if err := c.Streams.Validate(); err != nil {
 		errs = append(errs, err)
@@ -282,7 +288,8 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}
 	s.ready.SetReady()
-	log.InfoContext(ctx, "gatekeeper running", slog.String("id", s.cfg.ID), slog.String("pretool_policy", s.pretool.Version), slog.String("pretool_digest", s.pretool.Digest), slog.Any("keys", s.signer.KeyIDs()))
+	log.InfoContext(ctx, "gatekeeper running", slog.String("id", s.cfg.ID), slog.String("pretool_policy", s.pretool.Version),
+		slog.String("pretool_digest", s.pretool.Digest), slog.Any("keys", s.signer.KeyIDs()))
 	<-ctx.Done()
 	s.ready.NotReady("stopped")
 	stopHTTP()
@@ -420,7 +427,8 @@ func decodeRequest(subj string, data []byte) (schemas.GateRequest, string, error
 	if err := json.Unmarshal(data, &req, json.RejectUnknownMembers(true)); err != nil {
 		return req, host, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	want := map[string]string{subject.GateStop: schemas.HookStop, subject.GatePreTool: schemas.HookPreToolUse, subject.GatePrompt: schemas.HookUserPromptSubmit}[kind]
+	want := map[string]string{subject.GateStop: schemas.HookStop, subject.GatePreTool: schemas.HookPreToolUse,
+		subject.GatePrompt: schemas.HookUserPromptSubmit}[kind]
 	tok, herr := id.HostToken(req.Host)
 	switch {
 	case req.V != 1:
@@ -436,7 +444,8 @@ func decodeRequest(subj string, data []byte) (schemas.GateRequest, string, error
 	case len(req.Payload) == 0:
 		return req, host, fmt.Errorf("%w: no payload", ErrBadRequest)
 	case herr != nil || tok != host:
-		return req, host, fmt.Errorf("%w: the request names host %s but came with the credentials of host %s", ErrBadRequest, id.Quote(req.Host), host)
+		return req, host, fmt.Errorf("%w: the request names host %s but came with the credentials of host %s", ErrBadRequest,
+			id.Quote(req.Host), host)
 	}
 	return req, host, nil
 }
@@ -506,7 +515,8 @@ func (s *Service) recordEvent(session, hookEvent, eventID, msgID string, raw []b
 	data, err := envelope.Event(eventID, session, hookEvent, 0, s.set.Clock.Now(),
 		envelope.Source{Host: hostname(), AgentType: "claimcheck-gatekeeper", AgentID: s.cfg.ID}, raw)
 	if err != nil {
-		s.set.Logger.Warn("gatekeeper: cannot build a record", slog.String("event", hookEvent), slog.String("session", session), slog.Any("err", err))
+		s.set.Logger.Warn("gatekeeper: cannot build a record", slog.String("event", hookEvent),
+			slog.String("session", session), slog.Any("err", err))
 		return
 	}
 	fut, err := intake.Publisher{JS: s.js, Origin: subject.OriginGatekeeper, Name: s.set.Name}.PublishAsync(session, hookEvent, msgID, data)
@@ -519,7 +529,8 @@ func (s *Service) recordEvent(session, hookEvent, eventID, msgID string, raw []b
 		case <-fut.Ok():
 		case err := <-fut.Err():
 			s.m.failures.WithLabelValues("record").Inc()
-			s.set.Logger.Warn("gatekeeper: a record was not written", slog.String("event", hookEvent), slog.String("id", eventID), slog.String("session", session), slog.Any("err", err))
+			s.set.Logger.Warn("gatekeeper: a record was not written", slog.String("event", hookEvent), slog.String("id", eventID),
+				slog.String("session", session), slog.Any("err", err))
 		}
 	})
 }
@@ -552,11 +563,18 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_gatekeeper_decisions_total", Help: "Gate decisions by event, decision and rule."}, []string{"event", "decision", "rule"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "claimcheck_gatekeeper_decision_seconds", Help: "Time from request to signed decision.",
-			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .05, .25, 1, 2.5}}, []string{"event"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_gatekeeper_failures_total", Help: "Signing and recording failures."}, []string{"what"}),
-		attReads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_gatekeeper_attestation_reads_total", Help: "Attestations cited at Stop, by where their envelope came from (memory, stream, failed)."}, []string{"from"}),
+		decisions: prometheus.NewCounterVec(
+			prometheus.CounterOpts{Name: "claimcheck_gatekeeper_decisions_total",
+				Help: "Gate decisions by event, decision and rule."}, []string{"event", "decision", "rule"}),
+		latency: prometheus.NewHistogramVec(
+			prometheus.HistogramOpts{Name: "claimcheck_gatekeeper_decision_seconds", Help: "Time from request to signed decision.",
+				Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .05, .25, 1, 2.5}}, []string{"event"}),
+		failures: prometheus.NewCounterVec(
+			prometheus.CounterOpts{Name: "claimcheck_gatekeeper_failures_total",
+				Help: "Signing and recording failures."}, []string{"what"}),
+		attReads: prometheus.NewCounterVec(
+			prometheus.CounterOpts{Name: "claimcheck_gatekeeper_attestation_reads_total",
+				Help: "Attestations cited at Stop, by where their envelope came from (memory, stream, failed)."}, []string{"from"}),
 	}
 	for _, c := range []prometheus.Collector{m.decisions, m.latency, m.failures, m.attReads} {
 		if err := reg.Register(c); err != nil {

@@ -112,8 +112,9 @@ func (s *Service) serveClaude(w http.ResponseWriter, r *http.Request) {
 	}
 	var nb [16]byte
 	_, _ = rand.Read(nb[:])
-	req := schemas.GateRequest{V: 1, Nonce: hex.EncodeToString(nb[:]), EventID: eventID, SessionID: info.SessionID, HookEvent: info.HookEvent,
-		Host: host, AgentType: "claude-code", AgentID: "http", Payload: jsontext.Value(raw)}
+	req := schemas.GateRequest{V: 1, Nonce: hex.EncodeToString(nb[:]), EventID: eventID, SessionID: info.SessionID,
+		HookEvent: info.HookEvent,
+		Host:      host, AgentType: "claude-code", AgentID: "http", Payload: jsontext.Value(raw)}
 	d := s.decide(ctx, req)
 	if _, err := s.finish(ctx, &d, started); err != nil {
 		s.answerUnchecked(w, r, info, started, "the decision could not be signed: "+err.Error())
@@ -177,10 +178,13 @@ func (s *Service) serveHTTP(ctx context.Context) (stop func(), err error) {
 		return nil, fmt.Errorf("gatekeeper.http_listen %s: %w", s.cfg.HTTPListen, err)
 	}
 	s.httpAddr.Store(ln.Addr().String())
-	srv := &http.Server{Handler: s.HTTPHandler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second, WriteTimeout: 30 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	srv := &http.Server{Handler: s.HTTPHandler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+		WriteTimeout: 30 * time.Second,
+		BaseContext:  func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
 	go func() { _ = srv.Serve(ln) }()
-	s.set.Logger.InfoContext(ctx, "gatekeeper: Claude Code http hook endpoint", slog.Any("url", "http://"+ln.Addr().String()+ClaudeHookPath), slog.Any("token", s.cfg.HTTPToken != ""))
+	s.set.Logger.InfoContext(ctx,
+		"gatekeeper: Claude Code http hook endpoint", slog.Any("url", "http://"+ln.Addr().String()+ClaudeHookPath), slog.Any(
+			"token", s.cfg.HTTPToken != ""))
 	return func() {
 		// Called once ctx has ended: the shutdown gets 5 s of its own.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

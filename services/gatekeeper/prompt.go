@@ -33,19 +33,24 @@ func (s *Service) decidePrompt(req schemas.GateRequest) schemas.GateDecision {
 	if phrase := watch.Bypass(p.Prompt); phrase != "" && req.EventID != "" {
 		d.Rule = "prompt.override_request"
 		w.Override(req.Host, req.EventID, now)
-		if raw, err := json.Marshal(schemas.OverrideRequest{SessionID: req.SessionID, HookEvent: schemas.OverrideEvent, PromptEvent: req.EventID, Phrase: phrase, Host: req.Host}, json.Deterministic(true)); err == nil {
+		if raw, err := json.Marshal(
+			schemas.OverrideRequest{SessionID: req.SessionID, HookEvent: schemas.OverrideEvent, PromptEvent: req.EventID, Phrase: phrase,
+				Host: req.Host}, json.Deterministic(true)); err == nil {
 			oid, _ := s.gen.New()
 			s.recordEvent(req.SessionID, schemas.OverrideEvent, oid, "override-"+req.EventID, raw)
 		}
 		s.m.decisions.WithLabelValues(schemas.HookUserPromptSubmit, "override_request", d.Rule).Inc()
-		agent = append(agent, "claimcheck: this prompt asks to bypass the evidence gate (\""+phrase+"\"); the request is recorded and the gate still applies. "+
-			"Back every claim with `claimcheck claim`, or ask the human to run `claimcheck gate override --session "+req.SessionID+" --reason …` (recorded break-glass).")
+		agent = append(agent,
+			"claimcheck: this prompt asks to bypass the evidence gate (\""+phrase+"\"); the request is recorded and the gate still applies. "+
+				"Back every claim with `claimcheck claim`, or ask the human to run `claimcheck gate override --session "+req.SessionID+" --reason …` (recorded break-glass).")
 	}
 	var user []string
 	for _, a := range w.Due(req.Host, now) {
 		msg := a.Message(w.Config())
 		user = append(user, msg)
-		raw, err := json.Marshal(schemas.GateAlert{SessionID: req.SessionID, HookEvent: schemas.GateAlertEvent, Kind: a.Kind, Host: a.Host, Event: a.Event, Day: a.Day, Count: a.Count, Message: msg}, json.Deterministic(true))
+		raw, err := json.Marshal(
+			schemas.GateAlert{SessionID: req.SessionID, HookEvent: schemas.GateAlertEvent, Kind: a.Kind, Host: a.Host, Event: a.Event,
+				Day: a.Day, Count: a.Count, Message: msg}, json.Deterministic(true))
 		if err != nil {
 			continue
 		}
@@ -53,7 +58,8 @@ func (s *Service) decidePrompt(req schemas.GateRequest) schemas.GateDecision {
 		// The alert's key is its dedupe id: gatekeepers racing on one host
 		// leave one record.
 		s.recordEvent(req.SessionID, schemas.GateAlertEvent, aid, a.Key(), raw)
-		s.set.Logger.Warn("gatekeeper: alert raised", slog.String("kind", a.Kind), slog.String("host", a.Host), slog.String("event", a.Event), slog.Any("count", a.Count))
+		s.set.Logger.Warn("gatekeeper: alert raised", slog.String("kind", a.Kind), slog.String("host", a.Host),
+			slog.String("event", a.Event), slog.Any("count", a.Count))
 	}
 	if len(user) > 0 {
 		d.Rule = "prompt.alert"

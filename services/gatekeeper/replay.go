@@ -89,7 +89,8 @@ func Replay(ctx context.Context, js jetstream.JetStream, cfg Config, session str
 func (s *Service) replayStep(ctx context.Context, session string, g view.Gated) *ReplayStep {
 	e := g.Entry
 	req := schemas.GateRequest{V: 1, EventID: e.EventID, SessionID: session, HookEvent: e.HookEvent, Payload: []byte(*e.Payload)}
-	d := schemas.GateDecision{V: 1, SessionID: session, HookEvent: e.HookEvent, EventID: e.EventID, Source: "replay", IssuedAt: time.Now().UTC().Format(time.RFC3339Nano)}
+	d := schemas.GateDecision{V: 1, SessionID: session, HookEvent: e.HookEvent, EventID: e.EventID, Source: "replay",
+		IssuedAt: time.Now().UTC().Format(time.RFC3339Nano)}
 	step := &ReplayStep{N: e.N, EventID: e.EventID, HookEvent: e.HookEvent}
 	if e.HookEvent == schemas.HookPreToolUse {
 		d = s.decidePreTool(req)

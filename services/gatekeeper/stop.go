@@ -40,18 +40,22 @@ func (s *Service) decideStop(ctx context.Context, req schemas.GateRequest) schem
 
 // judgeStop decides a Stop against a snapshot of its session; ctx bounds
 // the look-ups of the attestations it cites.
-func (s *Service) judgeStop(ctx context.Context, d schemas.GateDecision, req schemas.GateRequest, snap view.Snapshot, message string, stopHookActive bool) schemas.GateDecision {
+func (s *Service) judgeStop(ctx context.Context, d schemas.GateDecision, req schemas.GateRequest, snap view.Snapshot, message string,
+	stopHookActive bool) schemas.GateDecision {
 	d.LedgerHead = snap.Head
 	switch {
 	case snap.Broken != nil:
 		// Checked first: nothing after the fault is applied, so the stop
 		// event itself would never be seen.
 		d.Decision, d.Rule = schemas.GateBlock, "stop.ledger_broken"
-		d.Reason = "claimcheck blocked this stop: this session's ledger chain does not verify (" + snap.Broken.Error() + "); no evidence in it can be trusted\nNext step: tell the human; an operator must investigate (`claimcheck ledger verify`) and may override (`claimcheck gate override`)"
+		d.Reason = "claimcheck blocked this stop: this session's ledger chain does not verify (" + snap.Broken.Error() +
+			"); no evidence in it can be trusted\nNext step: tell the human; an operator must investigate (`claimcheck ledger verify`) " +
+			"and may override (`claimcheck gate override`)"
 		return d
 	case !snap.StopSeen:
 		d.Decision, d.Rule = schemas.GateBlock, "stop.evidence_not_recorded"
-		d.Reason = fmt.Sprintf("claimcheck blocked this stop: the stop event %s did not reach the ledger within %s, so the evidence cannot be checked (fail closed)\nNext step: stop again in a moment; if this repeats, check that claimcheck ingest is running", req.EventID, s.cfg.StopWait)
+		d.Reason = fmt.Sprintf(
+			"claimcheck blocked this stop: the stop event %s did not reach the ledger within %s, so the evidence cannot be checked (fail closed)\nNext step: stop again in a moment; if this repeats, check that claimcheck ingest is running", req.EventID, s.cfg.StopWait)
 		return d
 	}
 	in := stopgate.Input{
@@ -123,7 +127,8 @@ func (e *sessionEvidence) Attestation(ctx context.Context, attID string) (stopga
 		return a, fmt.Errorf("its policy %s (%s): %w", v.Policy.Version, v.Policy.Digest, err)
 	}
 	if ok, allowed := pol.Allowed(v.Claim, v.Validator); !ok {
-		return a, fmt.Errorf("policy %s does not let %s back a %s claim (allowed: %s)", pol.Version, v.Validator, v.Claim, strings.Join(allowed, ", "))
+		return a, fmt.Errorf("policy %s does not let %s back a %s claim (allowed: %s)", pol.Version, v.Validator, v.Claim,
+			strings.Join(allowed, ", "))
 	}
 	a = stopgate.Attestation{ID: attID, Claim: v.Claim, Validator: v.Validator, Args: string(v.Args)}
 	if v.Contract != nil {

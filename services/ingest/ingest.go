@@ -102,7 +102,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("ingest.inline_max_bytes %d: must be at least 1024", c.InlineMaxBytes))
 	}
 	if c.MaxBlockBytes < c.InlineMaxBytes+16<<10 || c.MaxBlockBytes > int(c.Streams.MaxMsgSize)-4096 {
-		errs = append(errs, fmt.Errorf("ingest.max_block_bytes %d: must be at least inline_max_bytes+16KiB and leave 4 KiB below streams.max_msg_size (%d)", c.MaxBlockBytes, c.Streams.MaxMsgSize))
+		errs = append(errs, fmt.Errorf(
+			"ingest.max_block_bytes %d: must be at least inline_max_bytes+16KiB and leave 4 KiB below streams.max_msg_size (%d)", c.MaxBlockBytes, c.Streams.MaxMsgSize))
 	}
 	if c.MaxChains < 1 {
 		errs = append(errs, fmt.Errorf("ingest.max_chains %d: must be positive", c.MaxChains))
@@ -117,7 +118,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("ingest.ack_wait %s: must be at least 1s", c.AckWait))
 	}
 	if c.PinnedTTL <= c.AckWait {
-		errs = append(errs, fmt.Errorf("ingest.pinned_ttl %s: must exceed ingest.ack_wait %s (so a dead ingest's messages are redelivered in order)", c.PinnedTTL, c.AckWait))
+		errs = append(errs, fmt.Errorf(
+			"ingest.pinned_ttl %s: must exceed ingest.ack_wait %s (so a dead ingest's messages are redelivered in order)", c.PinnedTTL, c.AckWait))
 	}
 	if c.PurgeInterval < 10*time.Millisecond {
 		errs = append(errs, fmt.Errorf("ingest.purge_interval %s: must be at least 10ms", c.PurgeInterval))
@@ -270,7 +272,8 @@ func (s *Service) Run(ctx context.Context) error {
 		wg.Go(func() { p.purgeLoop(runCtx) })
 	}
 	s.ready.SetReady()
-	log.InfoContext(ctx, "ingest running", slog.Int("partitions", len(parts)), slog.Any("batch_size", s.cfg.BatchSize), slog.Any("takeover", s.cfg.Takeover))
+	log.InfoContext(ctx, "ingest running", slog.Int("partitions", len(parts)), slog.Any("batch_size", s.cfg.BatchSize),
+		slog.Any("takeover", s.cfg.Takeover))
 	wg.Wait()
 	s.ready.NotReady("stopped")
 	close(errs)
@@ -308,19 +311,39 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		records:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_ingest_records_total", Help: "Ledger records written, by outcome (event, invalid, rejected)."}, []string{"outcome"}),
-		duplicates:  prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_ingest_duplicates_total", Help: "Intake messages whose event was already chained (redelivery, late spool flush)."}),
-		redactions:  prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_ingest_redactions_total", Help: "Secrets removed from payloads."}),
-		artifacts:   prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_ingest_artifacts_total", Help: "Payloads stored in the artifacts object store."}),
-		chainFaults: prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_ingest_chain_faults_total", Help: "Defects found in stored chains while loading them."}),
-		retries:     prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_ingest_append_retries_total", Help: "Ledger appends retried after a transient error."}),
-		purged:      prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_ingest_intake_purged_total", Help: "Chained events removed from INTAKE."}),
-		claims:      prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_ingest_claims_forwarded_total", Help: "Claim requests queued on CLAIMS for the verifiers."}),
-		batchSize:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_ingest_batch_messages", Help: "Intake messages per batch.", Buckets: prometheus.ExponentialBuckets(1, 4, 7)}),
-		batchTime:   prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_ingest_batch_seconds", Help: "Time to chain and acknowledge one batch.", Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9)}),
-		appends:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_ingest_chain_appends_total", Help: "Session chains appended to, by path: atomic (in a JetStream atomic batch with other sessions) or single (one publish of its own)."}, []string{"path"}),
+		records: prometheus.NewCounterVec(
+			prometheus.CounterOpts{Name: "claimcheck_ingest_records_total",
+				Help: "Ledger records written, by outcome (event, invalid, rejected)."}, []string{"outcome"}),
+		duplicates: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_ingest_duplicates_total",
+				Help: "Intake messages whose event was already chained (redelivery, late spool flush)."}),
+		redactions: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_ingest_redactions_total", Help: "Secrets removed from payloads."}),
+		artifacts: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_ingest_artifacts_total", Help: "Payloads stored in the artifacts object store."}),
+		chainFaults: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_ingest_chain_faults_total",
+				Help: "Defects found in stored chains while loading them."}),
+		retries: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_ingest_append_retries_total",
+				Help: "Ledger appends retried after a transient error."}),
+		purged: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_ingest_intake_purged_total", Help: "Chained events removed from INTAKE."}),
+		claims: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_ingest_claims_forwarded_total",
+				Help: "Claim requests queued on CLAIMS for the verifiers."}),
+		batchSize: prometheus.NewHistogram(
+			prometheus.HistogramOpts{Name: "claimcheck_ingest_batch_messages", Help: "Intake messages per batch.",
+				Buckets: prometheus.ExponentialBuckets(1, 4, 7)}),
+		batchTime: prometheus.NewHistogram(
+			prometheus.HistogramOpts{Name: "claimcheck_ingest_batch_seconds", Help: "Time to chain and acknowledge one batch.",
+				Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9)}),
+		appends: prometheus.NewCounterVec(
+			prometheus.CounterOpts{Name: "claimcheck_ingest_chain_appends_total",
+				Help: "Session chains appended to, by path: atomic (in a JetStream atomic batch with other sessions) or single (one publish of its own)."}, []string{"path"}),
 	}
-	for _, c := range []prometheus.Collector{m.records, m.duplicates, m.redactions, m.artifacts, m.chainFaults, m.retries, m.purged, m.claims, m.batchSize, m.batchTime, m.appends} {
+	for _, c := range []prometheus.Collector{m.records, m.duplicates, m.redactions, m.artifacts, m.chainFaults, m.retries, m.purged,
+		m.claims, m.batchSize, m.batchTime, m.appends} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}

@@ -101,7 +101,8 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) error {
 
 	for i := range recs {
 		if recs[i].Artifact != nil {
-			if err := retry(ctx, p.s, func() error { return p.putArtifact(ctx, recs[i].Entry.Artifact.Object, recs[i].Artifact) }); err != nil {
+			if err := retry(ctx, p.s,
+				func() error { return p.putArtifact(ctx, recs[i].Entry.Artifact.Object, recs[i].Artifact) }); err != nil {
 				return err
 			}
 			p.s.m.artifacts.Inc()
@@ -144,7 +145,8 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) error {
 			defer mu.Unlock()
 			switch {
 			case errors.Is(err, ledger.ErrChainUnreadable):
-				p.s.set.Logger.ErrorContext(ctx, "ingest: session chain head unreadable; recording its events in the _rejected chain", slog.String("chain", c), slog.Any("err", err))
+				p.s.set.Logger.ErrorContext(ctx, "ingest: session chain head unreadable; recording its events in the _rejected chain",
+					slog.String("chain", c), slog.Any("err", err))
 				for _, i := range idx {
 					entries[i] = redirect(entries[i], err)
 				}
@@ -298,7 +300,8 @@ func (p *partition) putContract(ctx context.Context, e *schemas.Entry) error {
 
 // forwardClaim queues a chained claim for the verifiers.
 func (p *partition) forwardClaim(ctx context.Context, e *schemas.Entry) error {
-	b, err := json.Marshal(schemas.ClaimWork{V: 1, SessionID: e.Chain, ClaimEventID: e.EventID, RequestID: e.Claim.RequestID, ReplyTo: e.Claim.ReplyTo})
+	b, err := json.Marshal(
+		schemas.ClaimWork{V: 1, SessionID: e.Chain, ClaimEventID: e.EventID, RequestID: e.Claim.RequestID, ReplyTo: e.Claim.ReplyTo})
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,8 @@ func (s *Service) archiveTail(ctx context.Context, name string) (tail, error) {
 		case it.tomb || it.seg.Checkpoint && it.seg.Manifest && it.seg.Segment:
 			newest = it
 		case it.seg.Checkpoint:
-			return t, fmt.Errorf("archive %s/%s has a checkpoint but lacks its manifest or segment: run `claimcheck archive verify` (the archive was changed outside the rotator)", name, it.name)
+			return t, fmt.Errorf(
+				"archive %s/%s has a checkpoint but lacks its manifest or segment: run `claimcheck archive verify` (the archive was changed outside the rotator)", name, it.name)
 		}
 	}
 	for _, it := range items {
@@ -72,7 +73,8 @@ func (s *Service) archiveTail(ctx context.Context, name string) (tail, error) {
 				return t, err
 			}
 		}
-		s.set.Logger.InfoContext(ctx, "rotator: removed a segment that was uploaded but never verified; archiving it again", slog.String("stream", name), slog.String("segment", it.name))
+		s.set.Logger.InfoContext(ctx, "rotator: removed a segment that was uploaded but never verified; archiving it again",
+			slog.String("stream", name), slog.String("segment", it.name))
 	}
 	if newest == nil {
 		return t, nil
@@ -115,7 +117,8 @@ func (s *Service) archiveStream(ctx context.Context, name string, now time.Time,
 	}
 	end := info.State.LastSeq
 	if t.last > end {
-		return fmt.Errorf("stream %s ends at sequence %d but the archive holds up to %d: the stream lost messages (see `claimcheck archive verify` and `claimcheck archive restore`)", name, end, t.last)
+		return fmt.Errorf(
+			"stream %s ends at sequence %d but the archive holds up to %d: the stream lost messages (see `claimcheck archive verify` and `claimcheck archive restore`)", name, end, t.last)
 	}
 	for t.last < end {
 		msgs, err := s.read(ctx, st, name, t.last+1, end)
@@ -139,7 +142,8 @@ func (s *Service) archiveStream(ctx context.Context, name string, now time.Time,
 // was archived.
 func (s *Service) read(ctx context.Context, st jetstream.Stream, name string, from, to uint64) ([]archive.Message, error) {
 	n := min(to-from+1, uint64(s.cfg.SegmentMessages))
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
+	cons, err := st.OrderedConsumer(ctx,
+		jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
 	if err != nil {
 		return nil, fmt.Errorf("read %s from %d: %w", name, from, err)
 	}
@@ -162,10 +166,13 @@ func (s *Service) read(ctx context.Context, st jetstream.Stream, name string, fr
 			}
 			want := from + uint64(len(out))
 			if meta.Sequence.Stream != want {
-				return nil, fmt.Errorf("stream %s: sequence %d is missing (next is %d): messages were lost before they were archived", name, want, meta.Sequence.Stream)
+				return nil, fmt.Errorf("stream %s: sequence %d is missing (next is %d): messages were lost before they were archived",
+					name, want, meta.Sequence.Stream)
 			}
 			restored, _ := strconv.ParseUint(m.Headers().Get(archive.RestoredHeader), 10, 64)
-			out = append(out, archive.Message{Seq: meta.Sequence.Stream, Subject: m.Subject(), Time: messageTime(name, m.Data(), meta.Timestamp), Data: string(m.Data()), RestoredFrom: restored})
+			out = append(out,
+				archive.Message{Seq: meta.Sequence.Stream, Subject: m.Subject(), Time: messageTime(name, m.Data(), meta.Timestamp),
+					Data: string(m.Data()), RestoredFrom: restored})
 			size += len(m.Data()) + len(m.Subject()) + 64
 			if size >= s.cfg.SegmentBytes || uint64(len(out)) == n {
 				break
@@ -207,7 +214,8 @@ func messageTime(name string, data []byte, stored time.Time) string {
 // archiveSegment uploads one segment and its manifest, reads both back and
 // compares them with what was read from the stream, then signs and uploads
 // the checkpoint and reads that back too. Only then does the segment count.
-func (s *Service) archiveSegment(ctx context.Context, name string, msgs []archive.Message, prev []byte, now time.Time) (string, []byte, error) {
+func (s *Service) archiveSegment(ctx context.Context, name string, msgs []archive.Message, prev []byte,
+	now time.Time) (string, []byte, error) {
 	b, err := archive.Build(name, msgs, prev, now)
 	if err != nil {
 		return "", nil, err
@@ -251,7 +259,8 @@ func (s *Service) archiveSegment(ctx context.Context, name string, msgs []archiv
 	if err != nil {
 		return "", nil, fmt.Errorf("checkpoint signer: %w", err)
 	}
-	cp := archive.Checkpoint{V: 1, Stream: name, Name: m.Name, First: m.First, Last: m.Last, ManifestSHA256: archive.Digest(manifest), SegmentSHA256: m.SegmentSHA256, Prev: m.Prev, SignedAt: now.UTC().Format(archive.TimeFormat)}
+	cp := archive.Checkpoint{V: 1, Stream: name, Name: m.Name, First: m.First, Last: m.Last, ManifestSHA256: archive.Digest(manifest),
+		SegmentSHA256: m.SegmentSHA256, Prev: m.Prev, SignedAt: now.UTC().Format(archive.TimeFormat)}
 	payload, err := json.Marshal(cp, json.Deterministic(true))
 	if err != nil {
 		return "", nil, err

@@ -71,11 +71,13 @@ func (s *Service) expire(ctx context.Context, name string, now time.Time, rep *P
 			SegmentSHA256: m.SegmentSHA256, ManifestSHA256: archive.Digest(manRaw), Retention: s.cfg.ArchiveRetention.String()}
 		key := name + "/" + seg.Name + "/" + m.SegmentSHA256
 		if _, err := s.rec.record(ctx, now, lastT, schemas.RotatorSegmentDeleted, key,
-			fmt.Sprintf("archive segment %s/%s (sequences %d..%d, newest message %s) deleted: older than the retention of %s", name, seg.Name, m.First, m.Last, m.LastTime, s.cfg.ArchiveRetention), d); err != nil {
+			fmt.Sprintf("archive segment %s/%s (sequences %d..%d, newest message %s) deleted: older than the retention of %s", name,
+				seg.Name, m.First, m.Last, m.LastTime, s.cfg.ArchiveRetention), d); err != nil {
 			return err
 		}
 		tomb, err := json.Marshal(archive.Tombstone{V: 1, Name: seg.Name, Manifest: string(manRaw), Checkpoint: string(cp),
-			DeletedAt: now.UTC().Format(archive.TimeFormat), EventID: eventID(lastT, schemas.RotatorSegmentDeleted+"\x00"+key)}, json.Deterministic(true))
+			DeletedAt: now.UTC().Format(archive.TimeFormat), EventID: eventID(lastT,
+				schemas.RotatorSegmentDeleted+"\x00"+key)}, json.Deterministic(true))
 		if err != nil {
 			return err
 		}
@@ -92,7 +94,8 @@ func (s *Service) expire(ctx context.Context, name string, now time.Time, rep *P
 }
 
 func (s *Service) deleteObjects(ctx context.Context, streamName, seg string) error {
-	for _, k := range []string{archive.SegmentKey(streamName, seg), archive.CheckpointKey(streamName, seg), archive.ManifestKey(streamName, seg)} {
+	for _, k := range []string{archive.SegmentKey(streamName, seg), archive.CheckpointKey(streamName, seg),
+		archive.ManifestKey(streamName, seg)} {
 		if err := s.store.Delete(ctx, k); err != nil {
 			return err
 		}

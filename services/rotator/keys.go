@@ -55,12 +55,14 @@ func (s *Service) rotateKeys(ctx context.Context, now time.Time) (string, error)
 			}
 		}
 		if newest.IsZero() || !now.Before(newest.Add(s.cfg.KeyRotationPeriod)) {
-			r, err := keyring.Rotate(ctx, s.reg, keyring.Dir{Path: s.cfg.KeyDir}, keyring.NewKey{Algorithm: s.cfg.KeyAlgorithm}, s.cfg.KeyOverlap, now)
+			r, err := keyring.Rotate(ctx, s.reg, keyring.Dir{Path: s.cfg.KeyDir},
+				keyring.NewKey{Algorithm: s.cfg.KeyAlgorithm}, s.cfg.KeyOverlap, now)
 			if err != nil {
 				return "", fmt.Errorf("scheduled key rotation: %w", err)
 			}
 			rotated = r.New.KeyID
-			s.set.Logger.InfoContext(ctx, "rotator: rotated the signing key", slog.String("new", r.New.KeyID), slog.Duration("overlap", s.cfg.KeyOverlap), slog.Int("retired", len(r.Retired)))
+			s.set.Logger.InfoContext(ctx, "rotator: rotated the signing key", slog.String("new", r.New.KeyID),
+				slog.Duration("overlap", s.cfg.KeyOverlap), slog.Int("retired", len(r.Retired)))
 		}
 	}
 	return rotated, s.recordKeys(ctx, now, rotated)
@@ -78,7 +80,8 @@ func (s *Service) recordKeys(ctx context.Context, now time.Time, rotated string)
 		if err != nil {
 			continue
 		}
-		c := KeyChange{KeyID: k.KeyID, Algorithm: k.Algorithm, Fingerprint: k.Fingerprint, ValidFrom: k.ValidFrom, ValidUntil: k.ValidUntil, Scheduled: k.KeyID == rotated}
+		c := KeyChange{KeyID: k.KeyID, Algorithm: k.Algorithm, Fingerprint: k.Fingerprint, ValidFrom: k.ValidFrom,
+			ValidUntil: k.ValidUntil, Scheduled: k.KeyID == rotated}
 		if _, err := s.rec.record(ctx, now, from, schemas.RotatorKeyRotated, k.KeyID+"\x00"+k.ValidFrom,
 			fmt.Sprintf("signing key %s (%s) valid from %s", k.KeyID, k.Algorithm, k.ValidFrom), c); err != nil {
 			return err
@@ -86,7 +89,8 @@ func (s *Service) recordKeys(ctx context.Context, now time.Time, rotated string)
 		if k.ValidUntil != nil {
 			if until, err := time.Parse(keyring.TimeFormat, *k.ValidUntil); err == nil {
 				if _, err := s.rec.record(ctx, now, until, schemas.RotatorKeyRetired, k.KeyID+"\x00"+*k.ValidUntil,
-					fmt.Sprintf("signing key %s signs until %s, verifies what it signed before for ever", k.KeyID, *k.ValidUntil), c); err != nil {
+					fmt.Sprintf("signing key %s signs until %s, verifies what it signed before for ever", k.KeyID,
+						*k.ValidUntil), c); err != nil {
 					return err
 				}
 			}
@@ -98,7 +102,8 @@ func (s *Service) recordKeys(ctx context.Context, now time.Time, rotated string)
 			}
 			c.RevokedAt = k.RevokedAt
 			if _, err := s.rec.record(ctx, now, at, schemas.RotatorKeyRevoked, k.KeyID+"\x00"+*k.RevokedAt,
-				fmt.Sprintf("signing key %s revoked from %s: its signatures from then on do not verify", k.KeyID, *k.RevokedAt), c); err != nil {
+				fmt.Sprintf("signing key %s revoked from %s: its signatures from then on do not verify", k.KeyID,
+					*k.RevokedAt), c); err != nil {
 				return err
 			}
 			if err := s.recheckpoint(ctx, now, k, at); err != nil {
@@ -150,7 +155,8 @@ func (s *Service) recheckpoint(ctx context.Context, now time.Time, k schemas.Key
 			}
 			rep = cr.Archive
 			if len(cr.Problems) > 0 {
-				return fmt.Errorf("re-checkpoint after revoking %s: the ledger does not verify across archive and hot stream (%s); not re-signing", k.KeyID, cr.Problems[0])
+				return fmt.Errorf(
+					"re-checkpoint after revoking %s: the ledger does not verify across archive and hot stream (%s); not re-signing", k.KeyID, cr.Problems[0])
 			}
 		} else if rep, err = archive.Verify(ctx, s.store, name, o); err != nil {
 			return err
@@ -166,7 +172,9 @@ func (s *Service) recheckpoint(ctx context.Context, now time.Time, k schemas.Key
 		}
 		for seg := range sigOnly {
 			if bad[seg] {
-				s.set.Logger.ErrorContext(ctx, "rotator: a checkpoint by the revoked key covers a segment that does not verify; not re-signing it", slog.String("stream", name), slog.Any("segment", seg), slog.String("key", k.KeyID))
+				s.set.Logger.ErrorContext(ctx,
+					"rotator: a checkpoint by the revoked key covers a segment that does not verify; not re-signing it", slog.String(
+						"stream", name), slog.Any("segment", seg), slog.String("key", k.KeyID))
 				continue
 			}
 			cpRaw, err := s.store.Get(ctx, archive.CheckpointKey(name, seg))
@@ -206,7 +214,8 @@ func (s *Service) recheckpoint(ctx context.Context, now time.Time, k schemas.Key
 		return err
 	}
 	if resigned > 0 {
-		s.set.Logger.WarnContext(ctx, "rotator: re-signed checkpoints made by a revoked key after its compromise time", slog.String("key", k.KeyID), slog.Any("compromise", at), slog.Any("segments", resigned))
+		s.set.Logger.WarnContext(ctx, "rotator: re-signed checkpoints made by a revoked key after its compromise time",
+			slog.String("key", k.KeyID), slog.Any("compromise", at), slog.Any("segments", resigned))
 	}
 	return nil
 }
@@ -251,7 +260,8 @@ func (s *Service) keyRequest(ctx context.Context, data []byte) schemas.KeyReply 
 		if alg == "" {
 			alg = s.cfg.KeyAlgorithm
 		}
-		r, err := keyring.Rotate(ctx, s.reg, keyring.Dir{Path: s.cfg.KeyDir}, keyring.NewKey{Algorithm: alg, KMSRef: req.KMSRef}, overlap, now)
+		r, err := keyring.Rotate(ctx, s.reg, keyring.Dir{Path: s.cfg.KeyDir},
+			keyring.NewKey{Algorithm: alg, KMSRef: req.KMSRef}, overlap, now)
 		if err != nil {
 			return fail("%v", err)
 		}

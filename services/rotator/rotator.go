@@ -94,13 +94,15 @@ func (c Config) Validate() error {
 	pos("protect_window", c.ProtectWindow)
 	pos("archive_retention", c.ArchiveRetention)
 	if c.KeyRotationPeriod < 0 {
-		errs = append(errs, fmt.Errorf("rotator.key_rotation_period %s: must not be negative (0 turns scheduled rotation off)", c.KeyRotationPeriod))
+		errs = append(errs,
+			fmt.Errorf("rotator.key_rotation_period %s: must not be negative (0 turns scheduled rotation off)", c.KeyRotationPeriod))
 	}
 	if c.KeyOverlap < 0 || (c.KeyRotationPeriod > 0 && c.KeyOverlap >= c.KeyRotationPeriod) {
 		errs = append(errs, fmt.Errorf("rotator.key_overlap %s: must be 0 or more and shorter than key_rotation_period", c.KeyOverlap))
 	}
 	if c.ArchiveRetention < c.HotWindow {
-		errs = append(errs, fmt.Errorf("rotator.archive_retention %s: shorter than hot_window %s (entries would leave the archive while still hot)", c.ArchiveRetention, c.HotWindow))
+		errs = append(errs, fmt.Errorf(
+			"rotator.archive_retention %s: shorter than hot_window %s (entries would leave the archive while still hot)", c.ArchiveRetention, c.HotWindow))
 	}
 	if c.KeyAlgorithm != keyring.ECDSA && c.KeyAlgorithm != keyring.Ed25519 {
 		errs = append(errs, fmt.Errorf("rotator.key_algorithm %q: %s or %s", c.KeyAlgorithm, keyring.ECDSA, keyring.Ed25519))
@@ -178,11 +180,13 @@ func (s *Service) Open(ctx context.Context) error {
 	s.rec = newRecorder(js)
 	// The registry's writer creates its first key (a deployment without
 	// `claimcheck up`); a no-op when there is one.
-	if k, created, err := keyring.EnsureFirst(ctx, reg, keyring.Dir{Path: s.cfg.KeyDir}, s.cfg.KeyAlgorithm, s.set.Clock.Now()); err != nil {
+	if k, created, err := keyring.EnsureFirst(ctx, reg, keyring.Dir{Path: s.cfg.KeyDir}, s.cfg.KeyAlgorithm,
+		s.set.Clock.Now()); err != nil {
 		_ = st.Close()
 		return fmt.Errorf("rotator: first signing key: %w", err)
 	} else if created {
-		s.set.Logger.InfoContext(ctx, "rotator: created the first signing key", slog.String("keyid", k.KeyID), slog.String("algorithm", k.Algorithm), slog.Any("dir", s.cfg.KeyDir))
+		s.set.Logger.InfoContext(ctx, "rotator: created the first signing key", slog.String("keyid", k.KeyID),
+			slog.String("algorithm", k.Algorithm), slog.Any("dir", s.cfg.KeyDir))
 	}
 	return nil
 }
@@ -208,7 +212,9 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	defer sub.Unsubscribe() //nolint:errcheck // the connection may be gone at shutdown
 	s.ready.SetReady()
-	s.set.Logger.InfoContext(ctx, "rotator running", slog.String("archive", s.cfg.ArchiveURL), slog.Duration("interval", s.cfg.Interval), slog.Duration("hot_window", s.cfg.HotWindow), slog.Duration("protect_window", s.cfg.ProtectWindow), slog.Duration("archive_retention", s.cfg.ArchiveRetention), slog.Duration("key_rotation_period", s.cfg.KeyRotationPeriod))
+	s.set.Logger.InfoContext(ctx, "rotator running", slog.String("archive", s.cfg.ArchiveURL), slog.Duration("interval", s.cfg.Interval),
+		slog.Duration("hot_window", s.cfg.HotWindow), slog.Duration("protect_window", s.cfg.ProtectWindow), slog.Duration(
+			"archive_retention", s.cfg.ArchiveRetention), slog.Duration("key_rotation_period", s.cfg.KeyRotationPeriod))
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
 	warned := false
@@ -258,7 +264,8 @@ func (r PassReport) empty() bool {
 func (r PassReport) logAttrs() []any {
 	return []any{
 		slog.Any("rotated", r.Rotated), slog.Int("segments", len(r.Segments)), slog.Any("messages", r.Messages),
-		slog.Any("trimmed_chains", r.TrimmedChains), slog.Any("trimmed_messages", r.TrimmedMsgs), slog.Int("deleted_segments", len(r.Deleted)),
+		slog.Any("trimmed_chains", r.TrimmedChains), slog.Any("trimmed_messages", r.TrimmedMsgs), slog.Int(
+			"deleted_segments", len(r.Deleted)),
 	}
 }
 
@@ -310,11 +317,19 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
-		passErrors:  prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_rotator_pass_errors_total", Help: "Rotator passes that failed."}),
-		passSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_rotator_pass_seconds", Help: "Duration of rotator passes.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 8)}),
-		archived:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_rotator_archived_messages_total", Help: "Messages archived and verified, by stream."}, []string{"stream"}),
-		trimmed:     prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_rotator_trimmed_messages_total", Help: "LEDGER messages removed from the hot stream after archiving."}),
-		deleted:     prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_rotator_deleted_segments_total", Help: "Archive segments deleted by retention."}),
+		passErrors: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_rotator_pass_errors_total", Help: "Rotator passes that failed."}),
+		passSeconds: prometheus.NewHistogram(
+			prometheus.HistogramOpts{Name: "claimcheck_rotator_pass_seconds", Help: "Duration of rotator passes.",
+				Buckets: prometheus.ExponentialBuckets(0.01, 4, 8)}),
+		archived: prometheus.NewCounterVec(
+			prometheus.CounterOpts{Name: "claimcheck_rotator_archived_messages_total",
+				Help: "Messages archived and verified, by stream."}, []string{"stream"}),
+		trimmed: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_rotator_trimmed_messages_total",
+				Help: "LEDGER messages removed from the hot stream after archiving."}),
+		deleted: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_rotator_deleted_segments_total", Help: "Archive segments deleted by retention."}),
 	}
 	for _, c := range []prometheus.Collector{m.passErrors, m.passSeconds, m.archived, m.trimmed, m.deleted} {
 		_ = reg.Register(c)

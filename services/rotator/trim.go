@@ -151,7 +151,8 @@ func (s *Service) trimChain(ctx context.Context, st jetstream.Stream, c string, 
 	if ok {
 		seg = an.Segment
 	}
-	if err := s.anchors.Put(ctx, ledger.Anchor{Chain: c, Starts: starts, Segment: seg, At: time.Now().UTC().Format(archive.TimeFormat)}, rev); err != nil {
+	if err := s.anchors.Put(ctx,
+		ledger.Anchor{Chain: c, Starts: starts, Segment: seg, At: time.Now().UTC().Format(archive.TimeFormat)}, rev); err != nil {
 		return 0, err
 	}
 	if err := st.Purge(ctx, jetstream.WithPurgeSubject(subj), jetstream.WithPurgeSequence(keep)); err != nil {
@@ -179,7 +180,8 @@ func (s *Service) compactAnchor(ctx context.Context, c string, first *blockHead)
 		if st.N == first.firstN-1 && st.Hash == first.firstPrev {
 			an.Starts = []ledger.Start{st}
 			if err := s.anchors.Put(ctx, an, rev); err != nil {
-				s.set.Logger.WarnContext(ctx, "rotator: anchor bookkeeping failed; the next pass retries", slog.String("chain", c), slog.Any("err", err))
+				s.set.Logger.WarnContext(ctx, "rotator: anchor bookkeeping failed; the next pass retries",
+					slog.String("chain", c), slog.Any("err", err))
 			}
 			return
 		}

@@ -180,7 +180,8 @@ func (s *Service) commitAttestations(ctx context.Context, msgs []*nats.Msg) []at
 				var apiErr *jetstream.APIError
 				refused := errors.As(err, &apiErr)
 				if refused && apiErr.ErrorCode == stream.ErrCodeAtomicDisabled && !s.attestAtomicOff.Swap(true) {
-					s.set.Logger.WarnContext(ctx, "verifier: ATTEST does not allow atomic batches (allow_atomic); storing attestations one at a time", slog.Any("err", err))
+					s.set.Logger.WarnContext(ctx,
+						"verifier: ATTEST does not allow atomic batches (allow_atomic); storing attestations one at a time", slog.Any("err", err))
 				}
 				if err != nil && !refused {
 					for _, i := range idx {

@@ -160,7 +160,8 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{cfg: cfg, set: set, js: js, policy: p, m: m}
-	s.appender = ledger.NewAppender(js, ledger.AppenderConfig{MaxChains: cfg.MaxSessions, Logger: set.Logger, AtomicMin: stream.MinAtomicBatchFor(cfg.Streams.Replicas)})
+	s.appender = ledger.NewAppender(js,
+		ledger.AppenderConfig{MaxChains: cfg.MaxSessions, Logger: set.Logger, AtomicMin: stream.MinAtomicBatchFor(cfg.Streams.Replicas)})
 	s.sessions = newSessionCache(ledger.NewReader(js, stream.Ledger), ledger.NewAnchors(js), cfg.MaxSessions)
 	observe := func(h prometheus.Observer) func(int) { return func(n int) { h.Observe(float64(n)) } }
 	s.verdictQ = newBatcher(cfg.Workers, s.commitVerdicts, observe(m.batch.WithLabelValues("verdicts")))
@@ -241,7 +242,8 @@ func (s *Service) Run(ctx context.Context) error {
 		})
 	}
 	s.ready.SetReady()
-	log.InfoContext(ctx, "verifier running", slog.String("id", s.cfg.ID), slog.String("policy", s.policy.Version), slog.String("policy_digest", s.policy.Digest), slog.Any("keys", s.signer.KeyIDs()), slog.Any("workers", s.cfg.Workers))
+	log.InfoContext(ctx, "verifier running", slog.String("id", s.cfg.ID), slog.String("policy", s.policy.Version),
+		slog.String("policy_digest", s.policy.Digest), slog.Any("keys", s.signer.KeyIDs()), slog.Any("workers", s.cfg.Workers))
 	<-ctx.Done()
 	s.ready.NotReady("stopped")
 	cc.Stop()
@@ -299,7 +301,8 @@ func RegisterPolicy(ctx context.Context, js jetstream.JetStream, p *policy.Polic
 			return fmt.Errorf("register policy: %w", err)
 		}
 		if string(e.Value()) != p.Digest {
-			return fmt.Errorf("policy %s (%s) has version %q, which is already registered with digest %s: a changed policy needs a new version", p.Source, p.Digest, p.Version, e.Value())
+			return fmt.Errorf(
+				"policy %s (%s) has version %q, which is already registered with digest %s: a changed policy needs a new version", p.Source, p.Digest, p.Version, e.Value())
 		}
 	}
 	return nil
@@ -323,7 +326,8 @@ func (s *Service) handle(ctx context.Context, m jetstream.Msg) {
 		s.replyError(m.Data(), err)
 		_ = m.Term()
 	case errors.Is(err, errPermanent) || errors.Is(err, chain.ErrFault):
-		s.set.Logger.ErrorContext(ctx, "verifier: claim request cannot be decided", slog.String("subject", m.Subject()), slog.Any("err", err))
+		s.set.Logger.ErrorContext(ctx, "verifier: claim request cannot be decided",
+			slog.String("subject", m.Subject()), slog.Any("err", err))
 		s.m.dropped.Inc()
 		s.replyError(m.Data(), err)
 		_ = m.Term()
@@ -373,7 +377,8 @@ func (s *Service) process(ctx context.Context, m jetstream.Msg) error {
 			// Nothing of the session came before its claim: a session id
 			// the hook never recorded (the requester, with a hook's
 			// credentials, may not read the ledger to find out itself).
-			return fmt.Errorf("%w %s: nothing of it is in the ledger before this claim (is claimcheck-hook installed? see `claimcheck hooks install` and `claimcheck ledger sessions`)", errUnknownSession, w.SessionID)
+			return fmt.Errorf(
+				"%w %s: nothing of it is in the ledger before this claim (is claimcheck-hook installed? see `claimcheck hooks install` and `claimcheck ledger sessions`)", errUnknownSession, w.SessionID)
 		}
 		verdict, entryPos := s.recordedVerdict(claim.RequestID, view)
 		fresh := false // this delivery chained the verdict
@@ -527,18 +532,36 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		verdicts:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_verifier_verdicts_total", Help: "Verdicts recorded, by outcome."}, []string{"verdict"}),
-		attestations: prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_attestations_total", Help: "Attestations written to ATTEST."}),
-		dropped:      prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_dropped_total", Help: "Malformed claim work items terminated."}),
-		redelivered:  prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_redelivered_total", Help: "Claim requests delivered again (a verifier died or was too slow)."}),
-		reused:       prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_verdicts_reused_total", Help: "Requests answered with a verdict already in the ledger (a redelivery after it was recorded)."}),
-		purged:       prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_claims_purged_total", Help: "Answered requests removed from CLAIMS."}),
-		conflicts:    prometheus.NewCounter(prometheus.CounterOpts{Name: "claimcheck_verifier_append_conflicts_total", Help: "Verdict appends whose compare-and-set failed because another writer had moved the session's head (retried after reading it)."}),
-		appends:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "claimcheck_verifier_verdict_appends_total", Help: "Verdicts chained, by path: atomic (in a batch with other sessions' verdicts) or single."}, []string{"path"}),
-		batch:        prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "claimcheck_verifier_commit_batch_size", Help: "Writes gathered into one commit (group commit of the workers' verdicts and attestations).", Buckets: prometheus.ExponentialBuckets(1, 2, 9)}, []string{"kind"}),
-		latency:      prometheus.NewHistogram(prometheus.HistogramOpts{Name: "claimcheck_verifier_request_seconds", Help: "Time to decide, record and answer one request.", Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10)}),
+		verdicts: prometheus.NewCounterVec(
+			prometheus.CounterOpts{Name: "claimcheck_verifier_verdicts_total",
+				Help: "Verdicts recorded, by outcome."}, []string{"verdict"}),
+		attestations: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_verifier_attestations_total", Help: "Attestations written to ATTEST."}),
+		dropped: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_verifier_dropped_total", Help: "Malformed claim work items terminated."}),
+		redelivered: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_verifier_redelivered_total",
+				Help: "Claim requests delivered again (a verifier died or was too slow)."}),
+		reused: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_verifier_verdicts_reused_total",
+				Help: "Requests answered with a verdict already in the ledger (a redelivery after it was recorded)."}),
+		purged: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_verifier_claims_purged_total", Help: "Answered requests removed from CLAIMS."}),
+		conflicts: prometheus.NewCounter(
+			prometheus.CounterOpts{Name: "claimcheck_verifier_append_conflicts_total",
+				Help: "Verdict appends whose compare-and-set failed because another writer had moved the session's head (retried after reading it)."}),
+		appends: prometheus.NewCounterVec(
+			prometheus.CounterOpts{Name: "claimcheck_verifier_verdict_appends_total",
+				Help: "Verdicts chained, by path: atomic (in a batch with other sessions' verdicts) or single."}, []string{"path"}),
+		batch: prometheus.NewHistogramVec(
+			prometheus.HistogramOpts{Name: "claimcheck_verifier_commit_batch_size",
+				Help: "Writes gathered into one commit (group commit of the workers' verdicts and attestations).", Buckets: prometheus.ExponentialBuckets(1, 2, 9)}, []string{"kind"}),
+		latency: prometheus.NewHistogram(
+			prometheus.HistogramOpts{Name: "claimcheck_verifier_request_seconds", Help: "Time to decide, record and answer one request.",
+				Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10)}),
 	}
-	for _, c := range []prometheus.Collector{m.verdicts, m.attestations, m.dropped, m.redelivered, m.reused, m.purged, m.conflicts, m.appends, m.batch, m.latency} {
+	for _, c := range []prometheus.Collector{m.verdicts, m.attestations, m.dropped, m.redelivered, m.reused, m.purged, m.conflicts,
+		m.appends, m.batch, m.latency} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -131,7 +131,8 @@ func archiveBench(o options, tmp string) error {
 			return fmt.Errorf("verify: %w", err)
 		}
 		if pc.entries != p.entries || v.entries != p.entries || pc.messages != p.messages {
-			return fmt.Errorf("entries: plain copy %d, rotator %d, verify %d; messages: plain copy %d, rotator %d: the rows did not cover the same ledger",
+			return fmt.Errorf(
+				"entries: plain copy %d, rotator %d, verify %d; messages: plain copy %d, rotator %d: the rows did not cover the same ledger",
 				pc.entries, p.entries, v.entries, pc.messages, p.messages)
 		}
 		plain, pass, verify = append(plain, pc), append(pass, p), append(verify, v)
@@ -140,7 +141,8 @@ func archiveBench(o options, tmp string) error {
 		}
 	}
 	pc, p, v := medianRow(plain), medianRow(pass), medianRow(verify)
-	fmt.Printf("Archive: %d LEDGER entries in %d messages (hook events of %d sessions, 1..%d per message, and the rotator's key record) into a file:// bucket on the same disk; median of %d interleaved runs\n",
+	fmt.Printf(
+		"Archive: %d LEDGER entries in %d messages (hook events of %d sessions, 1..%d per message, and the rotator's key record) into a file:// bucket on the same disk; median of %d interleaved runs\n",
 		p.entries, p.messages, archiveSessions, archiveMaxBlock, archiveRuns)
 	fmt.Printf("  %-46s %8s %7s %10s %10s %11s %9s %9s\n", "", "entries", "s", "entries/s", "written", "CPU/entry", "vs plain", "size")
 	row := func(name string, r archiveRow, written bool) {
@@ -156,8 +158,10 @@ func archiveBench(o options, tmp string) error {
 	row("archive.VerifyChains (archive + hot)", v, false)
 	fmt.Printf("  compression: %s of JSON lines stored as %s, %.2f× (segments: %d; written also counts manifests and checkpoints)\n",
 		mb(p.content), mb(p.stored), float64(p.content)/float64(p.stored), p.segments)
-	fmt.Printf("  plain objects are cut as segments are: at %d messages or %d MiB; both rows read every object back\n", cfg.SegmentMessages, cfg.SegmentBytes>>20)
-	fmt.Printf("  CPU/entry is this whole process (server, reader, writer) on %d CPUs; filling LEDGER, not timed, ran at %.0f entries/s (sync_interval always)\n",
+	fmt.Printf("  plain objects are cut as segments are: at %d messages or %d MiB; both rows read every object back\n",
+		cfg.SegmentMessages, cfg.SegmentBytes>>20)
+	fmt.Printf(
+		"  CPU/entry is this whole process (server, reader, writer) on %d CPUs; filling LEDGER, not timed, ran at %.0f entries/s (sync_interval always)\n",
 		numCPU(), float64(n)/fill.Seconds())
 	return nil
 }
@@ -251,7 +255,8 @@ func toolUseID(r *rand.Rand) string {
 // reads what it wrote from the segments' manifests.
 func rotatorPass(ctx context.Context, nc *nats.Conn, cfg rotator.Config) (archiveRow, error) {
 	var r archiveRow
-	svc, err := rotator.New(cfg, service.Settings{Conn: nc, Clock: clock.Real{}, Logger: slog.New(slog.DiscardHandler), Metrics: prometheus.NewRegistry()})
+	svc, err := rotator.New(cfg,
+		service.Settings{Conn: nc, Clock: clock.Real{}, Logger: slog.New(slog.DiscardHandler), Metrics: prometheus.NewRegistry()})
 	if err != nil {
 		return r, err
 	}
@@ -266,7 +271,8 @@ func rotatorPass(ctx context.Context, nc *nats.Conn, cfg rotator.Config) (archiv
 		return r, err
 	}
 	if rep.TrimmedMsgs > 0 || len(rep.Deleted) > 0 || rep.Rotated != "" {
-		return r, fmt.Errorf("the pass trimmed %d messages, deleted %d segments, rotated %q: it should only archive", rep.TrimmedMsgs, len(rep.Deleted), rep.Rotated)
+		return r, fmt.Errorf("the pass trimmed %d messages, deleted %d segments, rotated %q: it should only archive", rep.TrimmedMsgs,
+			len(rep.Deleted), rep.Rotated)
 	}
 	st, err := archive.Open(ctx, cfg.ArchiveURL)
 	if err != nil {
@@ -358,7 +364,9 @@ func plainCopy(ctx context.Context, js jetstream.JetStream, bucket string, segMs
 				first = meta.Sequence.Stream
 			}
 			last = meta.Sequence.Stream
-			line, err := json.Marshal(archive.Message{Seq: last, Subject: m.Subject(), Time: meta.Timestamp.UTC().Format(archive.TimeFormat), Data: string(m.Data())})
+			line, err := json.Marshal(
+				archive.Message{Seq: last, Subject: m.Subject(),
+					Time: meta.Timestamp.UTC().Format(archive.TimeFormat), Data: string(m.Data())})
 			if err != nil {
 				return r, err
 			}
@@ -405,7 +413,8 @@ func verifyArchive(ctx context.Context, js jetstream.JetStream, reg *keyring.Reg
 		return r, err
 	}
 	cpu0, start := procCPU(os.Getpid()), time.Now()
-	cr, err := archive.VerifyChains(ctx, st, js, stream.Ledger, archive.Options{Keys: set, Now: time.Now(), Retention: cfg.ArchiveRetention})
+	cr, err := archive.VerifyChains(ctx, st, js, stream.Ledger,
+		archive.Options{Keys: set, Now: time.Now(), Retention: cfg.ArchiveRetention})
 	r.d, r.cpu = time.Since(start), procCPU(os.Getpid())-cpu0
 	if err != nil {
 		return r, err

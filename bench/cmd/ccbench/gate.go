@@ -205,12 +205,17 @@ func gateBench(o options, tmp string) error {
 			}
 		}
 	}
-	fmt.Printf("Gate latency: %d sessions (%d hook events chained by ingest), open loop at %d requests/s, %d requests per row, interleaved in chunks of %d\n",
+	fmt.Printf(
+		"Gate latency: %d sessions (%d hook events chained by ingest), open loop at %d requests/s, %d requests per row, interleaved in chunks of %d\n",
 		gateSessions, 3*gateSessions, gateRate, n, gateChunk)
-	fmt.Println("  mix: 80% PreToolUse (Bash, 2 of 10 commands destructive), 20% Stop citing the session's chained Stop event (half claim success without evidence)")
+	fmt.Println(
+		"  mix: 80% PreToolUse (Bash, 2 of 10 commands destructive), 20% Stop citing the session's chained Stop event (half claim success without evidence)")
 	fmt.Printf("  %-66s %9s %9s %9s %9s\n", "", "p50", "p99", "/bare p50", "/bare p99")
-	running.print(fmt.Sprintf("with ingest running (it chains every decision the gatekeeper records); process CPU %.2f of %d cores, offered %.0f req/s", running.cores, numCPU(), running.offered))
-	paused.print(fmt.Sprintf("ingest paused (the decision records wait in INTAKE); process CPU %.2f of %d cores, offered %.0f req/s", paused.cores, numCPU(), paused.offered))
+	running.print(fmt.Sprintf(
+		"with ingest running (it chains every decision the gatekeeper records); process CPU %.2f of %d cores, offered %.0f req/s", running.cores, numCPU(), running.offered))
+	paused.print(
+		fmt.Sprintf("ingest paused (the decision records wait in INTAKE); process CPU %.2f of %d cores, offered %.0f req/s", paused.cores,
+			numCPU(), paused.offered))
 	keys := make([]string, 0, len(tally))
 	for k := range tally {
 		keys = append(keys, k)
@@ -220,13 +225,17 @@ func gateBench(o options, tmp string) error {
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s %d", k, tally[k]))
 	}
-	fmt.Printf("  %d gatekeeper replies verified with pkg/decision (ECDSA signature, session, event, nonce, expiry): %s\n", verified, strings.Join(parts, ", "))
-	fmt.Printf("  chained by ingest, with the CPU of this whole process per message: hook events (pre-filled) %s; decision records (queued while paused) %s\n",
+	fmt.Printf("  %d gatekeeper replies verified with pkg/decision (ECDSA signature, session, event, nonce, expiry): %s\n", verified,
+		strings.Join(parts, ", "))
+	fmt.Printf(
+		"  chained by ingest, with the CPU of this whole process per message: hook events (pre-filled) %s; decision records (queued while paused) %s\n",
 		chained, queued)
 	rate := float64(2*n) / float64(3*n) * running.offered // requests/s that reached the gatekeeper
-	fmt.Printf("  with ingest running, the gatekeeper recorded %.0f decisions/s: chaining them takes %.0f × %.2f ms = %.2f cores, so the process is short of CPU\n",
+	fmt.Printf(
+		"  with ingest running, the gatekeeper recorded %.0f decisions/s: chaining them takes %.0f × %.2f ms = %.2f cores, so the process is short of CPU\n",
 		rate, rate, queued.perMsg(), rate*queued.perMsg()/1000)
-	fmt.Println("  (a round trip crosses several goroutines of client, server and responder, each waiting for a CPU; Service.Handle is timed inside one)")
+	fmt.Println(
+		"  (a round trip crosses several goroutines of client, server and responder, each waiting for a CPU; Service.Handle is timed inside one)")
 
 	// End to end: the built hook against the same gatekeeper, nothing else running.
 	e2e, err := ge.hookRuns(o.bin, filepath.Join(tmp, "gate"), runs)
@@ -234,7 +243,8 @@ func gateBench(o options, tmp string) error {
 		return err
 	}
 	fmt.Println()
-	fmt.Printf("Gate end to end: exec of claimcheck-hook → verified decision → exit (%d runs each, interleaved, no other load, sessions of the table above)\n", runs)
+	fmt.Printf(
+		"Gate end to end: exec of claimcheck-hook → verified decision → exit (%d runs each, interleaved, no other load, sessions of the table above)\n", runs)
 	fmt.Printf("  %-66s %9s %9s %9s %9s\n", "", "p50", "p99", "/rec p50", "/rec p99")
 	r50, r99 := pct(e2e[2].samples, 50), pct(e2e[2].samples, 99)
 	for _, c := range e2e {
@@ -242,11 +252,13 @@ func gateBench(o options, tmp string) error {
 		fmt.Printf("  %-66s %9s %9s %8.1f× %8.1f×\n", c.name, ms(p50), ms(p99), float64(p50)/float64(r50), float64(p99)/float64(r99))
 	}
 	fmt.Println("  /rec = compared with the same hook recording the PreToolUse without asking (CLAIMCHECK_HOOK_GATE=false).")
-	fmt.Println("  gated runs publish the event and ask in one round trip, wait for the event's durable ack, verify the signed decision and publish its record (durable ack);")
+	fmt.Println(
+		"  gated runs publish the event and ask in one round trip, wait for the event's durable ack, verify the signed decision and publish its record (durable ack);")
 	fmt.Println("  a Stop is answered once ingest has chained its event and the gatekeeper's projection has read it back.")
 	in99, inP99 := pct(running.durations(2, ""), 99), pct(paused.durations(2, ""), 99)
 	pre99, stop99 := pct(e2e[0].samples, 99), pct(e2e[1].samples, 99)
-	fmt.Printf("  targets: in-service p99 ≤ 1 ms: ingest running %s (%s), ingest paused %s (%s); end-to-end p99 ≤ 10 ms: PreToolUse %s (%s), Stop %s (%s)\n",
+	fmt.Printf(
+		"  targets: in-service p99 ≤ 1 ms: ingest running %s (%s), ingest paused %s (%s); end-to-end p99 ≤ 10 ms: PreToolUse %s (%s), Stop %s (%s)\n",
 		verdict(in99 <= time.Millisecond), ms(in99), verdict(inP99 <= time.Millisecond), ms(inP99),
 		verdict(pre99 <= 10*time.Millisecond), ms(pre99), verdict(stop99 <= 10*time.Millisecond), ms(stop99))
 	f50, f99 := pct(e2e[4].samples, 50), pct(e2e[4].samples, 99)
@@ -300,7 +312,8 @@ func gateSetup(dir string) (*gateEnv, drain, error) {
 	}
 	gcfg := gatekeeper.DefaultConfig()
 	gcfg.KeyDir, gcfg.ID, gcfg.Streams = keyDir, "ccbench", ge.opts
-	if ge.svc, err = gatekeeper.New(gcfg, service.Settings{Conn: gnc, Logger: slog.New(slog.DiscardHandler), Metrics: prometheus.NewRegistry()}); err != nil {
+	if ge.svc, err = gatekeeper.New(gcfg,
+		service.Settings{Conn: gnc, Logger: slog.New(slog.DiscardHandler), Metrics: prometheus.NewRegistry()}); err != nil {
 		return fail(err)
 	}
 	gctx, cancel := context.WithCancel(ctx)
@@ -334,11 +347,12 @@ func gateSetup(dir string) (*gateEnv, drain, error) {
 	var events []event
 	for s := range gateSessions {
 		name := fmt.Sprintf("gate-%04d", s)
-		head := fmt.Sprintf(`{"session_id":%q,"transcript_path":"/home/user/.claude/projects/-home-user-my-project/%s.jsonl","cwd":%q,"permission_mode":"default",`, name, name, gateCwd)
+		head := fmt.Sprintf(
+			`{"session_id":%q,"transcript_path":"/home/user/.claude/projects/-home-user-my-project/%s.jsonl","cwd":%q,"permission_mode":"default",`, name, name, gateCwd)
 		stop := head + fmt.Sprintf(`"hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":%q}`, gateStopMessages[s%2])
 		payloads := []struct{ hook, raw string }{
 			{"UserPromptSubmit", head + fmt.Sprintf(`"hook_event_name":"UserPromptSubmit","prompt":%q}`, gatePrompts[s%2])},
-			{"PostToolUse", head + `"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"Run tests"},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/internal/store\t0.412s\nok  \tgithub.com/acme/app/cmd\t0.020s\n","stderr":"","interrupted":false,"isImage":false},"tool_use_id":"toolu_01ABC123","duration_ms":1840}`},
+			{"PostToolUse", head + gatePostTool},
 			{"Stop", stop},
 		}
 		gs := gateSession{name: name, stop: []byte(stop)}
@@ -561,7 +575,8 @@ func (ge *gateEnv) stopReq(s gateSession) gateReq {
 }
 
 func preToolPayload(session, command string, n int) []byte {
-	return fmt.Appendf(nil, `{"session_id":%q,"transcript_path":"/home/user/.claude/projects/-home-user-my-project/%s.jsonl","cwd":%q,"permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":%q,"description":"bench"},"tool_use_id":"toolu_%08d"}`,
+	return fmt.Appendf(nil,
+		`{"session_id":%q,"transcript_path":"/home/user/.claude/projects/-home-user-my-project/%s.jsonl","cwd":%q,"permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":%q,"description":"bench"},"tool_use_id":"toolu_%08d"}`,
 		session, session, gateCwd, command, n)
 }
 
@@ -587,7 +602,8 @@ func (ge *gateEnv) mix(n, salt int) []gateReq {
 // did not come from a working gate (a Stop whose event the gatekeeper did
 // not find, a request it could not read).
 func (ge *gateEnv) check(r gateReq, reply []byte, at time.Time) (schemas.GateDecision, error) {
-	d, err := ge.keys.Verify(reply, decision.Expect{SessionID: r.session, HookEvent: r.hook, Nonce: r.nonce, Now: at, Skew: 5 * time.Second})
+	d, err := ge.keys.Verify(reply,
+		decision.Expect{SessionID: r.session, HookEvent: r.hook, Nonce: r.nonce, Now: at, Skew: 5 * time.Second})
 	switch {
 	case err != nil:
 		return d, err
@@ -802,3 +818,6 @@ func (ge *gateEnv) hookRuns(bin, dir string, runs int) ([]*hookContender, error)
 	}
 	return contenders, nil
 }
+
+// gatePostTool is the rest of the gate sessions' PostToolUse payload.
+const gatePostTool = `"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"Run tests"},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/internal/store\t0.412s\nok  \tgithub.com/acme/app/cmd\t0.020s\n","stderr":"","interrupted":false,"isImage":false},"tool_use_id":"toolu_01ABC123","duration_ms":1840}`

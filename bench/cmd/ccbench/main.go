@@ -88,15 +88,19 @@ func run() error {
 	flag.IntVar(&o.hookRuns, "hook-runs", 400, "hook executions per contender")
 	flag.IntVar(&o.events, "events", 40000, "events per ingest scenario")
 	flag.StringVar(&o.python, "python", "", "Python interpreter for the baseline (default: /usr/bin/python3, else python3 on $PATH)")
-	flag.StringVar(&o.baselineHook, "baseline-hook", "", "a claimcheck-hook of an earlier revision to time beside this one, on a NATS as it ran (no credentials, its INTAKE subjects)")
+	flag.StringVar(&o.baselineHook, "baseline-hook", "",
+		"a claimcheck-hook of an earlier revision to time beside this one, on a NATS as it ran (no credentials, its INTAKE subjects)")
 	flag.BoolVar(&o.skipR3, "skip-r3", false, "skip the three-server cluster")
 	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet,gate,archive", "which tables to print")
 	flag.IntVar(&o.gateRequests, "gate-requests", 5000, "gate requests per latency row (at 1000/s)")
 	flag.IntVar(&o.gateRuns, "gate-runs", 200, "hook executions per contender in the gate end-to-end table")
 	flag.IntVar(&o.archiveEntries, "archive-entries", 80000, "ledger entries in the archive table")
-	flag.StringVar(&o.ingestWorkloads, "ingest-workloads", "", "ingest: run only the workloads whose name contains one of these comma-separated words (default: all)")
-	flag.StringVar(&o.drainProfiles, "drain-profiles", "", "ingest: write a CPU profile of each timed drain (not the pre-fill) into this directory")
-	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the in-process NATS servers, ingest and load generators) to this file")
+	flag.StringVar(&o.ingestWorkloads, "ingest-workloads", "",
+		"ingest: run only the workloads whose name contains one of these comma-separated words (default: all)")
+	flag.StringVar(&o.drainProfiles, "drain-profiles", "",
+		"ingest: write a CPU profile of each timed drain (not the pre-fill) into this directory")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "",
+		"write a CPU profile of this process (the in-process NATS servers, ingest and load generators) to this file")
 	flag.Parse()
 	if o.cpuProfile != "" && o.drainProfiles != "" {
 		return errors.New("-cpuprofile and -drain-profiles cannot be used together")
@@ -123,11 +127,13 @@ func run() error {
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
 
-	fmt.Printf("claimcheck benchmark — %s, %d CPUs; every ratio compares figures from this run\n\n", time.Now().UTC().Format(time.RFC3339), numCPU())
+	fmt.Printf("claimcheck benchmark — %s, %d CPUs; every ratio compares figures from this run\n\n",
+		time.Now().UTC().Format(time.RFC3339), numCPU())
 	sections := []struct {
 		name string
 		run  func(options, string) error
-	}{{"hook", hookBench}, {"ingest", ingestBench}, {"signing", signingBench}, {"fleet", fleetBench}, {"gate", gateBench}, {"archive", archiveBench}}
+	}{{"hook", hookBench}, {"ingest", ingestBench}, {"signing", signingBench}, {"fleet", fleetBench}, {"gate", gateBench}, {
+		"archive", archiveBench}}
 	want := strings.Split(o.sections, ",")
 	for _, w := range want {
 		if !slices.ContainsFunc(sections, func(s struct {
@@ -240,7 +246,8 @@ func hookBench(o options, tmp string) error {
 			return err
 		}
 		defer legacy.close()
-		legacyEnv := append(os.Environ(), "CLAIMCHECK_NATS_URL="+legacy.srv.ClientURL(), "CLAIMCHECK_HOOK_STATE_DIR="+filepath.Join(tmp, "hook-state-legacy"))
+		legacyEnv := append(os.Environ(), "CLAIMCHECK_NATS_URL="+legacy.srv.ClientURL(),
+			"CLAIMCHECK_HOOK_STATE_DIR="+filepath.Join(tmp, "hook-state-legacy"))
 		contenders = append(contenders, struct {
 			name string
 			cmd  func() *exec.Cmd
@@ -306,10 +313,12 @@ func hookBench(o options, tmp string) error {
 	t50, t99 := pct(samples[2], 50), pct(samples[2], 99)
 	cr50, cr99 := pairedRatio(samples[1], samples[0], 50), pairedRatio(samples[1], samples[0], 99)
 	fmt.Printf("  %-54s %8.2f× %8.2f×\n", "claimcheck-hook / claimcheck-hook-tls", float64(h50)/float64(t50), float64(h99)/float64(t99))
-	fmt.Printf("  %-54s %8.2f× %8.2f×   (pair by pair: %.2f× %.2f×)\n", "with credentials / without", float64(c50)/float64(h50), float64(c99)/float64(h99), cr50, cr99)
+	fmt.Printf("  %-54s %8.2f× %8.2f×   (pair by pair: %.2f× %.2f×)\n", "with credentials / without", float64(c50)/float64(h50),
+		float64(c99)/float64(h99), cr50, cr99)
 	if o.baselineHook != "" {
 		b := samples[len(samples)-1]
-		fmt.Printf("  %-54s %8.2f× %8.2f×   (pair by pair: %.2f× %.2f×)\n", "with credentials / baseline", float64(c50)/float64(pct(b, 50)), float64(c99)/float64(pct(b, 99)),
+		fmt.Printf("  %-54s %8.2f× %8.2f×   (pair by pair: %.2f× %.2f×)\n", "with credentials / baseline",
+			float64(c50)/float64(pct(b, 50)), float64(c99)/float64(pct(b, 99)),
 			pairedRatio(samples[1], b, 50), pairedRatio(samples[1], b, 99))
 	}
 	fmt.Printf("  %-54s %8.1f× %8.1f×\n", "python / claimcheck-hook", float64(p50)/float64(h50), float64(p99)/float64(h99))
@@ -349,7 +358,8 @@ func startLegacyJS(ctx context.Context, dir string) (*localJS, error) {
 	cfg := stream.IntakeConfig(stream.DefaultOptions())
 	cfg.Subjects = []string{subject.IntakePrefix + ".*.*"}
 	cfg.SubjectTransform = &jetstream.SubjectTransformConfig{Source: subject.IntakePrefix + ".*.*",
-		Destination: fmt.Sprintf("%s.{{partition(%d,1)}}.{{wildcard(1)}}.{{wildcard(2)}}", subject.IntakePrefix, stream.DefaultOptions().Partitions)}
+		Destination: fmt.Sprintf("%s.{{partition(%d,1)}}.{{wildcard(1)}}.{{wildcard(2)}}", subject.IntakePrefix,
+			stream.DefaultOptions().Partitions)}
 	if _, err := l.js.UpdateStream(ctx, cfg); err != nil {
 		l.close()
 		return nil, fmt.Errorf("legacy INTAKE: %w", err)
@@ -369,7 +379,9 @@ func startSecuredJS(ctx context.Context, dir string) (*localJS, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: filepath.Join(dir, "nats"), Listen: "127.0.0.1:0", Auth: auth, EncryptionKey: "ccbench-store-key-0123456789abcdef"}, nil)
+	srv, err := embedded.Start(ctx,
+		embedded.Config{StoreDir: filepath.Join(dir, "nats"), Listen: "127.0.0.1:0", Auth: auth,
+			EncryptionKey: "ccbench-store-key-0123456789abcdef"}, nil)
 	if err != nil {
 		return nil, "", err
 	}
@@ -451,7 +463,8 @@ func ingestBench(o options, tmp string) error {
 			payloads := sc.payloads(o.events, sc.sessions)
 			profile := ""
 			if o.drainProfiles != "" {
-				profile = filepath.Join(o.drainProfiles, fmt.Sprintf("r%d-%s.prof", replicas, strings.Fields(sc.name)[0]+"-"+strings.Fields(sc.name)[1]))
+				profile = filepath.Join(o.drainProfiles,
+					fmt.Sprintf("r%d-%s.prof", replicas, strings.Fields(sc.name)[0]+"-"+strings.Fields(sc.name)[1]))
 				if strings.Contains(sc.name, "realistic") {
 					profile = strings.TrimSuffix(profile, ".prof") + "-realistic.prof"
 				}
@@ -470,21 +483,28 @@ func ingestBench(o options, tmp string) error {
 		}
 		shutdown(servers)
 	}
-	fmt.Println("  raw publish = one event per JetStream message, asynchronous publishes, same server and payload, measured just before the drain.")
-	fmt.Println("  ingest packs each session's events of a batch into one ledger message, commits many sessions' messages in one atomic batch")
+	fmt.Println(
+		"  raw publish = one event per JetStream message, asynchronous publishes, same server and payload, measured just before the drain.")
+	fmt.Println(
+		"  ingest packs each session's events of a batch into one ledger message, commits many sessions' messages in one atomic batch")
 	fmt.Println("  (one fsync; ingest.atomic_batch) and removes consumed intake messages in bulk.")
-	fmt.Println("  payloads (every event checked chained as a valid event, no redaction; the raw publish sends the first of the same bytes):")
+	fmt.Println(
+		"  payloads (every event checked chained as a valid event, no redaction; the raw publish sends the first of the same bytes):")
 	for _, m := range mixes {
 		fmt.Println(m)
 	}
-	fmt.Printf("    fixed: the %d-byte hookPayload with the session's id; realistic outputs (seeded): 1 in 2 events a Bash output of 1–4 KB\n", len(hookPayload))
-	fmt.Println("    (go test -v, git log, grep -rn, curl -v), half of those mentioning a keyword in ordinary lines (`auth: ok`, `token refreshed`,")
-	fmt.Println("    `export API_URL=https://api.example.com`), no secrets; the rest the fixed payload. Keywords make scrub scan windows with generic-api-key.")
+	fmt.Printf(
+		"    fixed: the %d-byte hookPayload with the session's id; realistic outputs (seeded): 1 in 2 events a Bash output of 1–4 KB\n", len(hookPayload))
+	fmt.Println(
+		"    (go test -v, git log, grep -rn, curl -v), half of those mentioning a keyword in ordinary lines (`auth: ok`, `token refreshed`,")
+	fmt.Println(
+		"    `export API_URL=https://api.example.com`), no secrets; the rest the fixed payload. Keywords make scrub scan windows with generic-api-key.")
 	fmt.Println("  target: ingest ≥ 20,000 ev/s sustained (see Targets in docs/performance.md for which workloads meet it)")
 	return nil
 }
 
-func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, payloads [][]byte, profile string) (rawRate, ingestRate float64, err error) {
+func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, payloads [][]byte, profile string) (rawRate,
+	ingestRate float64, err error) {
 	events := len(payloads)
 	ctx := context.Background()
 	nc, err := nats.Connect(servers[0].ClientURL())
@@ -502,7 +522,8 @@ func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, paylo
 	if err := stream.Ensure(ctx, js, opts); err != nil {
 		return 0, 0, err
 	}
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw.>"}, Replicas: replicas, Storage: jetstream.FileStorage}); err != nil {
+	if _, err := js.CreateStream(ctx,
+		jetstream.StreamConfig{Name: "RAW", Subjects: []string{"raw.>"}, Replicas: replicas, Storage: jetstream.FileStorage}); err != nil {
 		return 0, 0, err
 	}
 	gen := id.NewGenerator(clock.Real{}, nil)

@@ -124,10 +124,13 @@ func bashEvent(r *rand.Rand, sess string, k toolKind, stdout string) []byte {
 }
 
 var (
-	pkgs     = []string{"store", "queue", "ledger", "render", "config", "cache", "router", "server", "index", "report", "worker", "batch"}
-	nouns    = []string{"Store", "Queue", "Ledger", "Render", "Config", "Cache", "Router", "Server", "Index", "Report", "Worker", "Batch", "Segment", "Table"}
-	verbs    = []string{"Put", "Get", "Drain", "Compact", "Open", "Close", "Retry", "Flush", "Merge", "Split", "Parse", "Load", "Sort", "Limit"}
-	subjects = []string{"compact segments on open", "retry a failed flush once", "sort rows before the merge", "drop the unused cache field",
+	pkgs  = []string{"store", "queue", "ledger", "render", "config", "cache", "router", "server", "index", "report", "worker", "batch"}
+	nouns = []string{"Store", "Queue", "Ledger", "Render", "Config", "Cache", "Router", "Server", "Index", "Report", "Worker",
+		"Batch", "Segment", "Table"}
+	verbs = []string{"Put", "Get", "Drain", "Compact", "Open", "Close", "Retry", "Flush", "Merge", "Split",
+		"Parse", "Load", "Sort", "Limit"}
+	subjects = []string{"compact segments on open", "retry a failed flush once", "sort rows before the merge",
+		"drop the unused cache field",
 		"log the batch size", "fix a flaky drain test", "bump the go version", "split the render step", "close files on error",
 		"limit open segments to 64", "name the worker pool", "report the queue depth", "move the index under internal"}
 	logMsgs = []string{"wrote 128 rows in 3 segments", "retrying after 50ms", "cache hit ratio 0.92", "compacted 4 segments into 1",
@@ -154,7 +157,8 @@ var toolKinds = []toolKind{
 				return fmt.Sprintf("ok  \tgithub.com/acme/app/internal/%s\t%.3fs", pick(r, pkgs), r.Float64())
 			}
 		},
-		keyword: []string{"=== RUN   TestTokenRefresh", "--- PASS: TestTokenRefresh (0.01s)", "    client_test.go:88: token refreshed, expires in 3600s",
+		keyword: []string{"=== RUN   TestTokenRefresh", "--- PASS: TestTokenRefresh (0.01s)",
+			"    client_test.go:88: token refreshed, expires in 3600s",
 			"--- PASS: TestAuthMiddleware/expired_session (0.00s)", "    server_test.go:57: auth: ok", "--- PASS: TestAPIRoutes (0.03s)",
 			"    cache_test.go:31: key not found in cache, recomputing"},
 	},
@@ -168,20 +172,24 @@ var toolKinds = []toolKind{
 		command: `grep -rn "func New" --include=*.go .`, description: "Find constructors",
 		line: func(r *rand.Rand) string {
 			p := pick(r, pkgs)
-			return fmt.Sprintf("./internal/%s/%s.go:%d:func New%s(cfg Config) (*%s, error) {", p, p, 10+r.IntN(300), pick(r, nouns), pick(r, nouns))
+			return fmt.Sprintf("./internal/%s/%s.go:%d:func New%s(cfg Config) (*%s, error) {", p, p, 10+r.IntN(300),
+				pick(r, nouns), pick(r, nouns))
 		},
-		keyword: []string{"./deploy/dev.env:3:export API_URL=https://api.example.com", "./internal/session/refresh.go:41:\t// token refreshed here, see below",
+		keyword: []string{"./deploy/dev.env:3:export API_URL=https://api.example.com",
+			"./internal/session/refresh.go:41:\t// token refreshed here, see below",
 			"./internal/server/server.go:77:\tlog.Info(\"auth: ok\")", "./docs/setup.md:12:Ask an admin for access to the staging cluster.",
 			"./internal/cache/cache.go:23:func NewKeyed(size int) *Keyed {"},
 	},
 	{
 		command: "curl -sv https://status.example.com/v1/builds", description: "Check the build status",
-		head: []string{"*   Trying 93.184.215.14:443...", "* Connected to status.example.com (93.184.215.14) port 443", "> GET /v1/builds HTTP/1.1",
+		head: []string{"*   Trying 93.184.215.14:443...", "* Connected to status.example.com (93.184.215.14) port 443",
+			"> GET /v1/builds HTTP/1.1",
 			"> Host: status.example.com", "> User-Agent: curl/8.5.0", "> Accept: */*", ">", "< HTTP/1.1 200 OK", "< content-type: application/json",
 			"< date: Mon, 23 Nov 2026 12:00:00 GMT", "<", `{"builds": [`},
 		line: func(r *rand.Rand) string {
 			n := 1000 + r.IntN(9000)
-			return fmt.Sprintf(`  {"id": %d, "name": "build-%d", "branch": "%s", "status": "%s", "duration_ms": %d},`, n, n, pick(r, pkgs), pick(r, []string{"passed", "failed", "running"}), r.IntN(90000))
+			return fmt.Sprintf(`  {"id": %d, "name": "build-%d", "branch": "%s", "status": "%s", "duration_ms": %d},`, n, n, pick(r, pkgs),
+				pick(r, []string{"passed", "failed", "running"}), r.IntN(90000))
 		},
 		keyword: []string{"< access-control-allow-origin: *", `  {"check": "auth", "status": "ok"},`, `  {"note": "token refreshed"},`,
 			`  {"api_version": "2026-06-01"},`},

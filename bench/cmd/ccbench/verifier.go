@@ -116,8 +116,10 @@ func signingBench(o options, tmp string) error {
 		if err != nil {
 			return fmt.Errorf("verifier CPU per attestation: %w", err)
 		}
-		fmt.Println("  ecdsa-p256-sha256, the verifier's CPU per attestation without ledger I/O (services/verifier BenchmarkAttestationCPU, run by go test")
-		fmt.Println("  now; \"vs raw\": its own raw sigstore sign or verify): a test_pass claim on a 15-entry session (prompt, reads, edits, a failed")
+		fmt.Println(
+			"  ecdsa-p256-sha256, the verifier's CPU per attestation without ledger I/O (services/verifier BenchmarkAttestationCPU, run by go test")
+		fmt.Println(
+			"  now; \"vs raw\": its own raw sigstore sign or verify): a test_pass claim on a 15-entry session (prompt, reads, edits, a failed")
 		fmt.Println("  and a passing go test run)")
 		row("judge the claim (the cited run new to the view)", vb["decide"], vb["raw-sigstore-sign"])
 		row("judge the claim (every entry already in the view)", vb["decide-cached"], vb["raw-sigstore-sign"])
@@ -125,9 +127,11 @@ func signingBench(o options, tmp string) error {
 		row("verify it (the gatekeeper's part)", vb["verify"], vb["raw-sigstore-verify"])
 		row("judge + sign + verify", vb["decide+sign"]+vb["verify"], vb["raw-sigstore-sign"]+vb["raw-sigstore-verify"])
 		per := vb["decide+sign"]
-		fmt.Printf("  target: ≥ 10,000 ECDSA attestations/s per core excluding ledger I/O: %s (%.0f/s judged and signed; signing alone %.0f/s);\n",
+		fmt.Printf(
+			"  target: ≥ 10,000 ECDSA attestations/s per core excluding ledger I/O: %s (%.0f/s judged and signed; signing alone %.0f/s);\n",
 			verdict(1/per.Seconds() >= 10000), 1/per.Seconds(), 1/sign.per.Seconds())
-		fmt.Printf("    a core that also verified each one (the verifier does not) would make %.0f/s (raw sigstore sign + verify alone: %.0f/s)\n",
+		fmt.Printf(
+			"    a core that also verified each one (the verifier does not) would make %.0f/s (raw sigstore sign + verify alone: %.0f/s)\n",
 			1/(per+vb["verify"]).Seconds(), 1/(vb["raw-sigstore-sign"]+vb["raw-sigstore-verify"]).Seconds())
 	}
 	return nil
@@ -140,7 +144,8 @@ func verifierCPU(n int) (map[string]time.Duration, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := exec.Command("go", "test", "-run", "^$", "-bench", "^BenchmarkAttestationCPU$", "-benchtime", fmt.Sprintf("%dx", n), "./internal/validate/")
+	c := exec.Command("go", "test", "-run", "^$", "-bench", "^BenchmarkAttestationCPU$", "-benchtime",
+		fmt.Sprintf("%dx", n), "./internal/validate/")
 	c.Dir = filepath.Join(root, "services", "verifier")
 	out, err := c.CombinedOutput()
 	if err != nil {
@@ -253,18 +258,24 @@ func fleetBench(o options, tmp string) error {
 		claims = 900
 	}
 	modes := []fleetMode{
-		{title: fmt.Sprintf("%d claims pre-queued over %d sessions (10 per session: verifiers contend for session heads)", claims, claims/10), sessions: claims / 10},
-		{title: fmt.Sprintf("%d claims pre-queued, one per session, each verifier process on one CPU (GOMAXPROCS=1, as a fleet of 1-CPU pods)", claims), sessions: claims, oneCPU: true},
-		{title: fmt.Sprintf("claims arriving one at a time per session, as an agent makes them (%d sessions at once; each claim chained, queued, answered, then the next)", claims/10), sessions: claims / 10, oneByOne: true},
+		{title: fmt.Sprintf("%d claims pre-queued over %d sessions (10 per session: verifiers contend for session heads)", claims,
+			claims/10), sessions: claims / 10},
+		{title: fmt.Sprintf(
+			"%d claims pre-queued, one per session, each verifier process on one CPU (GOMAXPROCS=1, as a fleet of 1-CPU pods)", claims), sessions: claims, oneCPU: true},
+		{title: fmt.Sprintf(
+			"claims arriving one at a time per session, as an agent makes them (%d sessions at once; each claim chained, queued, answered, then the next)", claims/10), sessions: claims / 10, oneByOne: true},
 	}
-	fmt.Println("Verifier fleet: test_pass claims, each decided from the ledger, its verdict chained (sync_interval always), signed (ECDSA) and stored in ATTEST")
+	fmt.Println(
+		"Verifier fleet: test_pass claims, each decided from the ledger, its verdict chained (sync_interval always), signed (ECDSA) and stored in ATTEST")
 	var ratios []string
 	for _, m := range modes {
 		fmt.Printf("  %s\n", m.title)
-		fmt.Printf("  %-20s %15s %8s %26s %22s %18s %11s\n", "verifier processes", "attestations/s", "vs 1", "verifier CPU/attestation", "server CPU/attestation", "CAS retries/att.", "CPUs busy")
+		fmt.Printf("  %-20s %15s %8s %26s %22s %18s %11s\n", "verifier processes", "attestations/s", "vs 1", "verifier CPU/attestation",
+			"server CPU/attestation", "CAS retries/att.", "CPUs busy")
 		var base, busy1 float64
 		for _, procs := range []int{1, 2, 3} {
-			r, err := fleetRun(o, filepath.Join(tmp, fmt.Sprintf("fleet-%d-%d-%v-%v", procs, m.sessions, m.oneByOne, m.oneCPU)), procs, claims, m)
+			r, err := fleetRun(o,
+				filepath.Join(tmp, fmt.Sprintf("fleet-%d-%d-%v-%v", procs, m.sessions, m.oneByOne, m.oneCPU)), procs, claims, m)
 			if err != nil {
 				return fmt.Errorf("%d verifiers: %w", procs, err)
 			}
@@ -272,20 +283,26 @@ func fleetBench(o options, tmp string) error {
 			if procs == 1 {
 				base, busy1 = rate, r.busy
 			}
-			fmt.Printf("  %-20d %15.0f %7.2f× %23.0f µs %19.0f µs %18s %7.2f of %d\n", procs, rate, rate/base, us(r.verifier), us(r.server), fmtRetries(r.conflicts), r.busy, numCPU())
+			fmt.Printf("  %-20d %15.0f %7.2f× %23.0f µs %19.0f µs %18s %7.2f of %d\n", procs, rate, rate/base, us(r.verifier),
+				us(r.server), fmtRetries(r.conflicts), r.busy, numCPU())
 			if procs == 2 && !m.oneByOne {
 				ratios = append(ratios, fmt.Sprintf("%s %.2f×", verdict(rate/base >= 1.7), rate/base))
 			}
 		}
-		fmt.Printf("  one process kept %.2f of %d CPUs busy: more processes can add at most %.2f× unless each attestation costs less CPU\n",
+		fmt.Printf("  one process kept %.2f of %d CPUs busy: "+
+			"more processes can add at most %.2f× unless each attestation costs less CPU\n",
 			busy1, numCPU(), float64(numCPU())/busy1)
 	}
-	fmt.Printf("  each process runs %d workers whose verdicts and attestations are committed together (atomic batches of at least %d);\n", fleetWorkers, stream.MinAtomicBatch)
+	fmt.Printf("  each process runs %d workers whose verdicts and attestations are committed together (atomic batches of at least %d);\n",
+		fleetWorkers, stream.MinAtomicBatch)
 	fmt.Printf("  the NATS server (in this benchmark's process), the verifiers and the benchmark share %d CPUs:\n", numCPU())
 	fmt.Println("  when verifier + server CPU per attestation × rate ≈ the CPU count, more processes cannot help on this machine.")
-	fmt.Println("  verifier CPU includes process start-up; server CPU includes the benchmark's polling (and, one at a time, its chaining of the claims).")
-	fmt.Println("  CPUs busy: CPU time of all processes (verifiers, server, benchmark) from the first attestation to the last, over that wall time.")
-	fmt.Printf("  target: ≥ 1.7× from 1 to 2 processes: %s (pre-queued, 10 per session / one per session on one CPU each)\n", strings.Join(ratios, " / "))
+	fmt.Println(
+		"  verifier CPU includes process start-up; server CPU includes the benchmark's polling (and, one at a time, its chaining of the claims).")
+	fmt.Println(
+		"  CPUs busy: CPU time of all processes (verifiers, server, benchmark) from the first attestation to the last, over that wall time.")
+	fmt.Printf("  target: ≥ 1.7× from 1 to 2 processes: %s (pre-queued, 10 per session / one per session on one CPU each)\n",
+		strings.Join(ratios, " / "))
 	return nil
 }
 
@@ -420,13 +437,15 @@ func fleetRun(o options, dir string, procs, claims int, m fleetMode) (fleetResul
 // CLAIMS. Pre-queued, it does all of it before returning (drive does
 // nothing); one by one, it writes the sessions, and drive then makes each
 // session's claims in turn, waiting for each answer before the next.
-func queueClaims(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, claims, sessions int, oneByOne bool) (drive func() error, err error) {
+func queueClaims(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, claims, sessions int, oneByOne bool) (
+	drive func() error, err error) {
 	app := ledger.NewAppender(js, ledger.AppenderConfig{})
 	gen := id.NewGenerator(clock.Real{}, nil)
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	entry := func(session, kind, hookEvent, tool, payload string) *schemas.Entry {
 		eid, _ := gen.New()
-		e := &schemas.Entry{V: 1, Kind: kind, Chain: session, SessionID: session, EventID: eid, HookEvent: hookEvent, ToolName: tool, IngestedAt: now, Bundle: "ccbench"}
+		e := &schemas.Entry{V: 1, Kind: kind, Chain: session, SessionID: session, EventID: eid, HookEvent: hookEvent, ToolName: tool,
+			IngestedAt: now, Bundle: "ccbench"}
 		if payload != "" {
 			e.Payload = &payload
 		}
@@ -437,14 +456,16 @@ func queueClaims(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cla
 	perSession := make([][]*schemas.Entry, sessions)
 	for s := range sessions {
 		name := fmt.Sprintf("bench-%04d", s)
-		p := entry(name, schemas.EntryEvent, "UserPromptSubmit", "", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"UserPromptSubmit","prompt":%q}`, name, prompt))
+		p := entry(name, schemas.EntryEvent, "UserPromptSubmit", "", fmt.Sprintf(
+			`{"session_id":%q,"hook_event_name":"UserPromptSubmit","prompt":%q}`, name, prompt))
 		c, ok := contract.Derive(contract.Prompt{SessionID: name, EventID: p.EventID, Text: prompt})
 		if !ok {
 			return nil, errors.New("bench prompt is not actionable")
 		}
 		ce := entry(name, schemas.EntryContract, "UserPromptSubmit", "", "")
 		ce.Contract = &c
-		run := entry(name, schemas.EntryEvent, "PostToolUse", "Bash", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/store\t0.412s\n","stderr":"","interrupted":false}}`, name))
+		run := entry(name, schemas.EntryEvent, "PostToolUse", "Bash", fmt.Sprintf(
+			`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/store\t0.412s\n","stderr":"","interrupted":false}}`, name))
 		perSession[s] = []*schemas.Entry{p, ce, run}
 	}
 	claim := func(s int, replyTo string) (*schemas.Entry, schemas.ClaimWork) {
@@ -454,7 +475,8 @@ func queueClaims(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cla
 		if replyTo == "" {
 			replyTo = "_INBOX.hook.bench." + reqID
 		}
-		e.Claim = &schemas.Claim{RequestID: reqID, Claim: "done", Validator: "test_pass", Args: []byte(`{"command_substring":"go test ./..."}`), ReplyTo: replyTo}
+		e.Claim = &schemas.Claim{RequestID: reqID, Claim: "done", Validator: "test_pass",
+			Args: []byte(`{"command_substring":"go test ./..."}`), ReplyTo: replyTo}
 		return e, schemas.ClaimWork{V: 1, SessionID: name, ClaimEventID: e.EventID, RequestID: reqID}
 	}
 	workMsg := func(w schemas.ClaimWork) *nats.Msg {

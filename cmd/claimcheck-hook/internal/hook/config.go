@@ -119,22 +119,31 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs := flag.NewFlagSet("claimcheck-hook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "NATS server URL(s), comma-separated (env CLAIMCHECK_NATS_URL)")
-	fs.StringVar(&c.NATSCreds, "nats-creds", c.NATSCreds, "NATS credentials: this host's hook identity (claimcheck creds issue --role hook) or another .creds / nkey seed file (env CLAIMCHECK_NATS_CREDS)")
+	fs.StringVar(&c.NATSCreds, "nats-creds", c.NATSCreds,
+		"NATS credentials: this host's hook identity (claimcheck creds issue --role hook) or another .creds / nkey seed file (env CLAIMCHECK_NATS_CREDS)")
 	fs.StringVar(&c.NATSCreds, "creds", c.NATSCreds, "the same as --nats-creds")
-	fs.StringVar(&c.StateDir, "state-dir", c.StateDir, "private directory for the spool and per-session sequences (env CLAIMCHECK_HOOK_STATE_DIR)")
+	fs.StringVar(&c.StateDir, "state-dir", c.StateDir,
+		"private directory for the spool and per-session sequences (env CLAIMCHECK_HOOK_STATE_DIR)")
 	fs.IntVar(&c.MaxInputBytes, "max-input-bytes", c.MaxInputBytes, "largest hook payload accepted (env CLAIMCHECK_HOOK_MAX_INPUT_BYTES)")
-	fs.DurationVar(&c.Deadline, "deadline", c.Deadline, "time allowed to deliver (connect, publish, acknowledgement) before spooling (env CLAIMCHECK_HOOK_DEADLINE)")
-	fs.DurationVar(&c.RetryAfter, "retry-after", c.RetryAfter, "after a failed delivery, spool without trying NATS for this long (env CLAIMCHECK_HOOK_RETRY_AFTER)")
+	fs.DurationVar(&c.Deadline, "deadline", c.Deadline,
+		"time allowed to deliver (connect, publish, acknowledgement) before spooling (env CLAIMCHECK_HOOK_DEADLINE)")
+	fs.DurationVar(&c.RetryAfter, "retry-after", c.RetryAfter,
+		"after a failed delivery, spool without trying NATS for this long (env CLAIMCHECK_HOOK_RETRY_AFTER)")
 	fs.StringVar(&c.AgentType, "agent-type", c.AgentType, "agent CLI type recorded with every event (env CLAIMCHECK_HOOK_AGENT_TYPE)")
-	fs.StringVar(&c.AgentID, "agent-id", c.AgentID, "identity of this agent installation (default $USER@host) (env CLAIMCHECK_HOOK_AGENT_ID)")
+	fs.StringVar(&c.AgentID, "agent-id", c.AgentID,
+		"identity of this agent installation (default $USER@host) (env CLAIMCHECK_HOOK_AGENT_ID)")
 	fs.StringVar(&c.Host, "host", c.Host, "host name recorded with every event (default: the system host name) (env CLAIMCHECK_HOOK_HOST)")
 	fs.BoolVar(&c.Gate, "gate", c.Gate, "ask the gatekeeper for Stop and PreToolUse decisions, failing closed (env CLAIMCHECK_HOOK_GATE)")
-	fs.DurationVar(&c.GateDeadline, "gate-deadline", c.GateDeadline, "time from start to a verified gate decision; then block/deny (env CLAIMCHECK_HOOK_GATE_DEADLINE)")
-	fs.StringVar(&c.GateKeys, "gate-keys", c.GateKeys, "key set trusted for signed gate decisions (default <state-dir>/gate-keys.json) (env CLAIMCHECK_HOOK_GATE_KEYS)")
-	fs.Func("fail-open", "comma-separated gated events (Stop, PreToolUse) to allow rather than block when no valid decision arrives (env CLAIMCHECK_HOOK_FAIL_OPEN)", c.setFailOpen)
+	fs.DurationVar(&c.GateDeadline, "gate-deadline", c.GateDeadline,
+		"time from start to a verified gate decision; then block/deny (env CLAIMCHECK_HOOK_GATE_DEADLINE)")
+	fs.StringVar(&c.GateKeys, "gate-keys", c.GateKeys,
+		"key set trusted for signed gate decisions (default <state-dir>/gate-keys.json) (env CLAIMCHECK_HOOK_GATE_KEYS)")
+	fs.Func("fail-open",
+		"comma-separated gated events (Stop, PreToolUse) to allow rather than block when no valid decision arrives (env CLAIMCHECK_HOOK_FAIL_OPEN)", c.setFailOpen)
 	version := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: claimcheck-hook [flags]          read one agent hook payload on stdin and record it\n       claimcheck-hook [flags] flush    deliver spooled events now\n\n")
+		fmt.Fprintf(stderr,
+			"usage: claimcheck-hook [flags]          read one agent hook payload on stdin and record it\n       claimcheck-hook [flags] flush    deliver spooled events now\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -192,7 +201,8 @@ func (c *Config) identity() error {
 		return nil
 	case subject.OriginHook:
 	default:
-		return fmt.Errorf("%s holds credentials of role %s; the hook needs this host's hook identity (claimcheck creds issue --role hook --host <host>)", c.NATSCreds, role)
+		return fmt.Errorf(
+			"%s holds credentials of role %s; the hook needs this host's hook identity (claimcheck creds issue --role hook --host <host>)", c.NATSCreds, role)
 	}
 	tok := creds.Tag("name")
 	host, _ := strings.CutPrefix(creds.Name, subject.OriginHook+":")

@@ -78,8 +78,9 @@ func (h *hook) prepare(info payload.Info, eventID string, raw []byte) *question 
 		return q
 	}
 	q.nonce = hex.EncodeToString(nb[:])
-	q.req, err = json.Marshal(schemas.GateRequest{V: 1, Nonce: q.nonce, EventID: eventID, SessionID: info.SessionID, HookEvent: info.HookEvent,
-		Host: h.cfg.Host, AgentType: h.cfg.AgentType, AgentID: h.cfg.AgentID, Payload: jsontext.Value(raw)})
+	q.req, err = json.Marshal(
+		schemas.GateRequest{V: 1, Nonce: q.nonce, EventID: eventID, SessionID: info.SessionID, HookEvent: info.HookEvent,
+			Host: h.cfg.Host, AgentType: h.cfg.AgentType, AgentID: h.cfg.AgentID, Payload: jsontext.Value(raw)})
 	if err != nil {
 		q.err = fmt.Errorf("request: %w", err)
 	}
@@ -137,7 +138,8 @@ func (h *hook) ask(ctx context.Context, info payload.Info) (schemas.GateDecision
 	case err != nil:
 		return none, nil, fmt.Errorf("gate request: %w", err)
 	}
-	d, err := q.keys.Verify(reply.Data, decision.Expect{SessionID: info.SessionID, HookEvent: info.HookEvent, Nonce: q.nonce, Now: time.Now(), Skew: clockSkew})
+	d, err := q.keys.Verify(reply.Data,
+		decision.Expect{SessionID: info.SessionID, HookEvent: info.HookEvent, Nonce: q.nonce, Now: time.Now(), Skew: clockSkew})
 	if err != nil {
 		return none, nil, err
 	}
@@ -167,7 +169,9 @@ func (h *hook) recordCrash(ctx context.Context, sessionID, event, eventID, kind 
 	if id.CheckSession(sessionID) != nil {
 		return // bad input is already recorded in the rejected chain
 	}
-	raw, err := json.Marshal(schemas.HookCrash{SessionID: sessionID, HookEvent: schemas.HookCrashEvent, Event: event, EventID: eventID, Kind: kind, Error: cause.Error(), Version: Version}, json.Deterministic(true))
+	raw, err := json.Marshal(
+		schemas.HookCrash{SessionID: sessionID, HookEvent: schemas.HookCrashEvent, Event: event, EventID: eventID, Kind: kind,
+			Error: cause.Error(), Version: Version}, json.Deterministic(true))
 	if err != nil {
 		return
 	}
@@ -200,10 +204,12 @@ func (h *hook) fallback(ctx context.Context, stdout io.Writer, info payload.Info
 		d.SystemMessage = "claimcheck: " + d.Reason
 	case info.HookEvent == schemas.HookPreToolUse:
 		d.Decision, d.Rule = schemas.GateDeny, "hook.fail_closed"
-		d.Reason = "claimcheck denied this tool call because it could not check it (fail closed): " + cause.Error() + ". Tell the human that claimcheck's gate is unavailable."
+		d.Reason = "claimcheck denied this tool call because it could not check it (fail closed): " + cause.Error() +
+			". Tell the human that claimcheck's gate is unavailable."
 	default:
 		d.Decision, d.Rule = schemas.GateBlock, "hook.fail_closed"
-		d.Reason = "claimcheck blocked this stop because it could not check it (fail closed): " + cause.Error() + ". Tell the human that claimcheck's gate is unavailable; do not claim the work is done."
+		d.Reason = "claimcheck blocked this stop because it could not check it (fail closed): " + cause.Error() +
+			". Tell the human that claimcheck's gate is unavailable; do not claim the work is done."
 	}
 	fmt.Fprintf(h.stderr, "claimcheck-hook: gate: %v; %s (%s)\n", cause, d.Decision, d.Rule)
 	if id.CheckSession(info.SessionID) == nil {

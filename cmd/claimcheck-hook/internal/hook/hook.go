@@ -65,7 +65,8 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdin 
 		fmt.Fprintf(stderr, "claimcheck-hook: configuration: %v\n", err)
 		return ExitRejected
 	}
-	h = &hook{cfg: cfg, stderr: stderr, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}), sp: spool{dir: filepath.Join(cfg.StateDir, "spool")}}
+	h = &hook{cfg: cfg, stderr: stderr, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}),
+		sp: spool{dir: filepath.Join(cfg.StateDir, "spool")}}
 	switch {
 	case len(rest) == 1 && rest[0] == "version":
 		fmt.Fprintln(stdout, versionLine())
@@ -190,7 +191,8 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 	if h.refused != nil && !gated {
 		// Not an outage: the credentials are no good (revoked?). The event
 		// is kept; a non-zero exit makes the agent CLI show why.
-		fmt.Fprintf(h.stderr, "claimcheck-hook: %v; event %s is kept in the spool. Ask for new credentials for this host (claimcheck creds issue --role hook)\n", h.refused, eventID)
+		fmt.Fprintf(h.stderr,
+			"claimcheck-hook: %v; event %s is kept in the spool. Ask for new credentials for this host (claimcheck creds issue --role hook)\n", h.refused, eventID)
 		return ExitFailed
 	}
 	if inErr != nil {
@@ -410,7 +412,8 @@ func (h *hook) dial(ctx context.Context) (*oneshot.Conn, error) {
 	c, err := oneshot.Dial(ctx, oneshot.Options{URL: h.cfg.NATSURL, Name: "claimcheck-hook", Credentials: h.cfg.creds, Inbox: h.cfg.inbox,
 		Bearer: h.cfg.bearer})
 	if errors.Is(err, oneshot.ErrNoTLS) {
-		return nil, fmt.Errorf("%w: this claimcheck-hook is the lean build without TLS; run claimcheck-hook-tls for TLS NATS (`claimcheck hooks install` picks it for tls:// URLs)", err)
+		return nil, fmt.Errorf(
+			"%w: this claimcheck-hook is the lean build without TLS; run claimcheck-hook-tls for TLS NATS (`claimcheck hooks install` picks it for tls:// URLs)", err)
 	}
 	return c, err
 }

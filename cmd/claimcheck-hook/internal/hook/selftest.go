@@ -37,7 +37,9 @@ func (h *hook) selfTest(ctx context.Context, stdout io.Writer, received time.Tim
 	if h.cfg.Gate {
 		agent += ". Until they are fixed claimcheck blocks stops and denies tool calls it cannot check (fail closed); tell the human now."
 	}
-	return h.answer(stdout, schemas.GateDecision{HookEvent: schemas.HookSessionStart, Decision: schemas.GateAllow, SystemMessage: msg, AdditionalContext: agent})
+	return h.answer(stdout,
+		schemas.GateDecision{HookEvent: schemas.HookSessionStart, Decision: schemas.GateAllow, SystemMessage: msg,
+			AdditionalContext: agent})
 }
 
 func (h *hook) checks(ctx context.Context) []string {
@@ -54,7 +56,8 @@ func (h *hook) checks(ctx context.Context) []string {
 		_ = os.Remove(f.Name())
 	}
 	if n := spoolSize(h.sp); n > 0 {
-		problems = append(problems, fmt.Sprintf("%d events wait in the spool %s (run `claimcheck-hook flush` once NATS is back)", n, h.sp.dir))
+		problems = append(problems,
+			fmt.Sprintf("%d events wait in the spool %s (run `claimcheck-hook flush` once NATS is back)", n, h.sp.dir))
 	}
 	if !h.delivered {
 		problems = append(problems, fmt.Sprintf("NATS at %s is unreachable; events are being spooled", h.cfg.NATSURL))
@@ -65,7 +68,8 @@ func (h *hook) checks(ctx context.Context) []string {
 	if keys, err := decision.LoadKeys(h.cfg.GateKeys); err != nil {
 		problems = append(problems, fmt.Sprintf("no trusted gate key set: %v (run `claimcheck hooks install`)", err))
 	} else if keys.ValidAt(time.Now()) == 0 {
-		problems = append(problems, fmt.Sprintf("no key in %s is valid now (run `claimcheck hooks install` after `claimcheck keys rotate`)", h.cfg.GateKeys))
+		problems = append(problems,
+			fmt.Sprintf("no key in %s is valid now (run `claimcheck hooks install` after `claimcheck keys rotate`)", h.cfg.GateKeys))
 	}
 	if h.delivered {
 		problems = append(problems, h.pingGatekeeper(ctx)...)

@@ -35,8 +35,10 @@ verified copies. These commands read that archive.`,
 	var rawURL string
 	var retention time.Duration
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&rawURL, "url", "", "archive bucket: file:///dir, s3://bucket, gs://bucket or azblob://container (config rotator.archive_url; default file://<data dir>/archive)")
-	pf.DurationVar(&retention, "retention", rotator.DefaultConfig().ArchiveRetention, "the rotator's archive retention (config rotator.archive_retention): a segment deleted younger than this is a problem; 0 skips the check")
+	pf.StringVar(&rawURL, "url", "",
+		"archive bucket: file:///dir, s3://bucket, gs://bucket or azblob://container (config rotator.archive_url; default file://<data dir>/archive)")
+	pf.DurationVar(&retention, "retention", rotator.DefaultConfig().ArchiveRetention,
+		"the rotator's archive retention (config rotator.archive_retention): a segment deleted younger than this is a problem; 0 skips the check")
 
 	var streamSel, keysFile string
 	var offline, verifyJSON bool
@@ -63,7 +65,8 @@ no NATS, a bad key file).`,
 				return err
 			}
 			if offline && keysFile == "" {
-				return &exitError{ExitError, errors.New("--offline needs --keys FILE (from claimcheck keys export): without NATS there is no key registry")}
+				return &exitError{ExitError, errors.New(
+					"--offline needs --keys FILE (from claimcheck keys export): without NATS there is no key registry")}
 			}
 			st, u, ret, err := a.openArchiveFlags(cmd, rawURL, retention)
 			if err != nil {
@@ -148,7 +151,8 @@ not verify. Without --yes it only says what it would restore.`,
 			if err != nil {
 				return err
 			}
-			return a.restore(ctx, st, js, restoreSession, yes, archive.Options{Keys: set, Now: time.Now(), Retention: ret, Segment: a.progress("archive restore: verifying")})
+			return a.restore(ctx, st, js, restoreSession, yes,
+				archive.Options{Keys: set, Now: time.Now(), Retention: ret, Segment: a.progress("archive restore: verifying")})
 		},
 	}
 	restore.Flags().StringVar(&restoreSession, "session", "", "restore only this session (default every lost one)")
@@ -222,7 +226,8 @@ func openArchive(ctx context.Context, rawURL string) (*archive.Store, error) {
 		fi, err := os.Stat(filepath.FromSlash(u.Path))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, &exitError{ExitError, fmt.Errorf("archive URL %q: no such directory (set --url or rotator.archive_url; `claimcheck up` archives to <data dir>/archive)", rawURL)}
+			return nil, &exitError{ExitError, fmt.Errorf(
+				"archive URL %q: no such directory (set --url or rotator.archive_url; `claimcheck up` archives to <data dir>/archive)", rawURL)}
 		case err != nil:
 			return nil, &exitError{ExitError, fmt.Errorf("archive URL %q: %w", rawURL, err)}
 		case !fi.IsDir():
@@ -279,7 +284,8 @@ func (r archiveResult) empty() bool {
 
 // verifyArchiveStream verifies one stream's archive; LEDGER continues into
 // the hot stream when js is set.
-func verifyArchiveStream(ctx context.Context, st *archive.Store, js jetstream.JetStream, name string, o archive.Options) (archiveResult, error) {
+func verifyArchiveStream(ctx context.Context, st *archive.Store, js jetstream.JetStream, name string,
+	o archive.Options) (archiveResult, error) {
 	var ar *archive.Report
 	var out archiveResult
 	if name == stream.Ledger && js != nil {
@@ -315,7 +321,8 @@ func (a *app) reportArchive(u string, results []archiveResult, asJSON bool) erro
 		for _, r := range results {
 			names = append(names, r.Stream)
 		}
-		return &exitError{ExitError, fmt.Errorf("archive %s holds nothing for %s (wrong --url, or the rotator has not archived anything yet)", u, strings.Join(names, " or "))}
+		return &exitError{ExitError, fmt.Errorf(
+			"archive %s holds nothing for %s (wrong --url, or the rotator has not archived anything yet)", u, strings.Join(names, " or "))}
 	}
 	for _, r := range results {
 		if asJSON {
@@ -330,13 +337,15 @@ func (a *app) reportArchive(u string, results []archiveResult, asJSON bool) erro
 			fmt.Fprintf(w, "FAIL %s: %s\n", problemWhere(r.Stream, p.Segment), p.Reason)
 		}
 		for _, p := range r.Pending {
-			fmt.Fprintf(w, "pending %s/%s: uploaded, not yet checkpointed (the rotator completes or rebuilds it on its next pass)\n", r.Stream, p)
+			fmt.Fprintf(w,
+				"pending %s/%s: uploaded, not yet checkpointed (the rotator completes or rebuilds it on its next pass)\n", r.Stream, p)
 		}
 		if r.empty() {
 			fmt.Fprintf(w, "%s: nothing archived\n", r.Stream)
 			continue
 		}
-		line := fmt.Sprintf("%s: %d segments, %d tombstones, %d messages, %d entries, %d chains (sequences 1..%d)", r.Stream, r.Segments, r.Tombstones, r.Messages, r.Entries, r.Chains, r.LastSeq)
+		line := fmt.Sprintf("%s: %d segments, %d tombstones, %d messages, %d entries, %d chains (sequences 1..%d)", r.Stream, r.Segments,
+			r.Tombstones, r.Messages, r.Entries, r.Chains, r.LastSeq)
 		if r.Hot != nil {
 			line += fmt.Sprintf("; with the hot stream: %d chains, %d entries", r.Hot.Chains, r.Hot.Entries)
 		}
@@ -398,7 +407,8 @@ func (a *app) restore(ctx context.Context, st *archive.Store, js jetstream.JetSt
 		for _, p := range cr.Archive.Problems {
 			fmt.Fprintf(w, "FAIL %s: %s\n", problemWhere(stream.Ledger, p.Segment), p.Reason)
 		}
-		return &exitError{ExitFault, fmt.Errorf("archive %s does not verify (%d problems): refusing to restore from it", st.URL, len(cr.Archive.Problems))}
+		return &exitError{ExitFault,
+			fmt.Errorf("archive %s does not verify (%d problems): refusing to restore from it", st.URL, len(cr.Archive.Problems))}
 	}
 	var lost []string
 	for _, c := range cr.Lost {
@@ -443,15 +453,19 @@ func (a *app) restore(ctx context.Context, st *archive.Store, js jetstream.JetSt
 		}
 		_, rev, _, err := anchors.Get(ctx, c)
 		if err == nil {
-			err = anchors.Put(ctx, ledger.Anchor{Chain: c, Starts: []ledger.Start{{N: h.N, Hash: h.Hash}}, At: time.Now().UTC().Format(archive.TimeFormat)}, rev)
+			err = anchors.Put(ctx,
+				ledger.Anchor{Chain: c, Starts: []ledger.Start{{N: h.N, Hash: h.Hash}},
+					At: time.Now().UTC().Format(archive.TimeFormat)}, rev)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("session %s was restored from entry %d, but its anchor (entry %d, hash %s) could not be written: `claimcheck ledger verify` reports it until it is: %w", c, h.N+1, h.N, h.Hash, err))
+			errs = append(errs, fmt.Errorf(
+				"session %s was restored from entry %d, but its anchor (entry %d, hash %s) could not be written: `claimcheck ledger verify` reports it until it is: %w", c, h.N+1, h.N, h.Hash, err))
 			continue
 		}
 		fmt.Fprintf(w, "  its older entries were deleted from the archive by retention: anchored after entry %d\n", h.N)
 	}
-	fmt.Fprintf(w, "restored %d chains, %d messages into LEDGER; check with `claimcheck ledger verify --archive`\n", len(res.Chains), res.Messages)
+	fmt.Fprintf(w, "restored %d chains, %d messages into LEDGER; check with `claimcheck ledger verify --archive`\n",
+		len(res.Chains), res.Messages)
 	if len(errs) > 0 {
 		return &exitError{ExitError, errors.Join(errs...)}
 	}

@@ -113,7 +113,8 @@ Exit status 0 when every attestation verifies, 1 otherwise.`,
 			st := &verifyStats{w: a.env.Stdout, json: verifyJSON}
 			if len(files) == 0 {
 				if !online {
-					return &exitError{ExitError, errors.New("offline verification needs FILEs (from claimcheck attest export); - reads stdin")}
+					return &exitError{ExitError, errors.New(
+						"offline verification needs FILEs (from claimcheck attest export); - reads stdin")}
 				}
 				err := readAttestations(cmd.Context(), js, verifySession, func(env []byte, subj string, stored time.Time) error {
 					st.check(set, subj, env, stored, subj)
@@ -225,7 +226,8 @@ func lookupStored(ctx context.Context, js jetstream.JetStream, env []byte) ([]by
 
 // readAttestations calls fn for every attestation in ATTEST (of session, if
 // set), oldest first, with its subject and storage time.
-func readAttestations(ctx context.Context, js jetstream.JetStream, session string, fn func(env []byte, subj string, stored time.Time) error) error {
+func readAttestations(ctx context.Context, js jetstream.JetStream, session string,
+	fn func(env []byte, subj string, stored time.Time) error) error {
 	filter := subject.AttestPrefix + ".>"
 	if session != "" {
 		filter = subject.AttestPrefix + "." + session + ".*"
@@ -307,13 +309,15 @@ func (s *verifyStats) check(set *keyring.Set, where string, env []byte, at time.
 	}
 	s.ok++
 	p := c.Statement.Predicate
-	r := attestResult{Where: where, OK: true, AttestationID: p.AttestationID, SessionID: p.Verdict.SessionID, Subject: c.Statement.Subject[0].Name, KeyIDs: c.KeyIDs}
+	r := attestResult{Where: where, OK: true, AttestationID: p.AttestationID, SessionID: p.Verdict.SessionID,
+		Subject: c.Statement.Subject[0].Name, KeyIDs: c.KeyIDs}
 	if s.json {
 		b, _ := json.Marshal(r)
 		fmt.Fprintln(s.w, string(b))
 		return
 	}
-	fmt.Fprintf(s.w, "ok   %s  %s  %s %s/%s  signed by %s\n", p.AttestationID, r.Subject, p.Verdict.Verdict, p.Verdict.Claim, p.Verdict.Validator, strings.Join(c.KeyIDs, ","))
+	fmt.Fprintf(s.w, "ok   %s  %s  %s %s/%s  signed by %s\n", p.AttestationID, r.Subject, p.Verdict.Verdict, p.Verdict.Claim,
+		p.Verdict.Validator, strings.Join(c.KeyIDs, ","))
 }
 
 func (s *verifyStats) fail(where, attID, reason string) {

@@ -73,7 +73,8 @@ verdict within --timeout.`,
   claimcheck claim --claim done --validator file_diff_present --args '{"path":"src/app.ts"}' --json`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &exitError{ClaimBadInput, fmt.Errorf("unexpected argument %q (pass the arguments of the validator with --args)", args[0])}
+				return &exitError{ClaimBadInput,
+					fmt.Errorf("unexpected argument %q (pass the arguments of the validator with --args)", args[0])}
 			}
 			return nil
 		},
@@ -115,12 +116,15 @@ verdict within --timeout.`,
 			// ledger; the verifier then says whether the session is known.
 			if canRead {
 				if _, err := ledger.NewReader(js, stream.Ledger).Last(cmd.Context(), session); errors.Is(err, ledger.ErrEmpty) {
-					return bad("unknown session %s: nothing of it is in the ledger (is claimcheck-hook installed? see `claimcheck hooks install` and `claimcheck ledger sessions`)", session)
+					return bad(
+						"unknown session %s: nothing of it is in the ledger (is claimcheck-hook installed? see `claimcheck hooks install` and `claimcheck ledger sessions`)", session)
 				} else if err != nil {
 					return &exitError{ClaimTransport, fmt.Errorf("read the ledger: %w", err)}
 				}
 			}
-			v, err := a.requestVerdict(cmd, nc, js, claimRequest{src: src, hostTok: hostTok, session: session, claim: claimType, validator: validator, args: canonArgs}, timeout)
+			v, err := a.requestVerdict(cmd, nc, js,
+				claimRequest{src: src, hostTok: hostTok, session: session, claim: claimType, validator: validator,
+					args: canonArgs}, timeout)
 			if err != nil {
 				return err
 			}
@@ -170,7 +174,8 @@ func claimArgs(s string) (jsontext.Value, error) {
 		return nil, fmt.Errorf("--args is not valid JSON: %w", err)
 	}
 	if v.Kind() != '{' {
-		kind := map[jsontext.Kind]string{'[': "an array", '"': "a string", '0': "a number", 'n': "null", 't': "true", 'f': "false"}[v.Kind()]
+		kind := map[jsontext.Kind]string{'[': "an array", '"': "a string", '0': "a number", 'n': "null",
+			't': "true", 'f': "false"}[v.Kind()]
 		return nil, fmt.Errorf("--args must be a JSON object like '{\"command_substring\":\"go test\"}', not %s", kind)
 	}
 	if len(v) > maxClaimArgs {
@@ -198,7 +203,8 @@ func (a *app) claimSource() (envelope.Source, string, bool, error) {
 	case err != nil:
 		return src, "", false, err
 	case ok && i.Role != identity.RoleHook:
-		return src, "", false, fmt.Errorf("a claim is asked with this host's hook identity (the credentials claimcheck-hook uses, <data dir>/creds/hook.creds); these are of role %s", i.Role)
+		return src, "", false, fmt.Errorf(
+			"a claim is asked with this host's hook identity (the credentials claimcheck-hook uses, <data dir>/creds/hook.creds); these are of role %s", i.Role)
 	case ok:
 		src.Host = i.Host
 		src.AgentID = strings.SplitN(src.AgentID, "@", 2)[0] + "@" + i.Host
@@ -210,7 +216,8 @@ func (a *app) claimSource() (envelope.Source, string, bool, error) {
 
 // requestVerdict publishes the claim request through INTAKE (so it is
 // chained in order after the session's events) and waits for the answer.
-func (a *app) requestVerdict(cmd *cobra.Command, nc *nats.Conn, js jetstream.JetStream, r claimRequest, timeout time.Duration) (schemas.Verdict, error) {
+func (a *app) requestVerdict(cmd *cobra.Command, nc *nats.Conn, js jetstream.JetStream, r claimRequest, timeout time.Duration) (
+	schemas.Verdict, error) {
 	session, claimType, validator, args := r.session, r.claim, r.validator, r.args
 	var v schemas.Verdict
 	gen := id.NewGenerator(clock.Real{}, nil)
@@ -254,7 +261,8 @@ func (a *app) requestVerdict(cmd *cobra.Command, nc *nats.Conn, js jetstream.Jet
 	defer cancel()
 	reply, err := sub.NextMsgWithContext(ctx)
 	if err != nil {
-		return v, &exitError{ClaimTransport, fmt.Errorf("no verdict for request %s within %s: is a verifier running (claimcheck up, or the verifier service)? The request is recorded; run the claim again to ask anew", requestID, timeout)}
+		return v, &exitError{ClaimTransport, fmt.Errorf(
+			"no verdict for request %s within %s: is a verifier running (claimcheck up, or the verifier service)? The request is recorded; run the claim again to ask anew", requestID, timeout)}
 	}
 	var probe struct {
 		Error string `json:"error"`

@@ -144,7 +144,8 @@ learns it at its next start.`,
 				return &exitError{ExitError, err}
 			}
 			if n == 0 {
-				return &exitError{ExitError, fmt.Errorf("no identity of role %s named %s is issued and not yet revoked (see claimcheck creds list)", role, name)}
+				return &exitError{ExitError, fmt.Errorf(
+					"no identity of role %s named %s is issued and not yet revoked (see claimcheck creds list)", role, name)}
 			}
 			fmt.Fprintf(a.env.Stdout, "revoked %d %s identit%s named %s\n", n, role, plural(n, "y", "ies"), name)
 			return a.push(cmd.Context(), au)
@@ -177,7 +178,8 @@ func (a *app) push(ctx context.Context, au *identity.Authority) error {
 	url := a.v.GetString("nats.url")
 	nc, err := nats.Connect(url, nats.UserJWTAndSeed(sys.JWT, string(sys.Seed)), nats.Name("claimcheck-creds"), nats.Timeout(5*time.Second))
 	if err != nil {
-		fmt.Fprintf(a.env.Stdout, "no NATS server reached at %s (%v): the servers apply this when they next start (claimcheck up), or run `claimcheck creds push --nats-url …` when they run\n", url, err)
+		fmt.Fprintf(a.env.Stdout,
+			"no NATS server reached at %s (%v): the servers apply this when they next start (claimcheck up), or run `claimcheck creds push --nats-url …` when they run\n", url, err)
 		return nil
 	}
 	defer nc.Close()
@@ -235,7 +237,8 @@ func (a *app) credsListCommand() *cobra.Command {
 				case is.Expires != 0:
 					status = "expires " + time.Unix(is.Expires, 0).UTC().Format(time.RFC3339)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", is.Role, is.Name, is.Host, time.Unix(is.IssuedAt, 0).UTC().Format(time.RFC3339), status, is.User)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", is.Role, is.Name, is.Host,
+					time.Unix(is.IssuedAt, 0).UTC().Format(time.RFC3339), status, is.User)
 			}
 			if err := tw.Flush(); err != nil {
 				return err

@@ -100,7 +100,8 @@ func (a *app) refreshHookKeys(ctx context.Context, reg *keyring.Registry) {
 	if n, err := writeHookKeys(ctx, reg, path); err != nil {
 		fmt.Fprintf(a.env.Stderr, "warning: could not refresh %s (claimcheck-hook's trusted keys): %v\n", path, err)
 	} else {
-		fmt.Fprintf(a.env.Stdout, "refreshed %s (%d keys): claimcheck-hook on this machine trusts the new key set; copy it to other agent hosts\n", path, n)
+		fmt.Fprintf(a.env.Stdout,
+			"refreshed %s (%d keys): claimcheck-hook on this machine trusts the new key set; copy it to other agent hosts\n", path, n)
 	}
 }
 
@@ -137,11 +138,13 @@ the PreToolUse gate denies agents running it.`,
 				return &exitError{ExitError, err}
 			} else if ok {
 				if i.Role != identity.RoleOperator {
-					return &exitError{ExitError, fmt.Errorf("an override needs operator credentials (<data dir>/creds/operator.creds, or claimcheck creds issue --role operator); these are of role %s", i.Role)}
+					return &exitError{ExitError, fmt.Errorf(
+						"an override needs operator credentials (<data dir>/creds/operator.creds, or claimcheck creds issue --role operator); these are of role %s", i.Role)}
 				}
 				name = i.Name
 			}
-			payload, err := json.Marshal(schemas.GateOverride{SessionID: session, HookEvent: schemas.GateOverrideEvent, Reason: reason, Operator: src.AgentID})
+			payload, err := json.Marshal(
+				schemas.GateOverride{SessionID: session, HookEvent: schemas.GateOverrideEvent, Reason: reason, Operator: src.AgentID})
 			if err != nil {
 				return err
 			}

@@ -83,7 +83,8 @@ idempotent), and backs the file up before changing it.`,
 			case res.Changed == 0 && !res.Sandbox:
 				fmt.Fprintf(w, "%s already runs claimcheck-hook for all %d events; nothing changed\n", settings, len(hookEvents))
 			case dryRun:
-				fmt.Fprintf(w, "would add %d and update %d hook entries in %s (dry run, nothing written)\n", res.Added, res.Updated, settings)
+				fmt.Fprintf(w, "would add %d and update %d hook entries in %s (dry run, nothing written)\n",
+					res.Added, res.Updated, settings)
 			default:
 				fmt.Fprintf(w, "added %d and updated %d hook entries in %s\n", res.Added, res.Updated, settings)
 				if res.Backup != "" {
@@ -114,7 +115,8 @@ idempotent), and backs the file up before changing it.`,
 	f.StringVar(&settings, "settings", "", "settings file to change (default ~/.claude/settings.json)")
 	f.StringVar(&command, "hook-command", "", "path of claimcheck-hook (default: next to this claimcheck binary, else on $PATH)")
 	f.BoolVar(&dryRun, "dry-run", false, "report what would change without writing")
-	f.BoolVar(&sandbox, "sandbox", false, "also turn on Claude Code's sandbox for the agent's Bash commands, so they can neither reach NATS nor read claimcheck's credentials, keys and data (`claimcheck claim` runs outside it)")
+	f.BoolVar(&sandbox, "sandbox", false,
+		"also turn on Claude Code's sandbox for the agent's Bash commands, so they can neither reach NATS nor read claimcheck's credentials, keys and data (`claimcheck claim` runs outside it)")
 	hooks.AddCommand(install)
 	return hooks
 }
@@ -157,7 +159,8 @@ func (a *app) hookCommandLine(path string, withURL bool) (string, error) {
 			return "", err
 		}
 		if ok && i.Role != identity.RoleHook {
-			return "", fmt.Errorf("%s holds credentials of role %s: the hook needs this host's hook identity (<data dir>/creds/hook.creds, or claimcheck creds issue --role hook --host <host>)", creds, i.Role)
+			return "", fmt.Errorf(
+				"%s holds credentials of role %s: the hook needs this host's hook identity (<data dir>/creds/hook.creds, or claimcheck creds issue --role hook --host <host>)", creds, i.Role)
 		}
 	}
 	if needsTLS(a.v.GetString("nats.url")) {
@@ -507,7 +510,8 @@ func (a *app) installHookKeys(ctx context.Context) {
 	w := a.env.Stdout
 	path := hookKeysPath(a.env.Getenv)
 	if i, ok, _ := a.identity(identity.RoleOperator); ok && i.Role == identity.RoleHook {
-		fmt.Fprintf(w, "note: a hook identity may not read the key registry, so the gate's key set was not written to %s: copy it from the claimcheck server (`claimcheck keys export`) or run `claimcheck up` on this host. Until then Stop and PreToolUse fail closed.\n", path)
+		fmt.Fprintf(w,
+			"note: a hook identity may not read the key registry, so the gate's key set was not written to %s: copy it from the claimcheck server (`claimcheck keys export`) or run `claimcheck up` on this host. Until then Stop and PreToolUse fail closed.\n", path)
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -524,5 +528,6 @@ func (a *app) installHookKeys(ctx context.Context) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "note: the gate's key set was not written to %s (%v); `claimcheck up` writes it when it starts. Until then Stop and PreToolUse fail closed.\n", path, err)
+	fmt.Fprintf(w,
+		"note: the gate's key set was not written to %s (%v); `claimcheck up` writes it when it starts. Until then Stop and PreToolUse fail closed.\n", path, err)
 }

@@ -59,7 +59,8 @@ records every change in the ledger (chain _rotator).`,
 			tw := tabwriter.NewWriter(a.env.Stdout, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "KEYID\tALGORITHM\tSTATUS\tVALID FROM\tVALID UNTIL\tREVOKED AT\tFINGERPRINT")
 			for _, k := range keys {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Algorithm, k.Status, k.ValidFrom, orDash(k.ValidUntil), orDash(k.RevokedAt), short(k.Fingerprint))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Algorithm, k.Status, k.ValidFrom, orDash(k.ValidUntil),
+					orDash(k.RevokedAt), short(k.Fingerprint))
 			}
 			return tw.Flush()
 		},
@@ -103,7 +104,8 @@ key directories.`,
 	}
 	rotate.Flags().StringVar(&algorithm, "algorithm", keyring.ECDSA, "key algorithm: "+keyring.ECDSA+" or "+keyring.Ed25519)
 	rotate.Flags().DurationVar(&overlap, "overlap", 10*time.Minute, "how long the previous key keeps signing beside the new one")
-	rotate.Flags().StringVar(&kmsRef, "kms", "", "keep the new key in a KMS: a sigstore key reference; <name>://… runs the sigstore-kms-<name> plugin on PATH (ECDSA P-256)")
+	rotate.Flags().StringVar(&kmsRef, "kms", "",
+		"keep the new key in a KMS: a sigstore key reference; <name>://… runs the sigstore-kms-<name> plugin on PATH (ECDSA P-256)")
 
 	var at string
 	revoke := &cobra.Command{
@@ -128,7 +130,8 @@ key directories.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.env.Stdout, "%s revoked at %s: attestations it signed before still verify, later ones do not\n", res.Key.KeyID, orDash(res.Key.RevokedAt))
+			fmt.Fprintf(a.env.Stdout, "%s revoked at %s: attestations it signed before still verify, later ones do not\n", res.Key.KeyID,
+				orDash(res.Key.RevokedAt))
 			a.refreshHookKeys(cmd.Context(), reg)
 			return nil
 		},
@@ -193,7 +196,9 @@ func (a *app) askRotator(cmd *cobra.Command, req schemas.KeyRequest) (schemas.Ke
 	}
 	m, err := nc.RequestWithContext(cmd.Context(), subject.RotatorKeys, raw)
 	if errors.Is(err, nats.ErrNoResponders) {
-		return rep, &exitError{ExitError, errors.New("no rotator answered on " + subject.RotatorKeys + ": the rotator is the only writer of the key registry; run `claimcheck up` (or the rotator service) and try again")}
+		return rep, &exitError{ExitError,
+			errors.New(
+				"no rotator answered on " + subject.RotatorKeys + ": the rotator is the only writer of the key registry; run `claimcheck up` (or the rotator service) and try again")}
 	}
 	if err != nil {
 		return rep, &exitError{ExitError, fmt.Errorf("asking the rotator: %w", err)}

@@ -58,7 +58,9 @@ func (a *app) ledgerCommand() *cobra.Command {
 					continue
 				}
 				if sessionsJSON {
-					b, _ := json.Marshal(map[string]any{"session": c, "entries": e.N, "last_ingested_at": e.IngestedAt, "last_event": e.HookEvent, "head": e.Hash})
+					b, _ := json.Marshal(
+						map[string]any{"session": c, "entries": e.N, "last_ingested_at": e.IngestedAt,
+							"last_event": e.HookEvent, "head": e.Hash})
 					fmt.Fprintln(w, string(b))
 					continue
 				}
@@ -120,7 +122,8 @@ func (a *app) ledgerCommand() *cobra.Command {
 				return &exitError{ExitError, err}
 			}
 			if count == 0 {
-				return &exitError{ExitError, fmt.Errorf("session %s has no entries in the ledger (see `claimcheck ledger sessions`)", showSession)}
+				return &exitError{ExitError,
+					fmt.Errorf("session %s has no entries in the ledger (see `claimcheck ledger sessions`)", showSession)}
 			}
 			return nil
 		},
@@ -152,7 +155,8 @@ the entry schema.`,
 				}
 			}
 			if withArchive && streamName != "" && streamName != stream.Ledger {
-				return &exitError{ExitError, fmt.Errorf("--archive verifies %s (the archive holds no copy of %s): drop --stream", stream.Ledger, streamName)}
+				return &exitError{ExitError,
+					fmt.Errorf("--archive verifies %s (the archive holds no copy of %s): drop --stream", stream.Ledger, streamName)}
 			}
 			if archiveURL != "" && !withArchive {
 				return &exitError{ExitError, errors.New("--url names the archive: use it with --archive")}
@@ -193,7 +197,8 @@ the entry schema.`,
 	verify.Flags().StringVar(&verifySession, "session", "", "verify only this session")
 	verify.Flags().BoolVar(&noSchema, "no-schema", false, "skip entry schema validation (hash links only)")
 	verify.Flags().BoolVar(&withArchive, "archive", false, "verify whole sessions across the archive and the hot stream")
-	verify.Flags().StringVar(&archiveURL, "url", "", "with --archive: the archive bucket (config rotator.archive_url; default file://<data dir>/archive)")
+	verify.Flags().StringVar(&archiveURL, "url", "",
+		"with --archive: the archive bucket (config rotator.archive_url; default file://<data dir>/archive)")
 
 	cmd.AddCommand(sessions, show, verify)
 	return cmd
@@ -217,7 +222,8 @@ type verifyResult struct {
 	faults  []*chain.Fault
 }
 
-func verifyLedger(cmd *cobra.Command, r *ledger.Reader, anchors *ledger.Anchors, only string, val *validation.Validator) (verifyResult, error) {
+func verifyLedger(cmd *cobra.Command, r *ledger.Reader, anchors *ledger.Anchors, only string,
+	val *validation.Validator) (verifyResult, error) {
 	var res verifyResult
 	verifiers := map[string]*chain.Verifier{}
 	failed := map[string]bool{}
@@ -290,13 +296,15 @@ func (a *app) verifyAcrossArchive(cmd *cobra.Command, st *archive.Store, js jets
 	if err != nil {
 		return err
 	}
-	cr, err := archive.VerifyChains(ctx, st, js, stream.Ledger, archive.Options{Keys: set, Now: time.Now(), Retention: ret, Segment: a.progress("ledger verify --archive")})
+	cr, err := archive.VerifyChains(ctx, st, js, stream.Ledger,
+		archive.Options{Keys: set, Now: time.Now(), Retention: ret, Segment: a.progress("ledger verify --archive")})
 	if err != nil {
 		return &exitError{ExitError, fmt.Errorf("verify %s across archive %s: %w", stream.Ledger, st.URL, err)}
 	}
 	ar := cr.Archive
 	if ar.Segments == 0 && ar.Tombstones == 0 && len(ar.Problems) == 0 {
-		fmt.Fprintf(a.env.Stderr, "note: archive %s holds no %s segment yet; every chain is verified from the hot stream alone\n", st.URL, stream.Ledger)
+		fmt.Fprintf(a.env.Stderr,
+			"note: archive %s holds no %s segment yet; every chain is verified from the hot stream alone\n", st.URL, stream.Ledger)
 	}
 	if only != "" {
 		if _, ok := ar.Heads[only]; !ok {
@@ -329,14 +337,17 @@ func (a *app) verifyAcrossArchive(cmd *cobra.Command, st *archive.Store, js jets
 		fmt.Fprintf(w, "FAIL session %s: %s\n", c, p.Reason)
 	}
 	if faults > 0 {
-		fmt.Fprintf(w, "%d problems (%d chains broken or lost); the archive holds %d segments, %d tombstones\n", faults, broken, ar.Segments, ar.Tombstones)
+		fmt.Fprintf(w, "%d problems (%d chains broken or lost); the archive holds %d segments, %d tombstones\n", faults, broken,
+			ar.Segments, ar.Tombstones)
 		return &exitError{code: ExitFault, err: fmt.Errorf("%d problems across the archive and the ledger", faults)}
 	}
 	if only != "" {
-		fmt.Fprintf(w, "ok: session %s intact across the archive (%d segments, %d tombstones) and the hot stream\n", only, ar.Segments, ar.Tombstones)
+		fmt.Fprintf(w, "ok: session %s intact across the archive (%d segments, %d tombstones) and the hot stream\n", only,
+			ar.Segments, ar.Tombstones)
 		return nil
 	}
-	fmt.Fprintf(w, "ok: %d chains, %d entries across the archive (%d segments, %d tombstones) and the hot stream, every hash, link and position intact\n", cr.Chains, cr.Entries, ar.Segments, ar.Tombstones)
+	fmt.Fprintf(w,
+		"ok: %d chains, %d entries across the archive (%d segments, %d tombstones) and the hot stream, every hash, link and position intact\n", cr.Chains, cr.Entries, ar.Segments, ar.Tombstones)
 	return nil
 }
 
@@ -372,7 +383,8 @@ func detail(e *schemas.Entry) string {
 		return ""
 	}
 	var parts []string
-	for _, s := range []string{p.ToolInput.Command, p.ToolInput.FilePath, p.ToolInput.URL, p.ToolInput.Pattern, p.Prompt, p.Message, p.Source, p.Reason} {
+	for _, s := range []string{p.ToolInput.Command, p.ToolInput.FilePath, p.ToolInput.URL, p.ToolInput.Pattern, p.Prompt,
+		p.Message, p.Source, p.Reason} {
 		if s != "" {
 			parts = append(parts, s)
 			break

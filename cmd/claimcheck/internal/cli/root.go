@@ -106,7 +106,8 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.cfgFile, "config", "", "configuration file (YAML, JSON or TOML); env CLAIMCHECK_* and flags override it")
 	pf.String("nats-url", "", "NATS server URL(s) (env CLAIMCHECK_NATS_URL; default nats://127.0.0.1:4222)")
 	pf.String("nats-creds", "", "NATS credentials: a .creds file or an nkey seed file (env CLAIMCHECK_NATS_CREDS)")
-	pf.String("data-dir", "", "claimcheck's data directory: up stores there, and the other commands find up's credentials (creds/) and NATS authority (auth/) there (env CLAIMCHECK_DATA_DIR; default $XDG_DATA_HOME/claimcheck or ~/.local/share/claimcheck)")
+	pf.String("data-dir", "",
+		"claimcheck's data directory: up stores there, and the other commands find up's credentials (creds/) and NATS authority (auth/) there (env CLAIMCHECK_DATA_DIR; default $XDG_DATA_HOME/claimcheck or ~/.local/share/claimcheck)")
 	pf.String("log-level", "", "debug, info, warn or error (env CLAIMCHECK_LOG_LEVEL)")
 	pf.String("log-format", "", "text or json (env CLAIMCHECK_LOG_FORMAT)")
 	_ = a.v.BindPFlag("nats.url", pf.Lookup("nats-url"))
@@ -114,7 +115,8 @@ func (a *app) rootCommand() *cobra.Command {
 	_ = a.v.BindPFlag("data_dir", pf.Lookup("data-dir"))
 	_ = a.v.BindPFlag("log.level", pf.Lookup("log-level"))
 	_ = a.v.BindPFlag("log.format", pf.Lookup("log-format"))
-	root.AddCommand(a.upCommand(), a.hooksCommand(), a.ledgerCommand(), a.claimCommand(), a.keysCommand(), a.attestCommand(), a.gateCommand(), a.archiveCommand(),
+	root.AddCommand(a.upCommand(), a.hooksCommand(), a.ledgerCommand(), a.claimCommand(), a.keysCommand(), a.attestCommand(),
+		a.gateCommand(), a.archiveCommand(),
 		a.credsCommand(), a.streamsCommand())
 	// A command group refuses a subcommand it does not know (exit 2),
 	// rather than printing its help and succeeding.

@@ -119,7 +119,8 @@ func sandboxWarnings(root *object) []string {
 	var out []string
 	for _, d := range sb.Network.AllowedDomains {
 		if d == "localhost" || d == "127.0.0.1" || d == "::1" || d == "*" {
-			out = append(out, fmt.Sprintf("sandbox.network.allowedDomains lists %q: sandboxed commands can reach a NATS on this host (they still hold no credentials for it)", d))
+			out = append(out, fmt.Sprintf(
+				"sandbox.network.allowedDomains lists %q: sandboxed commands can reach a NATS on this host (they still hold no credentials for it)", d))
 		}
 	}
 	if sb.Network.AllowAllUnixSockets {
@@ -132,7 +133,8 @@ func sandboxWarnings(root *object) []string {
 // its Bash commands are not sandboxed (the install without --sandbox).
 func printUnsandboxed(w io.Writer, sandboxed bool) {
 	if sandboxed {
-		fmt.Fprintln(w, "sandbox: the agent's Bash commands cannot read claimcheck's credentials, keys or data, nor reach NATS; `claimcheck claim` runs outside the sandbox (it may only ask for verdicts).")
+		fmt.Fprintln(w,
+			"sandbox: the agent's Bash commands cannot read claimcheck's credentials, keys or data, nor reach NATS; `claimcheck claim` runs outside the sandbox (it may only ask for verdicts).")
 		return
 	}
 	fmt.Fprint(w, strings.TrimLeft(`

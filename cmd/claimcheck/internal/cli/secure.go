@@ -63,7 +63,8 @@ func secure(dataDir, keyFile string, log *slog.Logger) (*secured, error) {
 	if moved, err := embedded.AdoptGlobalAccount(store, a.AccountKey()); err != nil {
 		return nil, err
 	} else if moved {
-		log.Info("moved the JetStream data of a claimcheck without authentication into the claimcheck account", slog.Any("account", a.AccountKey()))
+		log.Info("moved the JetStream data of a claimcheck without authentication into the claimcheck account",
+			slog.Any("account", a.AccountKey()))
 	}
 	srv, err := a.Server(filepath.Join(authDir, resolverSubdir))
 	if err != nil {
@@ -146,7 +147,8 @@ func (s *secured) conn(srv *embedded.Server, role string) (*nats.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	nc, err := nats.Connect(srv.ClientURL(), nats.InProcessServer(srv.NATS()), c.Option(), nats.Name("claimcheck-up-"+role), nats.MaxReconnects(-1))
+	nc, err := nats.Connect(srv.ClientURL(), nats.InProcessServer(srv.NATS()), c.Option(),
+		nats.Name("claimcheck-up-"+role), nats.MaxReconnects(-1))
 	if err != nil {
 		return nil, fmt.Errorf("connect to the embedded NATS as %s: %w", role, err)
 	}
@@ -226,7 +228,8 @@ func storedStreamsLoaded(ctx context.Context, js jetstream.JetStream, storeDir s
 		}
 	}
 	if len(lost) > 0 {
-		return fmt.Errorf("streams %s are stored in %s but NATS could not load them: is %s the key the store was encrypted with? (NATS's warnings above say why; nothing was changed)",
+		return fmt.Errorf(
+			"streams %s are stored in %s but NATS could not load them: is %s the key the store was encrypted with? (NATS's warnings above say why; nothing was changed)",
 			strings.Join(lost, ", "), dir, s.keyFile)
 	}
 	return nil

@@ -37,7 +37,8 @@ themselves: they wait until it is done. It needs admin credentials
 			if err := stream.Ensure(cmd.Context(), js, o); err != nil {
 				return &exitError{ExitError, err}
 			}
-			fmt.Fprintf(a.env.Stdout, "streams, buckets and object store are set up (%d partitions, %d replicas)\n", o.Partitions, o.Replicas)
+			fmt.Fprintf(a.env.Stdout, "streams, buckets and object store are set up (%d partitions, %d replicas)\n",
+				o.Partitions, o.Replicas)
 			return nil
 		},
 	}

@@ -76,10 +76,13 @@ then what to do next. SIGINT or SIGTERM stops it cleanly.`,
 	f := cmd.Flags()
 	f.String("listen", "", "NATS client address host:port; port 0 picks a free one (default 127.0.0.1:4222)")
 	f.Bool("allow-remote", false, "allow a non-loopback --listen address (the embedded NATS requires NATS credentials but speaks no TLS)")
-	f.String("store-key-file", "", "file holding the key JetStream encrypts its store with (default <data-dir>/auth/store.key, created on first start)")
+	f.String("store-key-file", "",
+		"file holding the key JetStream encrypts its store with (default <data-dir>/auth/store.key, created on first start)")
 	f.String("http-listen", "", "address for /healthz, /readyz and /metrics; empty disables (default 127.0.0.1:0, a free port)")
-	f.StringSlice("services", nil, "services to run in this process (default ingest,verifier,gatekeeper,rotator); run the others as their own binaries")
-	for flag, key := range map[string]string{"listen": "listen", "allow-remote": "allow_remote", "http-listen": "http_listen", "services": "services",
+	f.StringSlice("services", nil,
+		"services to run in this process (default ingest,verifier,gatekeeper,rotator); run the others as their own binaries")
+	for flag, key := range map[string]string{"listen": "listen", "allow-remote": "allow_remote",
+		"http-listen": "http_listen", "services": "services",
 		"store-key-file": "store_key_file"} {
 		_ = a.v.BindPFlag(key, f.Lookup(flag))
 	}
@@ -131,7 +134,9 @@ func (a *app) loadUp() (upConfig, error) {
 	if hd := hookStateDir(a.env.Getenv); hd != "" {
 		cfg.Gatekeeper.ProtectedPaths = append(cfg.Gatekeeper.ProtectedPaths, hd)
 	}
-	cfg.Ingest.Streams, cfg.Verifier.Streams, cfg.Gatekeeper.Streams, cfg.Rotator.Streams = cfg.Streams, cfg.Streams, cfg.Streams, cfg.Streams
+	for _, o := range []*stream.Options{&cfg.Ingest.Streams, &cfg.Verifier.Streams, &cfg.Gatekeeper.Streams, &cfg.Rotator.Streams} {
+		*o = cfg.Streams
+	}
 	var errs []error
 	seen := map[string]bool{}
 	for _, s := range cfg.Services {
@@ -249,7 +254,8 @@ func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured,
 	if k, created, err := keyring.EnsureFirst(ctx, keys, keyring.Dir{Path: cfg.Verifier.KeyDir}, keyring.ECDSA, time.Now()); err != nil {
 		return err
 	} else if created {
-		log.InfoContext(ctx, "created the first signing key", slog.String("keyid", k.KeyID), slog.String("algorithm", k.Algorithm), slog.Any("dir", cfg.Verifier.KeyDir), slog.String("fingerprint", k.Fingerprint))
+		log.InfoContext(ctx, "created the first signing key", slog.String("keyid", k.KeyID), slog.String("algorithm", k.Algorithm),
+			slog.Any("dir", cfg.Verifier.KeyDir), slog.String("fingerprint", k.Fingerprint))
 	}
 	// claimcheck-hook on this machine trusts decisions signed by these keys.
 	path := hookKeysPath(a.env.Getenv)
@@ -257,7 +263,8 @@ func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured,
 		return nil
 	}
 	if n, err := writeHookKeys(ctx, keys, path); err != nil {
-		log.WarnContext(ctx, "could not write the key set claimcheck-hook trusts; gated hooks will fail closed", slog.String("path", path), slog.Any("err", err))
+		log.WarnContext(ctx, "could not write the key set claimcheck-hook trusts; gated hooks will fail closed",
+			slog.String("path", path), slog.Any("err", err))
 	} else {
 		log.InfoContext(ctx, "wrote the key set claimcheck-hook trusts", slog.String("path", path), slog.Any("keys", n))
 	}
@@ -266,9 +273,11 @@ func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured,
 	// signing.
 	if err := keys.Watch(ctx, func() {
 		if n, err := writeHookKeys(ctx, keys, path); err != nil {
-			log.WarnContext(ctx, "could not rewrite the key set claimcheck-hook trusts after a registry change", slog.String("path", path), slog.Any("err", err))
+			log.WarnContext(ctx, "could not rewrite the key set claimcheck-hook trusts after a registry change",
+				slog.String("path", path), slog.Any("err", err))
 		} else {
-			log.InfoContext(ctx, "rewrote the key set claimcheck-hook trusts after a registry change", slog.String("path", path), slog.Any("keys", n))
+			log.InfoContext(ctx, "rewrote the key set claimcheck-hook trusts after a registry change",
+				slog.String("path", path), slog.Any("keys", n))
 		}
 	}); err != nil {
 		log.WarnContext(ctx, "cannot watch the key registry; rerun `claimcheck hooks install` after key changes", slog.Any("err", err))
@@ -279,7 +288,8 @@ func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured,
 // startServices builds the services up runs, each with a NATS identity of
 // its own role (issued in memory for this process): each can do only what
 // its role may, here as on a fleet.
-func (a *app) startServices(srv *embedded.Server, sec *secured, cfg upConfig, reg *prometheus.Registry, log *slog.Logger) ([]string, []runnable, []*nats.Conn, error) {
+func (a *app) startServices(srv *embedded.Server, sec *secured, cfg upConfig, reg *prometheus.Registry, log *slog.Logger) ([]string,
+	[]runnable, []*nats.Conn, error) {
 	var names []string
 	var svcs []runnable
 	var conns []*nats.Conn
@@ -292,7 +302,8 @@ func (a *app) startServices(srv *embedded.Server, sec *secured, cfg upConfig, re
 			return names, svcs, conns, err
 		}
 		conns = append(conns, nc)
-		set := service.Settings{Conn: nc, Logger: log.With(slog.String("service", name)), Metrics: reg, Clock: clock.Real{}, Name: name, CheckStreams: true}
+		set := service.Settings{Conn: nc, Logger: log.With(slog.String("service", name)), Metrics: reg, Clock: clock.Real{},
+			Name: name, CheckStreams: true}
 		var svc runnable
 		switch name {
 		case "ingest":
@@ -314,7 +325,8 @@ func (a *app) startServices(srv *embedded.Server, sec *secured, cfg upConfig, re
 
 // runServices runs the services, the health endpoint and the readiness
 // report until a signal or a failure.
-func (a *app) runServices(ctx context.Context, srv *embedded.Server, cfg upConfig, reg *prometheus.Registry, names []string, svcs []runnable) error {
+func (a *app) runServices(ctx context.Context, srv *embedded.Server, cfg upConfig, reg *prometheus.Registry,
+	names []string, svcs []runnable) error {
 	health := telemetry.NewHealth()
 	for i, s := range svcs {
 		health.Add(names[i], s.Ready)
@@ -398,6 +410,7 @@ func (a *app) printReady(url string, cfg upConfig, httpAddr string) {
 	}
 	fmt.Fprintf(w, "next: claimcheck hooks install%s     # record every Claude Code event\n", urlFlag)
 	fmt.Fprintf(w, "      claimcheck ledger sessions%s    # after a session, list what was recorded\n", strings.TrimSuffix(urlFlag, " "))
-	fmt.Fprintf(w, "      claimcheck claim --claim done --validator test_pass --args '{\"command_substring\":\"go test\"}'%s  # what the agent runs to back a claim\n", urlFlag)
+	fmt.Fprintf(w,
+		"      claimcheck claim --claim done --validator test_pass --args '{\"command_substring\":\"go test\"}'%s  # what the agent runs to back a claim\n", urlFlag)
 	fmt.Fprintln(w, "stop with Ctrl-C")
 }

@@ -187,7 +187,8 @@ func ulidProblem(s string) string {
 		case c >= 'a' && c <= 'z' && c != 'i' && c != 'l' && c != 'o' && c != 'u':
 			lower = true
 		default:
-			return fmt.Sprintf("character %d is %s, a ULID uses Crockford base32 (0-9 and A-Z without I, L, O, U)", utf8.RuneCountInString(s[:i])+1, quote(string(c)))
+			return fmt.Sprintf("character %d is %s, a ULID uses Crockford base32 (0-9 and A-Z without I, L, O, U)",
+				utf8.RuneCountInString(s[:i])+1, quote(string(c)))
 		}
 	}
 	if lower {

@@ -142,7 +142,8 @@ func Parse(msg string) Message {
 	case len(s.blocks) == 1:
 		b := s.blocks[0]
 		if !b.closed {
-			m.BlockErr = fmt.Errorf("the %s block is not closed; end it with a line holding only %s", b.name, strings.Repeat(string(b.fence.char), b.fence.n))
+			m.BlockErr = fmt.Errorf("the %s block is not closed; end it with a line holding only %s", b.name,
+				strings.Repeat(string(b.fence.char), b.fence.n))
 			break
 		}
 		m.Block, m.BlockErr = parseBlock(b.name, b.content, b.size)

@@ -69,7 +69,8 @@ var rules = []rule{
 	{kind: KindDone, phrase: "(compiles|builds|compiled|built) (cleanly|successfully|fine|now|without errors|without warnings)"},
 	{kind: KindDone, phrase: "ready (to|for) (merge|ship|deploy|release|review|go|production|use|land)"},
 	{kind: KindDone, phrase: "all set", predicate: true, notBefore: "to for up"},
-	{kind: KindDone, phrase: "(deployed|released|merged|landed|pushed|rolled out) (it |them |this |the fix |the change |)(to|into|in) (production|prod|main|master|staging|the main branch|release)",
+	{kind: KindDone,
+		phrase:   "(deployed|released|merged|landed|pushed|rolled out) (it |them |this |the fix |the change |)(to|into|in) (production|prod|main|master|staging|the main branch|release)",
 		notAfter: determiners + " be been"},
 	{kind: KindDone, phrase: "good to go", notBefore: "to for"},
 	{kind: KindDone, phrase: "(has|have|is|are|was|were) (now |)(been |)(addressed|taken care of|sorted out)"},
@@ -78,11 +79,13 @@ var rules = []rule{
 
 	// blocked: the agent cannot go on by itself.
 	{kind: KindBlocked, phrase: "blocked (by|on)"},
-	{kind: KindBlocked, phrase: "(i'm|i am|we're|we are|i was|we were|i've been|we've been|i remain|we remain) (still |currently |now |)(blocked|stuck)"},
+	{kind: KindBlocked,
+		phrase: "(i'm|i am|we're|we are|i was|we were|i've been|we've been|i remain|we remain) (still |currently |now |)(blocked|stuck)"},
 	{kind: KindBlocked, phrase: "(cannot|can't|can not|unable to|couldn't|could not) (proceed|continue)"},
 	{kind: KindBlocked, phrase: cannot + " (connect|authenticate|reach|log in|sign in|get access|run|build|install|push|deploy)"},
 	{kind: KindBlocked, phrase: cannotShort + " (connect|authenticate|reach|log in|sign in|get access|run|build|install|push|deploy)"},
-	{kind: KindBlocked, phrase: "(i|we) (don't|do not|didn't|did not) have (access|permission|permissions|credentials|the credentials|the permissions|rights|the rights|write access|read access)"},
+	{kind: KindBlocked,
+		phrase: "(i|we) (don't|do not|didn't|did not) have (access|permission|permissions|credentials|the credentials|the permissions|rights|the rights|write access|read access)"},
 	{kind: KindBlocked, phrase: "(i|we) (have|had) no (access|permission|permissions|credentials)"},
 
 	// delegation: the agent asks the human to do or provide something.
@@ -91,7 +94,8 @@ var rules = []rule{
 	{kind: KindDelegation, phrase: "(send|forward) (me|us)"},
 	{kind: KindDelegation, phrase: "provide (me|us) with"},
 	{kind: KindDelegation, phrase: "(you'll|you will) (need|have) to"},
-	{kind: KindDelegation, phrase: "(i|we) (need|require) your (approval|input|confirmation|decision|help|credentials|password|token|key|permission|access)"},
+	{kind: KindDelegation,
+		phrase: "(i|we) (need|require) your (approval|input|confirmation|decision|help|credentials|password|token|key|permission|access)"},
 	{kind: KindDelegation, phrase: "waiting (for|on) (you|your)"},
 	{kind: KindDelegation, phrase: cannot + " (access|fetch|download|retrieve|open|view|read)"},
 	{kind: KindDelegation, phrase: cannotShort + " (access|fetch|download|retrieve|open|view|read)"},
@@ -104,15 +108,18 @@ const window = 6
 var (
 	// negators cancel every kind ("not done", "no tests pass"); so does any
 	// word ending in n't.
-	negators = wordSet("not no never none nothing nobody neither nor without cannot hardly barely almost nearly partially partly mostly half")
+	negators = wordSet(
+		"not no never none nothing nobody neither nor without cannot hardly barely almost nearly partially partly mostly half")
 	// hypotheticals cancel done and blocked ("once it's done", "if I can't
 	// access it", "this will be fixed"); so do words ending in 'll or 'd. A
 	// conditional request is still a request, so they do not cancel
 	// delegation.
-	hypotheticals = wordSet("if once when whenever until unless whether before after till will would shall might may going want wants wanted hope expect assuming assume suppose supposed ensure ensures let's")
+	hypotheticals = wordSet(
+		"if once when whenever until unless whether before after till will would shall might may going want wants wanted hope expect assuming assume suppose supposed ensure ensures let's")
 	// hypotheticalPairs are two-word hypotheticals and intentions ("needs
 	// to be fixed", "let me check it works", "to verify the fix works").
-	hypotheticalPairs = wordSet("to be|to get|can be|could be|need to|needs to|have to|has to|make sure|makes sure|making sure|to verify|to confirm|to check|to ensure|to see|to test|let me|let us", "|")
+	hypotheticalPairs = wordSet(
+		"to be|to get|can be|could be|need to|needs to|have to|has to|make sure|makes sure|making sure|to verify|to confirm|to check|to ensure|to see|to test|let me|let us", "|")
 	// imperatives at the start of a clause tell the reader what to do
 	// ("verify that all tests pass"); later in a clause they are reports
 	// ("I can verify that all tests pass" is not cancelled).
@@ -124,7 +131,8 @@ var (
 	conjunctions = wordSet("and but so then because since although though while whereas however therefore thus which")
 	// linking words make the next word a predicate ("it is done", "all
 	// done"); so do words ending in 's, 're, 'm or 've.
-	linking = wordSet("is are was were am be been being now all fully finally already completely totally entirely basically have has had looks look seems seem")
+	linking = wordSet(
+		"is are was were am be been being now all fully finally already completely totally entirely basically have has had looks look seems seem")
 )
 
 func wordSet(list string, sep ...string) map[string]bool {

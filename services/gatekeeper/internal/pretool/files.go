@@ -48,7 +48,8 @@ func (a *analysis) genericReads(c call) {
 		if patternFirst && (f.S == "-e" || f.S == "--regexp" || f.S == "-f" || f.S == "--file" || f.S == "--from-file") {
 			skipPattern = false
 		}
-		if strings.HasPrefix(f.S, "-") && len(f.S) > 1 && !strings.HasPrefix(f.S, "--") && strings.ContainsAny(f.S, "rR") && (base == "grep" || base == "egrep" || base == "fgrep" || base == "zgrep") {
+		if strings.HasPrefix(f.S, "-") && len(f.S) > 1 && !strings.HasPrefix(f.S, "--") && strings.ContainsAny(f.S, "rR") &&
+			(base == "grep" || base == "egrep" || base == "fgrep" || base == "zgrep") {
 			o.recursive = true
 		}
 		if f.S == "--recursive" {
@@ -396,7 +397,8 @@ func (a *analysis) changeModes(base string, argv []shell.Field, st *shell.State)
 		case strings.HasPrefix(s, "--reference"):
 			hasMode = false
 		case strings.HasPrefix(s, "--"):
-			if base == "setfacl" && !strings.Contains(s, "=") && (s == "--set" || s == "--set-file" || s == "--modify" || s == "--modify-file" || s == "--remove" || s == "--remove-file") {
+			if base == "setfacl" && !strings.Contains(s, "=") &&
+				(s == "--set" || s == "--set-file" || s == "--modify" || s == "--modify-file" || s == "--remove" || s == "--remove-file") {
 				i++
 			}
 		case base == "chattr" && len(s) > 1 && (s[0] == '-' || s[0] == '+' || s[0] == '='):
@@ -656,7 +658,8 @@ func (a *analysis) curl(c call) shell.Stream {
 		}
 	}
 	for _, v := range o.Values("-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json") {
-		if f := fileRef(v.S); f != "" && f != "-" && (strings.HasPrefix(v.S, "@") || strings.Contains(v.S, "@") && !strings.Contains(v.S, "=")) {
+		if f := fileRef(v.S); f != "" && f != "-" &&
+			(strings.HasPrefix(v.S, "@") || strings.Contains(v.S, "@") && !strings.Contains(v.S, "=")) {
 			a.readTarget("curl", shell.Field{S: f}, st, readOpts{})
 		}
 	}

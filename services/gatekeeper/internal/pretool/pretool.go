@@ -207,7 +207,8 @@ var shellTools = map[string]bool{"Bash": true, "PowerShell": true}
 func (p *Policy) Decide(in Input, rt Runtime) (d Decision) {
 	defer func() {
 		if r := recover(); r != nil {
-			d = Decision{Decision: Deny, Rule: msgInternalError.rule(), Reason: msgInternalError.text(detail{tool: in.ToolName, err: fmt.Sprint(r)})}
+			d = Decision{Decision: Deny, Rule: msgInternalError.rule(),
+				Reason: msgInternalError.text(detail{tool: in.ToolName, err: fmt.Sprint(r)})}
 		}
 	}()
 	if p == nil || p.c == nil {

@@ -137,11 +137,13 @@ loop:
 func (a *analysis) powershell(c call) shell.Stream {
 	argv, st, depth := c.argv, c.st, c.depth
 	args := c.args()
-	valued := []string{"-executionpolicy", "-workingdirectory", "-configurationname", "-outputformat", "-inputformat", "-windowstyle", "-version", "-psconsolefile", "-custompipename", "-settingsfile", "-ex", "-ep", "-wd", "-w", "-of", "-if"}
+	valued := []string{"-executionpolicy", "-workingdirectory", "-configurationname", "-outputformat", "-inputformat", "-windowstyle",
+		"-version", "-psconsolefile", "-custompipename", "-settingsfile", "-ex", "-ep", "-wd", "-w", "-of", "-if"}
 	for i := 0; i < len(args); i++ {
 		s := strings.ToLower(args[i].S)
 		switch {
-		case len(s) > 1 && (s[0] == '-' || s[0] == '/') && strings.HasPrefix("-encodedcommand", "-"+s[1:]) && len(s) >= 2 && s[1] == 'e' && s != "-ex" && s != "-ep":
+		case len(s) > 1 && (s[0] == '-' || s[0] == '/') && strings.HasPrefix("-encodedcommand", "-"+s[1:]) && len(s) >= 2 && s[1] == 'e' &&
+			s != "-ex" && s != "-ep":
 			if i+1 < len(args) {
 				if script, ok := decodePowerShell(args[i+1].S); ok {
 					a.w.Script(script, st.Clone(), depth+1)

@@ -50,7 +50,8 @@ func (a *analysis) xxd(c call) shell.Stream {
 func (a *analysis) openssl(c call) shell.Stream {
 	a.genericReads(c)
 	args := c.args()
-	if len(args) > 0 && (args[0].S == "base64" || args[0].S == "enc") && slices.ContainsFunc(args, func(f shell.Field) bool { return f.S == "-d" || f.S == "-a" && args[0].S == "enc" }) {
+	if len(args) > 0 && (args[0].S == "base64" || args[0].S == "enc") &&
+		slices.ContainsFunc(args, func(f shell.Field) bool { return f.S == "-d" || f.S == "-a" && args[0].S == "enc" }) {
 		return shell.Stream{Decoded: true, Download: c.st.Stdin.Download}
 	}
 	return c.st.Stdin.Taint()

@@ -124,12 +124,14 @@ func Decide(ctx context.Context, in Input) Result {
 	if r.Decision == schemas.GateBlock {
 		if in.Override != "" {
 			return Result{Decision: schemas.GateAllow, Rule: RuleOverride, Override: in.Override,
-				Reasons:       append([]string{"operator override: " + in.OverrideReason}, r.Reasons...),
-				SystemMessage: "claimcheck: this stop was let through by an operator override (" + in.OverrideReason + "); it would have been blocked: " + strings.Join(r.Reasons, "; ")}
+				Reasons: append([]string{"operator override: " + in.OverrideReason}, r.Reasons...),
+				SystemMessage: "claimcheck: this stop was let through by an operator override (" + in.OverrideReason +
+					"); it would have been blocked: " + strings.Join(r.Reasons, "; ")}
 		}
 		if in.Cap > 0 && in.ConsecutiveBlocks+1 >= in.Cap {
 			return Result{Decision: schemas.GateAllow, Rule: RuleCapped, Capped: true, Reasons: r.Reasons,
-				SystemMessage: fmt.Sprintf("claimcheck: %d consecutive stops were blocked; this one is let through so the turn can end, but its claims are NOT verified: %s", in.ConsecutiveBlocks+1, strings.Join(r.Reasons, "; "))}
+				SystemMessage: fmt.Sprintf(
+					"claimcheck: %d consecutive stops were blocked; this one is let through so the turn can end, but its claims are NOT verified: %s", in.ConsecutiveBlocks+1, strings.Join(r.Reasons, "; "))}
 		}
 	}
 	return r
@@ -164,7 +166,8 @@ func decide(ctx context.Context, in Input) Result {
 				fmt.Sprintf("claims[%d]: attestation %s cannot be used: %v", i, c.AttestationID, err))
 		}
 		if a.Claim != c.ClaimType {
-			return block(RuleBadCitation, fmt.Sprintf("cite it as claim_type %q, or back the %s claim with its own attestation", a.Claim, c.ClaimType),
+			return block(RuleBadCitation,
+				fmt.Sprintf("cite it as claim_type %q, or back the %s claim with its own attestation", a.Claim, c.ClaimType),
 				fmt.Sprintf("claims[%d]: attestation %s backs a %s claim, not %s", i, a.ID, a.Claim, c.ClaimType))
 		}
 		if a.Stale != "" {
@@ -176,7 +179,8 @@ func decide(ctx context.Context, in Input) Result {
 		}
 		if in.Contract != nil && a.Contract != in.ContractN {
 			return block(RuleOtherContract, suggestClaim(in.Contract)+" for this turn's task, and cite the new attestation",
-				fmt.Sprintf("claims[%d]: attestation %s was made for an earlier task (contract n=%d), not this turn's (n=%d)", i, a.ID, a.Contract, in.ContractN))
+				fmt.Sprintf("claims[%d]: attestation %s was made for an earlier task (contract n=%d), not this turn's (n=%d)", i, a.ID,
+					a.Contract, in.ContractN))
 		}
 		usable = append(usable, a)
 		switch {
@@ -196,17 +200,20 @@ func decide(ctx context.Context, in Input) Result {
 		}
 	case finalblock.TypeBlocked:
 		if len(ladder) == 0 {
-			return block(RuleNoLadder, "try every hop of the capability ladder, then run `claimcheck claim --claim blocked --validator ladder_exhaustion_proof --args '{}'` and cite it",
+			return block(RuleNoLadder,
+				"try every hop of the capability ladder, then run `claimcheck claim --claim blocked --validator ladder_exhaustion_proof --args '{}'` and cite it",
 				"the block says blocked but cites no ladder_exhaustion_proof attestation")
 		}
 	case finalblock.TypeDelegation:
 		if len(fetch) == 0 {
-			return block(RuleNoFetches, "try at least 3 different fetch tools, then run `claimcheck claim --claim delegation --validator fetch_attempt_proof --args '{\"keyword\":\"…\"}'` and cite it",
+			return block(RuleNoFetches,
+				"try at least 3 different fetch tools, then run `claimcheck claim --claim delegation --validator fetch_attempt_proof --args '{\"keyword\":\"…\"}'` and cite it",
 				"the block says delegation but cites no fetch_attempt_proof attestation")
 		}
 	case finalblock.TypePartial:
 		var missing []string
-		for _, s := range []struct{ name, v string }{{"what_succeeded", fb.WhatSucceeded}, {"what_remains", fb.WhatRemains}, {"next_route_or_question", fb.NextRouteOrQuestion}} {
+		for _, s := range []struct{ name, v string }{{"what_succeeded", fb.WhatSucceeded}, {"what_remains", fb.WhatRemains},
+			{"next_route_or_question", fb.NextRouteOrQuestion}} {
 			if strings.TrimSpace(s.v) == "" {
 				missing = append(missing, s.name)
 			}
@@ -221,17 +228,20 @@ func decide(ctx context.Context, in Input) Result {
 		switch p.Kind {
 		case finalblock.KindDone:
 			if len(done) == 0 {
-				return block(RuleUnbackedWords, "either back it (run `claimcheck claim` and cite the attestation) or say what is actually true",
+				return block(RuleUnbackedWords,
+					"either back it (run `claimcheck claim` and cite the attestation) or say what is actually true",
 					fmt.Sprintf("the message says %q but the block cites no done attestation", p.Text))
 			}
 		case finalblock.KindBlocked:
 			if fb.Type != finalblock.TypeBlocked && fb.Type != finalblock.TypePartial {
-				return block(RuleUnbackedWords, "use type blocked (with a ladder_exhaustion_proof attestation) or partial, or drop the claim",
+				return block(RuleUnbackedWords,
+					"use type blocked (with a ladder_exhaustion_proof attestation) or partial, or drop the claim",
 					fmt.Sprintf("the message says %q but the block's type is %s", p.Text, fb.Type))
 			}
 		case finalblock.KindDelegation:
 			if fb.Type != finalblock.TypeDelegation && fb.Type != finalblock.TypePartial {
-				return block(RuleUnbackedWords, "use type delegation (with a fetch_attempt_proof attestation) or partial, or drop the request",
+				return block(RuleUnbackedWords,
+					"use type delegation (with a fetch_attempt_proof attestation) or partial, or drop the request",
 					fmt.Sprintf("the message says %q but the block's type is %s", p.Text, fb.Type))
 			}
 		}
@@ -244,18 +254,22 @@ func decide(ctx context.Context, in Input) Result {
 // stop unless its prose claims something.
 func phrasesWithoutBlock(in Input) Result {
 	if len(in.Message.Phrases) == 0 {
-		return Result{Decision: schemas.GateAllow, Rule: RuleNoClaims, Reasons: []string{"no task in this turn and no claims in the message"}}
+		return Result{Decision: schemas.GateAllow, Rule: RuleNoClaims,
+			Reasons: []string{"no task in this turn and no claims in the message"}}
 	}
 	p := in.Message.Phrases[0]
 	switch p.Kind {
 	case finalblock.KindDone:
-		return block(RuleUnbackedWords, "back it: run `claimcheck claim --claim done --validator <validator> --args '{…}'` and cite the attestation in a claimcheck block; or say only what you actually did and saw",
+		return block(RuleUnbackedWords,
+			"back it: run `claimcheck claim --claim done --validator <validator> --args '{…}'` and cite the attestation in a claimcheck block; or say only what you actually did and saw",
 			fmt.Sprintf("the message claims %q without attested evidence", p.Text))
 	case finalblock.KindBlocked:
-		return block(RuleUnbackedWords, "back it with `claimcheck claim --claim blocked --validator ladder_exhaustion_proof --args '{}'` and a claimcheck block of type blocked, or keep working",
+		return block(RuleUnbackedWords,
+			"back it with `claimcheck claim --claim blocked --validator ladder_exhaustion_proof --args '{}'` and a claimcheck block of type blocked, or keep working",
 			fmt.Sprintf("the message claims %q without attested evidence", p.Text))
 	default:
-		return block(RuleUnbackedWords, "back it with `claimcheck claim --claim delegation --validator fetch_attempt_proof --args '{\"keyword\":\"…\"}'` and a claimcheck block of type delegation, or keep working",
+		return block(RuleUnbackedWords,
+			"back it with `claimcheck claim --claim delegation --validator fetch_attempt_proof --args '{\"keyword\":\"…\"}'` and a claimcheck block of type delegation, or keep working",
 			fmt.Sprintf("the message asks the human (%q) without attested evidence that the agent could not do it", p.Text))
 	}
 }
@@ -272,12 +286,14 @@ func suggestClaim(c *schemas.Contract) string {
 			if hint == "" {
 				hint = "<the test command you ran>"
 			}
-			return fmt.Sprintf("run the tests, then `claimcheck claim --claim done --validator test_pass --args '{\"command_substring\":%q}'`", hint)
+			return fmt.Sprintf(
+				"run the tests, then `claimcheck claim --claim done --validator test_pass --args '{\"command_substring\":%q}'`", hint)
 		}
 	}
 	switch {
 	case len(tf.CommandHints) > 0:
-		return fmt.Sprintf("run `%s`, then `claimcheck claim --claim done --validator command_zero_exit --args '{\"command_substring\":%q}'`", tf.CommandHints[0], tf.CommandHints[0])
+		return fmt.Sprintf(
+			"run `%s`, then `claimcheck claim --claim done --validator command_zero_exit --args '{\"command_substring\":%q}'`", tf.CommandHints[0], tf.CommandHints[0])
 	case len(tf.Paths) > 0:
 		return fmt.Sprintf("`claimcheck claim --claim done --validator file_diff_present --args '{\"path\":%q}'`", tf.Paths[0])
 	case len(tf.URLs) > 0:

@@ -57,7 +57,8 @@ func (v *View) Walk(ctx context.Context, session string, gated func(Gated), reco
 	return ledger.NewReader(v.js, stream.Ledger).Walk(ctx, session, 0, func(st ledger.Stored) error {
 		v.applyLedger(ctx, session, st.Raw)
 		var e schemas.Entry
-		if err := json.Unmarshal(st.Raw, &e, json.RejectUnknownMembers(false)); err != nil || e.Kind != schemas.EntryEvent || e.Payload == nil {
+		if err := json.Unmarshal(st.Raw, &e, json.RejectUnknownMembers(false)); err != nil ||
+			e.Kind != schemas.EntryEvent || e.Payload == nil {
 			return nil
 		}
 		switch e.HookEvent {

@@ -278,7 +278,8 @@ func (sn Snapshot) Staleness(v schemas.Verdict) (reason, next string) {
 		}
 		if bound {
 			return fmt.Sprintf("%s was edited at n=%d, after the evidence (n≤%d)", what, e.n, v.Range.To),
-				fmt.Sprintf("re-run `%s` after your last edit, then `claimcheck claim --claim %s --validator %s --args '%s'` and cite the new attestation", cmd, v.Claim, v.Validator, v.Args)
+				fmt.Sprintf(
+					"re-run `%s` after your last edit, then `claimcheck claim --claim %s --validator %s --args '%s'` and cite the new attestation", cmd, v.Claim, v.Validator, v.Args)
 		}
 	}
 	if cmd != "" {

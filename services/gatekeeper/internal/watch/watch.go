@@ -86,7 +86,8 @@ func New(cfg Config) *Watch {
 	if cfg.OverrideThreshold <= 0 || cfg.OverrideWindow <= 0 || cfg.CrashThreshold <= 0 || cfg.CrashWindow <= 0 {
 		cfg = DefaultConfig()
 	}
-	return &Watch{cfg: cfg, overrides: map[string]map[string]time.Time{}, crashes: map[[2]string]map[string]time.Time{}, raised: map[string]bool{}}
+	return &Watch{cfg: cfg, overrides: map[string]map[string]time.Time{}, crashes: map[[2]string]map[string]time.Time{},
+		raised: map[string]bool{}}
 }
 
 // Config returns the thresholds in use.

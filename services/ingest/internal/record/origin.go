@@ -26,7 +26,8 @@ func originOf(st subject.Stored) string {
 	switch {
 	case st.Legacy, id.CheckName(st.Name) != nil:
 		return ""
-	case st.Origin == subject.OriginHook, st.Origin == subject.OriginHTTP, st.Origin == subject.OriginGatekeeper, st.Origin == subject.OriginOperator:
+	case st.Origin == subject.OriginHook, st.Origin == subject.OriginHTTP,
+		st.Origin == subject.OriginGatekeeper, st.Origin == subject.OriginOperator:
 		return st.Origin + ":" + st.Name
 	}
 	return ""

@@ -39,7 +39,10 @@ type Builder struct {
 
 // Input is one INTAKE message.
 type Input struct {
-	Subject string    // stored subject cc.intake.<partition>.<origin>.<name>.<chain>.<event> (or a legacy cc.intake.<partition>.<chain>.<event>)
+	// Subject is the stored subject,
+	// cc.intake.<partition>.<origin>.<name>.<chain>.<event> (or a legacy
+	// cc.intake.<partition>.<chain>.<event>).
+	Subject string
 	Seq     uint64    // INTAKE stream sequence
 	Time    time.Time // when INTAKE stored it
 	Data    []byte
@@ -84,7 +87,8 @@ func (b *Builder) Build(in Input) Record {
 		// session's chain, where a reader of the session will see it.
 		var loose schemas.Envelope
 		if json.Unmarshal(in.Data, &loose, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) == nil &&
-			loose.Kind == schemas.KindEvent && id.CheckSession(loose.SessionID) == nil && loose.SessionID == chainTok && id.ValidULID(loose.EventID) {
+			loose.Kind == schemas.KindEvent && id.CheckSession(loose.SessionID) == nil && loose.SessionID == chainTok &&
+			id.ValidULID(loose.EventID) {
 			return invalid(&loose, reason)
 		}
 		return b.rejected(in, "", reason, in.Data)
@@ -126,10 +130,13 @@ func (b *Builder) Build(in Input) Record {
 		return b.rejected(in, eventID, fmt.Sprintf("unknown envelope kind %s", id.Quote(env.Kind)), in.Data)
 	}
 	if chainTok != env.SessionID {
-		return b.rejected(in, eventID, fmt.Sprintf("subject names chain %s but the envelope names session %s", id.Quote(chainTok), id.Quote(env.SessionID)), in.Data)
+		return b.rejected(in, eventID,
+			fmt.Sprintf("subject names chain %s but the envelope names session %s", id.Quote(chainTok), id.Quote(env.SessionID)), in.Data)
 	}
 	if got := digest.SHA256(raw); got != env.PayloadDigest || len(raw) != env.PayloadSize {
-		return b.invalid(in, &env, fmt.Sprintf("payload does not match its envelope: envelope says %s (%d bytes), payload is %s (%d bytes)", env.PayloadDigest, env.PayloadSize, got, len(raw)))
+		return b.invalid(in, &env,
+			fmt.Sprintf("payload does not match its envelope: envelope says %s (%d bytes), payload is %s (%d bytes)", env.PayloadDigest,
+				env.PayloadSize, got, len(raw)))
 	}
 	if info.SessionID != env.SessionID || info.HookEvent != env.HookEvent {
 		return b.invalid(in, &env, fmt.Sprintf("envelope names session %s event %s, payload names session %s event %s",
@@ -205,7 +212,8 @@ func (b *Builder) contract(in Input, prompt *schemas.Entry, scrubbed []byte) *sc
 	if json.Unmarshal(scrubbed, &p, json.RejectUnknownMembers(false)) != nil || p.Prompt == "" {
 		return nil
 	}
-	c, ok := contract.Derive(contract.Prompt{SessionID: prompt.SessionID, EventID: prompt.EventID, PromptID: clip(p.PromptID, 256), Text: p.Prompt})
+	c, ok := contract.Derive(
+		contract.Prompt{SessionID: prompt.SessionID, EventID: prompt.EventID, PromptID: clip(p.PromptID, 256), Text: p.Prompt})
 	if !ok {
 		return nil
 	}
@@ -304,7 +312,8 @@ var (
 // documents the schema accepts; decoding into schemas.Envelope with
 // RejectUnknownMembers already enforced the member set and types.
 func checkEnvelope(e *schemas.Envelope, payloadOK bool) bool {
-	if e.V != 1 || e.ClientSeq > maxSafeInt || e.PayloadSize > maxSafeInt || !id.ValidULID(e.EventID) || !digestRE.MatchString(e.PayloadDigest) ||
+	if e.V != 1 || e.ClientSeq > maxSafeInt || e.PayloadSize > maxSafeInt || !id.ValidULID(e.EventID) ||
+		!digestRE.MatchString(e.PayloadDigest) ||
 		e.PayloadSize < 0 || !agentTypeRE.MatchString(e.AgentType) ||
 		e.Host == "" || utf8.RuneCountInString(e.Host) > 255 ||
 		e.AgentID == "" || utf8.RuneCountInString(e.AgentID) > 255 ||
@@ -464,7 +473,8 @@ func shortenStrings(raw []byte, keep int) ([]byte, error) {
 		for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
 			tail = tail[1:]
 		}
-		short := fmt.Sprintf("%s…[claimcheck: %d of %d bytes elided; the whole payload is in the artifact]…%s", head, len(s)-len(head)-len(tail), len(s), tail)
+		short := fmt.Sprintf("%s…[claimcheck: %d of %d bytes elided; the whole payload is in the artifact]…%s", head,
+			len(s)-len(head)-len(tail), len(s), tail)
 		enc, err := jsontext.AppendQuote(nil, short)
 		if err != nil {
 			return nil, err

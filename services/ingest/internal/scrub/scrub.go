@@ -104,7 +104,8 @@ func New() (*Scrubber, error) {
 		only.Keywords[strings.ToLower(k)] = struct{}{}
 		kws = append(kws, strings.ToLower(k))
 	}
-	sc := &Scrubber{d: detect.NewDetector(rest), generic: detect.NewDetector(only), trie: ahocorasick.NewTrieBuilder().AddStrings(kws).Build(), gated: gated}
+	sc := &Scrubber{d: detect.NewDetector(rest), generic: detect.NewDetector(only),
+		trie: ahocorasick.NewTrieBuilder().AddStrings(kws).Build(), gated: gated}
 	for _, x := range []*detect.Detector{sc.d, sc.generic} {
 		x.IgnoreGitleaksAllow, x.MaxDecodeDepth = true, 0
 	}
@@ -152,7 +153,8 @@ const genericExpr = `(?i)[\w.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential
 // no assignment of a 10-character value follows; generic-api-key's own
 // expression (bounded repeats up to 150, which Go's regexp unrolls) cost
 // ~50 µs per window over them. It reads at most afterGenericSpan bytes.
-var afterGenericKeyword = regexp.MustCompile(`^(?i:[ \t\w.-]{0,20}[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}(?:[\w.=-]{10}|[a-z0-9][a-z0-9+/]{11}))`)
+var afterGenericKeyword = regexp.MustCompile(
+	`^(?i:[ \t\w.-]{0,20}[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}(?:[\w.=-]{10}|[a-z0-9][a-z0-9+/]{11}))`)
 
 const afterGenericSpan = 20 + 3 + 4 + 5 + 12
 

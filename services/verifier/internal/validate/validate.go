@@ -91,7 +91,8 @@ func Evaluate(in Input) Result {
 // judgeTrusted judges on the tool results the agent's tool loop produced
 // (evidence.Loop). When only results that did not come from it would back
 // the claim, the verdict is REFUSED and names them.
-func judgeTrusted(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, ct *schemas.Contract, after []evidence.Entry, retry func(string) string) Result {
+func judgeTrusted(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, ct *schemas.Contract, after []evidence.Entry,
+	retry func(string) string) Result {
 	untrusted := map[uint64]string{}
 	trusted := after
 	for i, e := range after {
@@ -175,7 +176,8 @@ func bind(validator string, rule policy.ValidatorRule, args policy.Args, ct *sch
 			for _, v := range field(b) {
 				switch b {
 				case "command_hints", "backtick_tokens":
-					if w, ok := command.Want(v); ok && command.RunsParsed(calls, w) || len(argv) >= 2 && command.RunsParsed(command.Parse(v), argv) {
+					if w, ok := command.Want(v); ok && command.RunsParsed(calls, w) || len(argv) >= 2 &&
+						command.RunsParsed(command.Parse(v), argv) {
 						return ""
 					}
 				case "paths":
@@ -185,7 +187,8 @@ func bind(validator string, rule policy.ValidatorRule, args policy.Args, ct *sch
 				}
 			}
 		}
-		return fmt.Sprintf("command_substring %q is not bound to the contract: it must run one of, or name a path from, %s", cmd, describe())
+		return fmt.Sprintf(
+			"command_substring %q is not bound to the contract: it must run one of, or name a path from, %s", cmd, describe())
 	case "file_diff_present":
 		path := args.String("path")
 		for _, v := range field("paths") {
@@ -201,7 +204,8 @@ func bind(validator string, rule policy.ValidatorRule, args policy.Args, ct *sch
 		u := args.String("url")
 		for _, b := range rule.Binds {
 			for _, v := range field(b) {
-				if strings.HasPrefix(v, "http") && (u == v || strings.HasPrefix(u, strings.TrimRight(v, "/")+"/") || strings.HasPrefix(u, v+"?")) {
+				if strings.HasPrefix(v, "http") &&
+					(u == v || strings.HasPrefix(u, strings.TrimRight(v, "/")+"/") || strings.HasPrefix(u, v+"?")) {
 					return ""
 				}
 			}
@@ -231,7 +235,8 @@ func bind(validator string, rule policy.ValidatorRule, args policy.Args, ct *sch
 
 // evidence looks for what the validator requires among the entries after
 // the contract.
-func judge(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, ct *schemas.Contract, after []evidence.Entry, retry func(string) string) Result {
+func judge(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, ct *schemas.Contract, after []evidence.Entry,
+	retry func(string) string) Result {
 	switch c.Validator {
 	case "command_zero_exit":
 		return commandZeroExit(args.String("command_substring"), after, retry)
@@ -298,7 +303,9 @@ func commandZeroExit(cmd string, after []evidence.Entry, retry func(string) stri
 			fmt.Sprintf("the latest run of `%s` (n=%d) failed: %s", cmd, last.N, firstLine(last.Output)))
 	}
 	if o := observe(last, cmd); !o.Status {
-		return fail(fmt.Sprintf("run `%s` as a command of its own (not before `||`, `;` or `|`; or after `set -o pipefail`), then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
+		return fail(
+			fmt.Sprintf("run `%s` as a command of its own (not before `||`, `;` or `|`; or after `set -o pipefail`), then %s", cmd,
+				retry(`{"command_substring":"`+cmd+`"}`)),
 			fmt.Sprintf("the latest run of `%s` (n=%d) exited 0 only as far as its line shows: %s", cmd, last.N, o.StatusWhy))
 	}
 	return pass(last)
@@ -379,17 +386,23 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 	var reasons []string
 	next := fmt.Sprintf("run `%s` again, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`))
 	if stale > 0 && lastEdit != nil {
-		reasons = append(reasons, fmt.Sprintf("the edit of %s at n=%d came after the passing run(s) of `%s`; they no longer count", edited, lastEdit.N, cmd))
+		reasons = append(reasons,
+			fmt.Sprintf("the edit of %s at n=%d came after the passing run(s) of `%s`; they no longer count", edited, lastEdit.N, cmd))
 		next = fmt.Sprintf("re-run `%s` after your last edit (%s), then %s", cmd, edited, retry(`{"command_substring":"`+cmd+`"}`))
 	}
 	if len(filtered) > 0 {
-		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` do not count, since the record may not show their whole, own result (a filter can cut failures, another command can print a summary): %s", len(filtered), cmd, strings.Join(filtered, "; ")))
-		next = fmt.Sprintf("run `%s` on its own, without filtering its output (no `| tail`, `| grep`, `> file`, `|| true`; `2>&1 | tee file` is fine), then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`))
+		reasons = append(reasons, fmt.Sprintf(
+			"%d run(s) of `%s` do not count, since the record may not show their whole, own result (a filter can cut failures, another command can print a summary): %s", len(filtered), cmd, strings.Join(filtered, "; ")))
+		next = fmt.Sprintf(
+			"run `%s` on its own, without filtering its output (no `| tail`, `| grep`, `> file`, `|| true`; `2>&1 | tee file` is fine), then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`))
 	}
 	if unrecognized > 0 {
-		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` had no test summary claimcheck recognises (pytest, go test, cargo test, jest, vitest, mocha, maven surefire)", unrecognized, cmd))
+		reasons = append(reasons, fmt.Sprintf(
+			"%d run(s) of `%s` had no test summary claimcheck recognises (pytest, go test, cargo test, jest, vitest, mocha, maven surefire)", unrecognized, cmd))
 	}
-	reasons = append(reasons, fmt.Sprintf("found %d of %d required passing run(s) with at least 1 passed and 0 failed after the last edit", len(passing), minRuns))
+	reasons = append(reasons,
+		fmt.Sprintf(
+			"found %d of %d required passing run(s) with at least 1 passed and 0 failed after the last edit", len(passing), minRuns))
 	return fail(next, reasons...)
 }
 
@@ -423,7 +436,9 @@ func http2xx(u string, after []evidence.Entry, retry func(string) string) Result
 	var fetches []evidence.Entry
 	var mixed []string
 	for _, e := range after {
-		if e.Done && (e.Tool == "WebFetch" || strings.HasPrefix(evidence.FetchTool(e), "Bash:") || strings.HasPrefix(e.Tool, "mcp__") && evidence.FetchTool(e) != "") && urlMatches(e, u) {
+		if e.Done &&
+			(e.Tool == "WebFetch" || strings.HasPrefix(evidence.FetchTool(e), "Bash:") || strings.HasPrefix(e.Tool, "mcp__") &&
+				evidence.FetchTool(e) != "") && urlMatches(e, u) {
 			if why := mixedFetch(e); why != "" {
 				mixed = append(mixed, fmt.Sprintf("n=%d: %s", e.N, why))
 				continue
@@ -434,15 +449,19 @@ func http2xx(u string, after []evidence.Entry, retry func(string) string) Result
 	if len(fetches) == 0 {
 		reasons := []string{fmt.Sprintf("looked for a fetch of %s after the prompt: none found", u)}
 		if len(mixed) > 0 {
-			reasons = append(reasons, "fetches that ran with other commands do not count, since their output or exit status could come from those: "+strings.Join(mixed, "; "))
+			reasons = append(reasons,
+				"fetches that ran with other commands do not count, since their output or exit status could come from those: "+strings.Join(mixed, "; "))
 		}
-		return fail(fmt.Sprintf("fetch %s on its own (e.g. curl -sS -o /dev/null -w '%%{http_code}\\n' %s), then %s", u, u, retry(`{"url":"`+u+`"}`)), reasons...)
+		return fail(
+			fmt.Sprintf("fetch %s on its own (e.g. curl -sS -o /dev/null -w '%%{http_code}\\n' %s), then %s", u, u,
+				retry(`{"url":"`+u+`"}`)), reasons...)
 	}
 	last := fetches[len(fetches)-1]
 	code := evidence.HTTPStatus(last)
 	switch {
 	case last.Failed:
-		return fail("make "+u+" answer and fetch it again", fmt.Sprintf("the latest fetch of %s (n=%d) failed: %s", u, last.N, firstLine(last.Output)))
+		return fail("make "+u+" answer and fetch it again",
+			fmt.Sprintf("the latest fetch of %s (n=%d) failed: %s", u, last.N, firstLine(last.Output)))
 	case code >= 200 && code < 300:
 		return pass(last)
 	case code == 0:
@@ -505,7 +524,8 @@ func fetchFailed(e evidence.Entry) bool {
 		return true
 	}
 	lower := strings.ToLower(e.Output)
-	for _, m := range []string{"could not resolve", "connection refused", "timed out", "failed to fetch", "error fetching", "403 forbidden", "404 not found", "access denied", "unable to fetch", "blocked"} {
+	for _, m := range []string{"could not resolve", "connection refused", "timed out", "failed to fetch", "error fetching",
+		"403 forbidden", "404 not found", "access denied", "unable to fetch", "blocked"} {
 		if strings.Contains(lower, m) {
 			return true
 		}
@@ -538,8 +558,11 @@ func fetchAttempts(keyword string, minTools int, after []evidence.Entry) Result 
 		}
 		return pass(m...)
 	}
-	return fail(fmt.Sprintf("try %d different fetch tools (WebFetch, WebSearch, curl, wget, an MCP fetch tool) for %q before delegating", minTools, keyword),
-		fmt.Sprintf("found %d distinct fetch tool(s) that tried %q and failed (%s); %d are needed", len(failedTools), keyword, strings.Join(order, ", "), minTools))
+	return fail(
+		fmt.Sprintf(
+			"try %d different fetch tools (WebFetch, WebSearch, curl, wget, an MCP fetch tool) for %q before delegating", minTools, keyword),
+		fmt.Sprintf("found %d distinct fetch tool(s) that tried %q and failed (%s); %d are needed", len(failedTools), keyword,
+			strings.Join(order, ", "), minTools))
 }
 
 func hopAttempted(h schemas.Hop, e evidence.Entry) bool {
@@ -624,7 +647,8 @@ func ladder(ct *schemas.Contract, after []evidence.Entry) Result {
 	}
 	if len(missing) > 0 {
 		return fail("try the remaining hops before claiming blocked: "+strings.Join(missing, "; "),
-			fmt.Sprintf("%d of %d ladder hops not attempted after the prompt: %s", len(missing), len(ct.Ladder), strings.Join(missing, "; ")))
+			fmt.Sprintf("%d of %d ladder hops not attempted after the prompt: %s", len(missing), len(ct.Ladder),
+				strings.Join(missing, "; ")))
 	}
 	if !anyFailed {
 		return fail("a blocked claim needs a failed attempt; if every hop worked, the task is not blocked",
