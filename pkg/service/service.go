@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
@@ -32,6 +34,16 @@ type Settings struct {
 	// or update streams (someone with admin credentials sets them up): the
 	// service then only checks them, waiting until they are right.
 	CheckStreams bool
+}
+
+// InstanceID is id, or when it is empty <hostname>-<pid>: the name of one
+// running instance of a service, in its logs and its consumers' names.
+func InstanceID(id string) string {
+	if id != "" {
+		return id
+	}
+	h, _ := os.Hostname()
+	return h + "-" + strconv.Itoa(os.Getpid())
 }
 
 // ErrNoConn is returned by Check when no NATS connection was given.

@@ -100,21 +100,26 @@ func (o Options) Validate() error {
 // full, new publishes are refused (the hook spools) rather than old events
 // dropped.
 func IntakeConfig(o Options) jetstream.StreamConfig {
+	c := base(o, Intake, "claimcheck: raw hook events awaiting ingest", subject.IntakeAll)
+	c.SubjectTransform = &jetstream.SubjectTransformConfig{Source: subject.IntakeAll, Destination: intakeDestination(o.Partitions)}
+	c.MaxBytes = o.IntakeMaxBytes
+	return c
+}
+
+// base is what every claimcheck stream shares: limits retention (nothing
+// expires by age), file storage, and when full new publishes are refused
+// rather than old messages dropped.
+func base(o Options, name, description, subjects string) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
-		Name:        Intake,
-		Description: "claimcheck: raw hook events awaiting ingest",
-		Subjects:    []string{subject.IntakeAll},
-		SubjectTransform: &jetstream.SubjectTransformConfig{
-			Source:      subject.IntakeAll,
-			Destination: intakeDestination(o.Partitions),
-		},
-		Retention:  jetstream.LimitsPolicy,
-		Storage:    jetstream.FileStorage,
-		Replicas:   o.Replicas,
-		Discard:    jetstream.DiscardNew,
-		MaxBytes:   o.IntakeMaxBytes,
-		MaxMsgSize: o.MaxMsgSize,
-		Duplicates: o.DuplicateWindow,
+		Name:        name,
+		Description: description,
+		Subjects:    []string{subjects},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    o.Replicas,
+		Discard:     jetstream.DiscardNew,
+		MaxMsgSize:  o.MaxMsgSize,
+		Duplicates:  o.DuplicateWindow,
 	}
 }
 
@@ -143,23 +148,13 @@ func legacyIntakeDestination(partitions int) string {
 // never a chain's last message (deny_purge cannot be relaxed on an
 // existing stream: a ledger created with it keeps it, and is not trimmed).
 func LedgerConfig(o Options) jetstream.StreamConfig {
-	return jetstream.StreamConfig{
-		Name:        Ledger,
-		Description: "claimcheck: per-session hash chains",
-		Subjects:    []string{subject.LedgerAll},
-		Retention:   jetstream.LimitsPolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    o.Replicas,
-		Discard:     jetstream.DiscardNew,
-		MaxMsgSize:  o.MaxMsgSize,
-		Duplicates:  o.DuplicateWindow,
-		DenyDelete:  true,
-		AllowDirect: true,
-		// Per-subject compare-and-set holds inside a batch (nats-server
-		// jetstream_batching.go: each subject once per batch, checked
-		// against the store).
-		AllowAtomicPublish: true,
-	}
+	c := base(o, Ledger, "claimcheck: per-session hash chains", subject.LedgerAll)
+	c.DenyDelete, c.AllowDirect = true, true
+	// Per-subject compare-and-set holds inside a batch (nats-server
+	// jetstream_batching.go: each subject once per batch, checked against
+	// the store).
+	c.AllowAtomicPublish = true
+	return c
 }
 
 // Trimmable reports whether the rotator may trim a ledger stream.
@@ -172,17 +167,7 @@ func Trimmable(c jetstream.StreamConfig) bool { return !c.DenyPurge }
 // queue by an earlier version is kept as it is (the server cannot change
 // retention to or from work queue); it works the same, at that cost.
 func ClaimsConfig(o Options) jetstream.StreamConfig {
-	return jetstream.StreamConfig{
-		Name:        Claims,
-		Description: "claimcheck: claim requests",
-		Subjects:    []string{subject.ClaimsPrefix + ".>"},
-		Retention:   jetstream.LimitsPolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    o.Replicas,
-		Discard:     jetstream.DiscardNew,
-		MaxMsgSize:  o.MaxMsgSize,
-		Duplicates:  o.DuplicateWindow,
-	}
+	return base(o, Claims, "claimcheck: claim requests", subject.ClaimsPrefix+".>")
 }
 
 // AttestConfig is ATTEST: signed attestations, kept like the ledger (never
@@ -191,23 +176,12 @@ func ClaimsConfig(o Options) jetstream.StreamConfig {
 // workers' attestations together, one fsync for all of them under
 // sync_interval always, each under its own compare-and-set.
 func AttestConfig(o Options) jetstream.StreamConfig {
-	return jetstream.StreamConfig{
-		Name:        Attest,
-		Description: "claimcheck: DSSE attestations",
-		Subjects:    []string{subject.AttestPrefix + ".>"},
-		Retention:   jetstream.LimitsPolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    o.Replicas,
-		Discard:     jetstream.DiscardNew,
-		MaxMsgSize:  o.MaxMsgSize,
-		Duplicates:  o.DuplicateWindow,
-		DenyDelete:  true,
-		DenyPurge:   true,
-		AllowDirect: true,
-		// Each attestation keeps its expected-last-subject-sequence 0 inside
-		// a batch (see LedgerConfig).
-		AllowAtomicPublish: true,
-	}
+	c := base(o, Attest, "claimcheck: DSSE attestations", subject.AttestPrefix+".>")
+	c.DenyDelete, c.DenyPurge, c.AllowDirect = true, true, true
+	// Each attestation keeps its expected-last-subject-sequence 0 inside a
+	// batch (see LedgerConfig).
+	c.AllowAtomicPublish = true
+	return c
 }
 
 // Configs lists every stream claimcheck uses.

@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +32,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/pkg/telemetry"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/pretool"
@@ -191,10 +191,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.ID == "" {
-		h, _ := os.Hostname()
-		cfg.ID = h + "-" + strconv.Itoa(os.Getpid())
-	}
+	cfg.ID = service.InstanceID(cfg.ID)
 	if cfg.Home == "" {
 		cfg.Home, _ = os.UserHomeDir()
 	}
@@ -562,24 +559,14 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	f := telemetry.NewMetrics(reg, "gatekeeper")
 	m := &metrics{
-		decisions: prometheus.NewCounterVec(
-			prometheus.CounterOpts{Name: "claimcheck_gatekeeper_decisions_total",
-				Help: "Gate decisions by event, decision and rule."}, []string{"event", "decision", "rule"}),
-		latency: prometheus.NewHistogramVec(
-			prometheus.HistogramOpts{Name: "claimcheck_gatekeeper_decision_seconds", Help: "Time from request to signed decision.",
-				Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .05, .25, 1, 2.5}}, []string{"event"}),
-		failures: prometheus.NewCounterVec(
-			prometheus.CounterOpts{Name: "claimcheck_gatekeeper_failures_total",
-				Help: "Signing and recording failures."}, []string{"what"}),
-		attReads: prometheus.NewCounterVec(
-			prometheus.CounterOpts{Name: "claimcheck_gatekeeper_attestation_reads_total",
-				Help: "Attestations cited at Stop, by where their envelope came from (memory, stream, failed)."}, []string{"from"}),
+		decisions: f.CounterVec("decisions_total", "Gate decisions by event, decision and rule.", "event", "decision", "rule"),
+		latency: f.HistogramVec("decision_seconds", "Time from request to signed decision.",
+			[]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .05, .25, 1, 2.5}, "event"),
+		failures: f.CounterVec("failures_total", "Signing and recording failures.", "what"),
+		attReads: f.CounterVec("attestation_reads_total",
+			"Attestations cited at Stop, by where their envelope came from (memory, stream, failed).", "from"),
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.latency, m.failures, m.attReads} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return m, f.Err()
 }

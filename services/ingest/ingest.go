@@ -31,6 +31,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/pkg/telemetry"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/ingest/internal/record"
 	"github.com/claimcheck/claimcheck/services/ingest/internal/scrub"
@@ -310,43 +311,20 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	f := telemetry.NewMetrics(reg, "ingest")
 	m := &metrics{
-		records: prometheus.NewCounterVec(
-			prometheus.CounterOpts{Name: "claimcheck_ingest_records_total",
-				Help: "Ledger records written, by outcome (event, invalid, rejected)."}, []string{"outcome"}),
-		duplicates: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_ingest_duplicates_total",
-				Help: "Intake messages whose event was already chained (redelivery, late spool flush)."}),
-		redactions: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_ingest_redactions_total", Help: "Secrets removed from payloads."}),
-		artifacts: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_ingest_artifacts_total", Help: "Payloads stored in the artifacts object store."}),
-		chainFaults: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_ingest_chain_faults_total",
-				Help: "Defects found in stored chains while loading them."}),
-		retries: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_ingest_append_retries_total",
-				Help: "Ledger appends retried after a transient error."}),
-		purged: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_ingest_intake_purged_total", Help: "Chained events removed from INTAKE."}),
-		claims: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_ingest_claims_forwarded_total",
-				Help: "Claim requests queued on CLAIMS for the verifiers."}),
-		batchSize: prometheus.NewHistogram(
-			prometheus.HistogramOpts{Name: "claimcheck_ingest_batch_messages", Help: "Intake messages per batch.",
-				Buckets: prometheus.ExponentialBuckets(1, 4, 7)}),
-		batchTime: prometheus.NewHistogram(
-			prometheus.HistogramOpts{Name: "claimcheck_ingest_batch_seconds", Help: "Time to chain and acknowledge one batch.",
-				Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9)}),
-		appends: prometheus.NewCounterVec(
-			prometheus.CounterOpts{Name: "claimcheck_ingest_chain_appends_total",
-				Help: "Session chains appended to, by path: atomic (in a JetStream atomic batch with other sessions) or single (one publish of its own)."}, []string{"path"}),
+		records:     f.CounterVec("records_total", "Ledger records written, by outcome (event, invalid, rejected).", "outcome"),
+		duplicates:  f.Counter("duplicates_total", "Intake messages whose event was already chained (redelivery, late spool flush)."),
+		redactions:  f.Counter("redactions_total", "Secrets removed from payloads."),
+		artifacts:   f.Counter("artifacts_total", "Payloads stored in the artifacts object store."),
+		chainFaults: f.Counter("chain_faults_total", "Defects found in stored chains while loading them."),
+		retries:     f.Counter("append_retries_total", "Ledger appends retried after a transient error."),
+		purged:      f.Counter("intake_purged_total", "Chained events removed from INTAKE."),
+		claims:      f.Counter("claims_forwarded_total", "Claim requests queued on CLAIMS for the verifiers."),
+		batchSize:   f.Histogram("batch_messages", "Intake messages per batch.", prometheus.ExponentialBuckets(1, 4, 7)),
+		batchTime:   f.Histogram("batch_seconds", "Time to chain and acknowledge one batch.", prometheus.ExponentialBuckets(0.0005, 4, 9)),
+		appends: f.CounterVec("chain_appends_total",
+			"Session chains appended to, by path: atomic (in a JetStream atomic batch with other sessions) or single (one publish of its own).", "path"),
 	}
-	for _, c := range []prometheus.Collector{m.records, m.duplicates, m.redactions, m.artifacts, m.chainFaults, m.retries, m.purged,
-		m.claims, m.batchSize, m.batchTime, m.appends} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register metrics: %w", err)
-		}
-	}
-	return m, nil
+	return m, f.Err()
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/telemetry"
 )
 
 // Config tunes the rotator. Durations use Go syntax (30s, 720h).
@@ -316,23 +317,12 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
-		passErrors: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_rotator_pass_errors_total", Help: "Rotator passes that failed."}),
-		passSeconds: prometheus.NewHistogram(
-			prometheus.HistogramOpts{Name: "claimcheck_rotator_pass_seconds", Help: "Duration of rotator passes.",
-				Buckets: prometheus.ExponentialBuckets(0.01, 4, 8)}),
-		archived: prometheus.NewCounterVec(
-			prometheus.CounterOpts{Name: "claimcheck_rotator_archived_messages_total",
-				Help: "Messages archived and verified, by stream."}, []string{"stream"}),
-		trimmed: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_rotator_trimmed_messages_total",
-				Help: "LEDGER messages removed from the hot stream after archiving."}),
-		deleted: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_rotator_deleted_segments_total", Help: "Archive segments deleted by retention."}),
+	f := telemetry.NewMetrics(reg, "rotator")
+	return &metrics{
+		passErrors:  f.Counter("pass_errors_total", "Rotator passes that failed."),
+		passSeconds: f.Histogram("pass_seconds", "Duration of rotator passes.", prometheus.ExponentialBuckets(0.01, 4, 8)),
+		archived:    f.CounterVec("archived_messages_total", "Messages archived and verified, by stream.", "stream"),
+		trimmed:     f.Counter("trimmed_messages_total", "LEDGER messages removed from the hot stream after archiving."),
+		deleted:     f.Counter("deleted_segments_total", "Archive segments deleted by retention."),
 	}
-	for _, c := range []prometheus.Collector{m.passErrors, m.passSeconds, m.archived, m.trimmed, m.deleted} {
-		_ = reg.Register(c)
-	}
-	return m
 }

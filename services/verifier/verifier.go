@@ -18,8 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +38,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/pkg/telemetry"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/verifier/internal/validate"
@@ -134,10 +133,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.ID == "" {
-		h, _ := os.Hostname()
-		cfg.ID = h + "-" + strconv.Itoa(os.Getpid())
-	}
+	cfg.ID = service.InstanceID(cfg.ID)
 	v, err := validation.New()
 	if err != nil {
 		return nil, err
@@ -531,40 +527,23 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	f := telemetry.NewMetrics(reg, "verifier")
 	m := &metrics{
-		verdicts: prometheus.NewCounterVec(
-			prometheus.CounterOpts{Name: "claimcheck_verifier_verdicts_total",
-				Help: "Verdicts recorded, by outcome."}, []string{"verdict"}),
-		attestations: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_verifier_attestations_total", Help: "Attestations written to ATTEST."}),
-		dropped: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_verifier_dropped_total", Help: "Malformed claim work items terminated."}),
-		redelivered: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_verifier_redelivered_total",
-				Help: "Claim requests delivered again (a verifier died or was too slow)."}),
-		reused: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_verifier_verdicts_reused_total",
-				Help: "Requests answered with a verdict already in the ledger (a redelivery after it was recorded)."}),
-		purged: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_verifier_claims_purged_total", Help: "Answered requests removed from CLAIMS."}),
-		conflicts: prometheus.NewCounter(
-			prometheus.CounterOpts{Name: "claimcheck_verifier_append_conflicts_total",
-				Help: "Verdict appends whose compare-and-set failed because another writer had moved the session's head (retried after reading it)."}),
-		appends: prometheus.NewCounterVec(
-			prometheus.CounterOpts{Name: "claimcheck_verifier_verdict_appends_total",
-				Help: "Verdicts chained, by path: atomic (in a batch with other sessions' verdicts) or single."}, []string{"path"}),
-		batch: prometheus.NewHistogramVec(
-			prometheus.HistogramOpts{Name: "claimcheck_verifier_commit_batch_size",
-				Help: "Writes gathered into one commit (group commit of the workers' verdicts and attestations).", Buckets: prometheus.ExponentialBuckets(1, 2, 9)}, []string{"kind"}),
-		latency: prometheus.NewHistogram(
-			prometheus.HistogramOpts{Name: "claimcheck_verifier_request_seconds", Help: "Time to decide, record and answer one request.",
-				Buckets: prometheus.ExponentialBuckets(0.0005, 3, 10)}),
+		verdicts:     f.CounterVec("verdicts_total", "Verdicts recorded, by outcome.", "verdict"),
+		attestations: f.Counter("attestations_total", "Attestations written to ATTEST."),
+		dropped:      f.Counter("dropped_total", "Malformed claim work items terminated."),
+		redelivered:  f.Counter("redelivered_total", "Claim requests delivered again (a verifier died or was too slow)."),
+		reused: f.Counter("verdicts_reused_total",
+			"Requests answered with a verdict already in the ledger (a redelivery after it was recorded)."),
+		purged: f.Counter("claims_purged_total", "Answered requests removed from CLAIMS."),
+		conflicts: f.Counter("append_conflicts_total",
+			"Verdict appends whose compare-and-set failed because another writer had moved the session's head (retried after reading it)."),
+		appends: f.CounterVec("verdict_appends_total",
+			"Verdicts chained, by path: atomic (in a batch with other sessions' verdicts) or single.", "path"),
+		batch: f.HistogramVec("commit_batch_size",
+			"Writes gathered into one commit (group commit of the workers' verdicts and attestations).", prometheus.ExponentialBuckets(1, 2, 9), "kind"),
+		latency: f.Histogram("request_seconds", "Time to decide, record and answer one request.",
+			prometheus.ExponentialBuckets(0.0005, 3, 10)),
 	}
-	for _, c := range []prometheus.Collector{m.verdicts, m.attestations, m.dropped, m.redelivered, m.reused, m.purged, m.conflicts,
-		m.appends, m.batch, m.latency} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return m, f.Err()
 }
