@@ -26,7 +26,7 @@ build:
 # The README's test command and what CI runs: workspace shape, formatting,
 # every module's unit and integration tests (race detector on), then the
 # end-to-end tests against freshly built binaries.
-test: check-modules fmt-check unit e2e
+test: check-modules fmt-check lint unit e2e
 
 unit:
 	@set -e; for m in $(MODULES); do \
