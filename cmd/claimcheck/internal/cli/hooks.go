@@ -117,7 +117,7 @@ idempotent), and backs the file up before changing it.`,
 	f.BoolVar(&dryRun, "dry-run", false, "report what would change without writing")
 	f.BoolVar(&sandbox, "sandbox", false,
 		"also turn on Claude Code's sandbox for the agent's Bash commands, so they can neither reach NATS nor read claimcheck's credentials, keys and data (`claimcheck claim` runs outside it)")
-	hooks.AddCommand(install)
+	hooks.AddCommand(install, a.hooksUninstallCommand())
 	return hooks
 }
 
@@ -354,22 +354,28 @@ func mergeHandler(groups []jsontext.Value, want handler) (out []jsontext.Value, 
 	return groups, found, changed
 }
 
-// writeSettings backs the old file up and replaces it atomically; it
-// returns the backup's path ("" when there was no file).
+// writeSettings backs the old file up and replaces it atomically with root,
+// indented as Claude Code writes it; it returns the backup's path ("" when
+// there was no file).
 func writeSettings(path string, orig []byte, mode os.FileMode, root *object, now time.Time) (string, error) {
 	out := root.encode()
 	if err := out.Indent(jsontext.WithIndent("  ")); err != nil {
 		return "", err
 	}
-	out = append(out, '\n')
+	return writeSettingsBytes(path, orig, mode, append(out, '\n'), now)
+}
+
+// writeSettingsBytes backs the old file up (a new file each time, never
+// over an earlier backup) and replaces it atomically with out.
+func writeSettingsBytes(path string, orig []byte, mode os.FileMode, out []byte, now time.Time) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
 	backup := ""
 	if orig != nil {
-		backup = fmt.Sprintf("%s.bak-%s", path, now.UTC().Format("20060102T150405.000Z"))
-		if err := os.WriteFile(backup, orig, mode); err != nil {
-			return "", fmt.Errorf("back up %s: %w", path, err)
+		var err error
+		if backup, err = writeBackup(path, orig, mode, now); err != nil {
+			return "", err
 		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings-*.json")
@@ -396,6 +402,33 @@ func writeSettings(path string, orig []byte, mode os.FileMode, root *object, now
 		return backup, fmt.Errorf("write %s: %w", path, err)
 	}
 	return backup, nil
+}
+
+// writeBackup writes orig to <path>.bak-<UTC time>, with a counter after the
+// time when that name is taken: an earlier backup is never overwritten.
+func writeBackup(path string, orig []byte, mode os.FileMode, now time.Time) (string, error) {
+	stamp := fmt.Sprintf("%s.bak-%s", path, now.UTC().Format("20060102T150405.000Z"))
+	for i := 0; ; i++ {
+		name := stamp
+		if i > 0 {
+			name = fmt.Sprintf("%s-%d", stamp, i)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("back up %s: %w", path, err)
+		}
+		if _, err := f.Write(orig); err != nil {
+			_ = f.Close()
+			return "", fmt.Errorf("back up %s: %w", path, err)
+		}
+		if err := f.Close(); err != nil {
+			return "", fmt.Errorf("back up %s: %w", path, err)
+		}
+		return name, nil
+	}
 }
 
 type handler struct {

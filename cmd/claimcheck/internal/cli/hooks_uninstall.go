@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) hooksUninstallCommand() *cobra.Command {
+	var settings string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "uninstall",
+		Short: "Remove claimcheck-hook from Claude Code's settings.json, keeping everything else",
+		Long: `uninstall removes every hook handler that runs claimcheck-hook (or claimcheck-hook-tls)
+from the settings file, and the groups and events that held nothing else. Every other
+hook and setting stays. When what is left equals a backup that install made, that
+backup's bytes are written back, so the file is as it was before install; otherwise
+the file is rewritten with the same members in the same order. The current file is
+backed up first. Sandbox settings that install --sandbox merged stay: they guard the
+agent's commands whether or not claimcheck records them.`,
+		Args: cobra.NoArgs,
+		RunE: func(_ *cobra.Command, _ []string) error {
+			if settings == "" {
+				home := a.env.Getenv("HOME")
+				if home == "" {
+					return &exitError{ExitError, errors.New("$HOME is not set; pass --settings")}
+				}
+				settings = filepath.Join(home, ".claude", "settings.json")
+			}
+			res, err := uninstallHooks(settings, dryRun, time.Now())
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			w := a.env.Stdout
+			switch {
+			case res.Removed == 0:
+				fmt.Fprintf(w, "%s runs no claimcheck-hook; nothing changed\n", settings)
+				return nil
+			case dryRun:
+				fmt.Fprintf(w, "would remove %d claimcheck-hook entries from %s (dry run, nothing written)\n", res.Removed, settings)
+				return nil
+			}
+			fmt.Fprintf(w, "removed %d claimcheck-hook entries from %s\n", res.Removed, settings)
+			if res.Restored != "" {
+				fmt.Fprintf(w, "the file is now byte for byte the backup %s\n", res.Restored)
+			}
+			fmt.Fprintf(w, "previous settings saved as %s\n", res.Backup)
+			fmt.Fprintln(w, "Claude Code reads hooks at session start: restart running sessions to pick this up.")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&settings, "settings", "", "settings file to change (default ~/.claude/settings.json)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would change without writing")
+	return cmd
+}
+
+type uninstallResult struct {
+	Removed  int
+	Backup   string // the settings as they were before uninstall
+	Restored string // the install backup written back, if one matched
+}
+
+// uninstallHooks removes claimcheck's handlers from a settings file.
+func uninstallHooks(path string, dryRun bool, now time.Time) (uninstallResult, error) {
+	var res uninstallResult
+	orig, mode, err := readSettings(path)
+	if err != nil || len(bytes.TrimSpace(orig)) == 0 {
+		return res, err
+	}
+	root := &object{}
+	if err := root.parse(orig); err != nil {
+		return res, fmt.Errorf("%s is not a JSON object Claude Code could read: %w (fix it, then run uninstall again)", path, err)
+	}
+	if res.Removed, err = removeHooks(path, root); err != nil || res.Removed == 0 || dryRun {
+		return res, err
+	}
+	if res.Restored, err = matchingBackup(path, root.encode()); err != nil {
+		return res, err
+	}
+	if res.Restored == "" {
+		res.Backup, err = writeSettings(path, orig, mode, root, now)
+		return res, err
+	}
+	restored, err := os.ReadFile(res.Restored)
+	if err != nil {
+		return res, err
+	}
+	res.Backup, err = writeSettingsBytes(path, orig, mode, restored, now)
+	return res, err
+}
+
+// removeHooks drops every claimcheck-hook handler from root's hooks, then
+// the groups left with no handler and the events left with no group (only
+// those claimcheck emptied), and "hooks" itself if nothing is left in it.
+func removeHooks(path string, root *object) (int, error) {
+	raw, ok := root.get("hooks")
+	if !ok {
+		return 0, nil
+	}
+	hooksObj := &object{}
+	if err := hooksObj.parse(raw); err != nil {
+		return 0, fmt.Errorf("%s: \"hooks\" is not an object: %w", path, err)
+	}
+	removed := 0
+	for i := 0; i < len(hooksObj.names); i++ {
+		var groups []jsontext.Value
+		if json.Unmarshal(hooksObj.values[i], &groups) != nil {
+			continue // not claimcheck's to judge
+		}
+		kept, n := removeFromGroups(groups)
+		if n == 0 {
+			continue
+		}
+		removed += n
+		if len(kept) == 0 {
+			hooksObj.names = slices.Delete(hooksObj.names, i, i+1)
+			hooksObj.values = slices.Delete(hooksObj.values, i, i+1)
+			i--
+			continue
+		}
+		hooksObj.values[i] = mustJSON(kept)
+	}
+	if removed == 0 {
+		return 0, nil
+	}
+	if len(hooksObj.names) == 0 {
+		i := slices.Index(root.names, "hooks")
+		root.names = slices.Delete(root.names, i, i+1)
+		root.values = slices.Delete(root.values, i, i+1)
+	} else {
+		root.set("hooks", hooksObj.encode())
+	}
+	return removed, nil
+}
+
+// removeFromGroups drops claimcheck's handlers from an event's groups, and
+// a group it leaves without handlers; n is how many handlers it dropped.
+func removeFromGroups(groups []jsontext.Value) (kept []jsontext.Value, n int) {
+	for _, g := range groups {
+		gobj := &object{}
+		var handlers []jsontext.Value
+		rawHandlers, ok := jsontext.Value(nil), false
+		if gobj.parse(g) == nil {
+			rawHandlers, ok = gobj.get("hooks")
+		}
+		if !ok || json.Unmarshal(rawHandlers, &handlers) != nil {
+			kept = append(kept, g)
+			continue
+		}
+		before := len(handlers)
+		handlers = slices.DeleteFunc(handlers, func(h jsontext.Value) bool {
+			var cur handler
+			return json.Unmarshal(h, &cur) == nil && isClaimcheckHook(cur.Command)
+		})
+		n += before - len(handlers)
+		switch {
+		case len(handlers) == before:
+			kept = append(kept, g)
+		case len(handlers) > 0:
+			gobj.set("hooks", mustJSON(handlers))
+			kept = append(kept, gobj.encode())
+		}
+	}
+	return kept, n
+}
+
+// matchingBackup returns the newest backup of path (made by install or
+// uninstall) whose JSON equals want, member order aside; "" if none does.
+func matchingBackup(path string, want jsontext.Value) (string, error) {
+	backups, err := filepath.Glob(path + ".bak-*")
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(backups) // the names end in a UTC time stamp
+	canonWant := want.Clone()
+	if canonWant.Canonicalize() != nil {
+		return "", nil
+	}
+	for _, b := range slices.Backward(backups) {
+		data, err := os.ReadFile(b)
+		if err != nil {
+			continue
+		}
+		v := jsontext.Value(bytes.TrimSpace(data)).Clone()
+		if v.Canonicalize() == nil && bytes.Equal(v, canonWant) {
+			return b, nil
+		}
+	}
+	return "", nil
+}
