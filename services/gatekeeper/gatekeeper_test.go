@@ -460,8 +460,9 @@ func TestConsecutiveBlocksAreCappedAndOverridesApplyOnce(t *testing.T) {
 		}
 	}
 	d := f.stop(s, "All tests pass.")
-	if d.Decision != schemas.GateAllow || !d.Capped || !strings.Contains(d.SystemMessage, "NOT verified") {
-		t.Fatalf("at the cap: %+v", d)
+	if d.Decision != schemas.GateAllow || !d.Capped || !strings.Contains(d.SystemMessage, "NOT verified") ||
+		!strings.Contains(d.SystemMessage, "2 consecutive stops were blocked") {
+		t.Fatalf("at the cap (after 2 blocks): %+v", d)
 	}
 	// The count starts again.
 	if d := f.stop(s, "All tests pass."); d.Decision != schemas.GateBlock || d.ConsecutiveBlocks != 1 {

@@ -131,7 +131,8 @@ func Decide(ctx context.Context, in Input) Result {
 		if in.Cap > 0 && in.ConsecutiveBlocks+1 >= in.Cap {
 			return Result{Decision: schemas.GateAllow, Rule: RuleCapped, Capped: true, Reasons: r.Reasons,
 				SystemMessage: fmt.Sprintf(
-					"claimcheck: %d consecutive stops were blocked; this one is let through so the turn can end, but its claims are NOT verified: %s", in.ConsecutiveBlocks+1, strings.Join(r.Reasons, "; "))}
+					"claimcheck: %d consecutive stops were blocked; this one is let through so the turn can end, "+
+						"but its claims are NOT verified: %s", in.ConsecutiveBlocks, strings.Join(r.Reasons, "; "))}
 		}
 	}
 	return r

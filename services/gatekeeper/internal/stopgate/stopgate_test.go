@@ -179,7 +179,8 @@ func TestCapAndOverride(t *testing.T) {
 	}
 	in.ConsecutiveBlocks, in.StopHookActive = 7, true
 	r := Decide(t.Context(), in)
-	if r.Decision != "allow" || !r.Capped || r.Rule != RuleCapped || !strings.Contains(r.SystemMessage, "NOT verified") {
+	if r.Decision != "allow" || !r.Capped || r.Rule != RuleCapped || !strings.Contains(r.SystemMessage, "NOT verified") ||
+		!strings.Contains(r.SystemMessage, "7 consecutive stops were blocked") {
 		t.Fatalf("at the cap: %+v", r)
 	}
 	in.Cap = 0
