@@ -718,3 +718,23 @@ func TestReplayDecidesRecordedEventsAgain(t *testing.T) {
 		t.Errorf("summary %q, foreign citation %q", steps[1].Summary, steps[3].Decision.Reason)
 	}
 }
+
+// A block for an unbacked "tests pass" names the ledger's newest failing
+// run; a later passing run of the same command clears it.
+func TestBlockReasonsNameTheFailingRun(t *testing.T) {
+	f := newFlow(t, nil)
+	s := "sess-failing-run"
+	f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	f.bash(s, "pytest -q", "FAILED tests/test_app.py::test_add - assert 3 == 4", true)
+	f.bash(s, "ls", "src tests", false)
+	d := f.stop(s, "Done! All tests pass.")
+	want := "the ledger's newest run of `pytest -q` failed"
+	if d.Decision != schemas.GateBlock || !strings.Contains(d.Reason, want) || !strings.Contains(d.Reason, "assert 3 == 4") ||
+		!strings.Contains(d.NextStep, "fix what made `pytest -q` fail") {
+		t.Fatalf("unbacked claim after a failing run: %+v", d)
+	}
+	f.bash(s, "pytest -q", "3 passed in 0.10s", false)
+	if d := f.stop(s, "Done! All tests pass."); d.Decision != schemas.GateBlock || strings.Contains(d.Reason, "newest run") {
+		t.Fatalf("after a passing run the failure is not news: %+v", d)
+	}
+}

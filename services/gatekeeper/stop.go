@@ -65,6 +65,9 @@ func (s *Service) judgeStop(ctx context.Context, d schemas.GateDecision, req sch
 		StopHookActive: stopHookActive, ConsecutiveBlocks: snap.Blocks, Cap: s.cfg.StopBlockCap,
 		Override: snap.Override, OverrideReason: snap.OverrideReason,
 	}
+	if f, ok := snap.FailingRun(); ok {
+		in.FailingRun = &stopgate.Run{N: f.N, Command: f.Command, Summary: f.Summary}
+	}
 	r := stopgate.Decide(ctx, in)
 	d.Decision, d.Rule, d.Reasons, d.NextStep = r.Decision, r.Rule, r.Reasons, r.NextStep
 	d.Reason, d.SystemMessage, d.Capped, d.Override = r.Reason(), r.SystemMessage, r.Capped, r.Override

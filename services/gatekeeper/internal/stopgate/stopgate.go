@@ -72,6 +72,17 @@ type Input struct {
 	// Override is the id of a pending operator override ("" when none).
 	Override       string
 	OverrideReason string
+	// FailingRun is the ledger's newest failing run of a command not run
+	// successfully since (nil when none): a block for an unbacked claim
+	// names it.
+	FailingRun *Run
+}
+
+// Run is a recorded run of a shell command.
+type Run struct {
+	N       uint64 // its ledger position
+	Command string
+	Summary string // the first line of its output
 }
 
 // Rules name why a stop was decided as it was.
@@ -121,6 +132,15 @@ func (r Result) Reason() string {
 // Decide applies the rules; ctx bounds the evidence look-ups.
 func Decide(ctx context.Context, in Input) Result {
 	r := decide(ctx, in)
+	if r.Decision == schemas.GateBlock && in.FailingRun != nil && unbacked(r.Rule) {
+		f := in.FailingRun
+		why := fmt.Sprintf("the ledger's newest run of `%s` failed (n=%d)", f.Command, f.N)
+		if f.Summary != "" {
+			why += ": " + clip(f.Summary, 200)
+		}
+		r.Reasons = append(r.Reasons, why)
+		r.NextStep = fmt.Sprintf("fix what made `%s` fail and run it again; then %s", f.Command, r.NextStep)
+	}
 	if r.Decision == schemas.GateBlock {
 		if in.Override != "" {
 			return Result{Decision: schemas.GateAllow, Rule: RuleOverride, Override: in.Override,
@@ -136,6 +156,13 @@ func Decide(ctx context.Context, in Input) Result {
 		}
 	}
 	return r
+}
+
+// unbacked says a rule blocks a claim for want of evidence (rather than for
+// a malformed block or an unusable citation), where a failing run is what
+// the agent most likely overlooked.
+func unbacked(rule string) bool {
+	return rule == RuleMissingBlock || rule == RuleNoDoneClaim || rule == RuleUnbackedWords
 }
 
 func block(rule, next string, reasons ...string) Result {

@@ -229,3 +229,25 @@ func TestSuggestClaim(t *testing.T) {
 		}
 	}
 }
+
+// A failing run in the ledger is named when a claim lacks evidence, not
+// when the block is malformed or the stop passes.
+func TestFailingRunIsNamedForUnbackedClaims(t *testing.T) {
+	run := &Run{N: 9, Command: "go test ./...", Summary: "--- FAIL: TestAdd (0.00s)"}
+	for _, tc := range []struct {
+		name, message string
+		named         bool
+		decision      string
+	}{
+		{"no block", "Done! All tests pass.", true, "block"},
+		{"malformed block", "Done.\n```claimcheck\n{not json\n```", false, "block"},
+		{"backed", final("done", claim{"done", fresh}), false, "allow"},
+	} {
+		in := Input{Message: finalblock.Parse(tc.message), Evidence: evidence, Contract: contract, ContractN: contractN, FailingRun: run}
+		r := Decide(t.Context(), in)
+		named := strings.Contains(r.Reason(), "newest run of `go test ./...` failed (n=9): --- FAIL: TestAdd")
+		if r.Decision != tc.decision || named != tc.named {
+			t.Errorf("%s: %s %q, want %s with the failing run named: %v", tc.name, r.Decision, r.Reason(), tc.decision, tc.named)
+		}
+	}
+}

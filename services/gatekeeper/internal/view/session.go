@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 
@@ -23,6 +24,14 @@ type pathAt struct {
 	command string
 	written []string
 	unknown bool
+}
+
+// Run is a recorded shell command run: its ledger position, its command
+// line and the first line of its output.
+type Run struct {
+	N       uint64
+	Command string
+	Summary string
 }
 
 type runAt struct {
@@ -91,7 +100,7 @@ func prepare(e schemas.Entry) prepared {
 		case ev.Tool == "Bash" && ev.Command != "":
 			sum := evidence.Summarize(ev.Output)
 			failed := ev.Failed || (sum.Recognized && sum.Failed > 0)
-			pr.run = &runAt{n: e.N, command: ev.Command, failed: failed, summary: firstLine(ev.Output)}
+			pr.run = &runAt{n: e.N, command: ev.Command, failed: failed, summary: summaryLine(ev.Output)}
 			if written, unknown := ev.Writes(); len(written) > 0 || unknown {
 				pr.shellEdit = &pathAt{n: e.N, shell: true, command: ev.Command, written: written, unknown: unknown}
 			}
@@ -196,15 +205,37 @@ func appendBounded[T any](list []T, v T, n int) []T {
 	return list
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+// summaryLine is the line of a run's output that says most about it: the
+// first that reports a failure (FAIL, failed, error, panic, assert), else
+// the first that is not Claude Code's "Exit code N", cut to 160 bytes.
+func summaryLine(s string) string {
+	var first string
+	for line := range strings.Lines(s) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "Exit code ") {
+			continue
+		}
+		if first == "" {
+			first = line
+		}
+		lower := strings.ToLower(line)
+		if strings.Contains(lower, "fail") || strings.Contains(lower, "error") || strings.Contains(lower, "panic") ||
+			strings.Contains(lower, "assert") {
+			first = line
+			break
+		}
 	}
-	if len(s) > 160 {
-		s = s[:160] + "…"
+	if first == "" {
+		first = strings.TrimSpace(s)
 	}
-	return s
+	if len(first) > 160 {
+		first = first[:160]
+		for !utf8.ValidString(first) {
+			first = first[:len(first)-1] // a rune cut in half
+		}
+		first += "…"
+	}
+	return first
 }
 
 // Snapshot is what a Stop decision reads of one session.
@@ -243,6 +274,24 @@ func (s *sessionState) snapshot() Snapshot {
 		contracts: s.contracts, edits: s.edits, runs: s.runs, Blocks: s.blocks,
 		Override: s.override, OverrideReason: s.overrideR,
 	}
+}
+
+// FailingRun is the newest run in the session's trail whose command has
+// not run successfully since: what an unbacked "tests pass" is most likely
+// wrong about. ok is false when every command's latest run passed.
+func (sn Snapshot) FailingRun() (r Run, ok bool) {
+	passed := map[string]bool{}
+	for i := len(sn.runs) - 1; i >= 0; i-- {
+		run := sn.runs[i]
+		switch {
+		case passed[run.command]:
+		case run.failed:
+			return Run{N: run.n, Command: run.command, Summary: run.summary}, true
+		default:
+			passed[run.command] = true
+		}
+	}
+	return r, false
 }
 
 // Staleness says why an attested pass no longer counts, from the entries

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/claimcheck/claimcheck/schemas"
@@ -73,5 +74,41 @@ func TestStaleness(t *testing.T) {
 				t.Fatalf("Staleness = %q, %q; want stale %v with a next step", reason, next, tc.stale)
 			}
 		})
+	}
+}
+
+func TestFailingRunIsTheNewestNotSinceFixed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		runs []runAt
+		want uint64 // 0: none
+	}{
+		{"none", nil, 0},
+		{"all passed", []runAt{{n: 1, command: "go test ./..."}}, 0},
+		{"failed last", []runAt{{n: 1, command: "go test ./..."}, {n: 2, command: "go test ./...", failed: true}}, 2},
+		{"fixed since", []runAt{{n: 1, command: "go test ./...", failed: true}, {n: 2, command: "go test ./..."}}, 0},
+		{"another command passed since", []runAt{{n: 1, command: "go test ./...", failed: true}, {n: 2, command: "ls"}}, 1},
+		{"newest of two failures", []runAt{{n: 1, command: "make lint", failed: true}, {n: 2, command: "go test ./...", failed: true}}, 2},
+		{"older failure of another command", []runAt{{n: 1, command: "make lint", failed: true}, {n: 2, command: "go test ./...", failed: true},
+			{n: 3, command: "go test ./..."}}, 1},
+	} {
+		r, ok := Snapshot{runs: tc.runs}.FailingRun()
+		if ok != (tc.want != 0) || ok && r.N != tc.want {
+			t.Errorf("%s: %+v %v, want n=%d", tc.name, r, ok, tc.want)
+		}
+	}
+}
+
+func TestSummaryLinePrefersTheFailure(t *testing.T) {
+	for in, want := range map[string]string{
+		"Exit code 1\n=== RUN TestAdd\n--- FAIL: TestAdd (0.00s)\nFAIL\n": "--- FAIL: TestAdd (0.00s)",
+		"Exit code 2\nsomething odd\n":                                    "something odd",
+		"ok  \tgithub.com/acme/app\t0.01s\n":                              "ok  \tgithub.com/acme/app\t0.01s",
+		"Exit code 1":                                                     "Exit code 1",
+		strings.Repeat("é", 100):                                          strings.Repeat("é", 80) + "…",
+	} {
+		if got := summaryLine(in); got != want {
+			t.Errorf("summaryLine(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
