@@ -44,6 +44,11 @@ type Config struct {
 	// FailOpen lists the gated events that are allowed, not blocked, when no
 	// valid decision arrives (--fail-open, CLAIMCHECK_HOOK_FAIL_OPEN: "Stop,PreToolUse").
 	FailOpen map[string]bool
+	// StopBlockCap: after this many consecutive blocked stops the hook lets
+	// a stop it must fail closed on through, marked NOT verified, as the
+	// gatekeeper does at gatekeeper.stop_block_cap (--stop-block-cap,
+	// CLAIMCHECK_HOOK_STOP_BLOCK_CAP; 8; 0 never).
+	StopBlockCap int
 
 	// Derived: the credentials read once, the host's subject token, and
 	// the inbox replies come to (subject.Inbox of the hook identity).
@@ -76,6 +81,7 @@ func defaults(getenv func(string) string) Config {
 		Gate:          true,
 		GateDeadline:  4 * time.Second,
 		FailOpen:      map[string]bool{},
+		StopBlockCap:  8,
 	}
 	home := getenv("HOME")
 	if x := getenv("XDG_STATE_HOME"); x != "" {
@@ -115,6 +121,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	env("HOOK_GATE_DEADLINE", dur(&c.GateDeadline))
 	env("HOOK_GATE_KEYS", str(&c.GateKeys))
 	env("HOOK_FAIL_OPEN", func(v string) error { return c.setFailOpen(v) })
+	env("HOOK_STOP_BLOCK_CAP", func(v string) error { n, err := strconv.Atoi(v); c.StopBlockCap = n; return err })
 
 	fs := flag.NewFlagSet("claimcheck-hook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -140,6 +147,8 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		"key set trusted for signed gate decisions (default <state-dir>/gate-keys.json) (env CLAIMCHECK_HOOK_GATE_KEYS)")
 	fs.Func("fail-open",
 		"comma-separated gated events (Stop, PreToolUse) to allow rather than block when no valid decision arrives (env CLAIMCHECK_HOOK_FAIL_OPEN)", c.setFailOpen)
+	fs.IntVar(&c.StopBlockCap, "stop-block-cap", c.StopBlockCap,
+		"consecutive blocked stops after which a stop the gate cannot decide is let through, NOT verified; 0 never (env CLAIMCHECK_HOOK_STOP_BLOCK_CAP)")
 	version := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr,
@@ -242,6 +251,9 @@ func (c Config) validate() error {
 	}
 	if c.RetryAfter < 0 {
 		errs = append(errs, fmt.Errorf("retry-after %s: must not be negative", c.RetryAfter))
+	}
+	if c.StopBlockCap < 0 || c.StopBlockCap > 1000 {
+		errs = append(errs, fmt.Errorf("stop block cap %d: must be between 0 (never) and 1000", c.StopBlockCap))
 	}
 	if !validAgentType(c.AgentType) {
 		errs = append(errs, fmt.Errorf("agent type %q: must be 1..64 of a-z 0-9 . _ - starting with a letter or digit", c.AgentType))

@@ -37,7 +37,26 @@ func (h *hook) gate(ctx context.Context, stdout io.Writer, received time.Time, i
 	// Record what the hook acts on; the gatekeeper records the same
 	// decision under the same id, so the ledger keeps one.
 	h.recordDecision(ctx, d, reply, "")
+	if d.HookEvent == schemas.HookStop {
+		h.countBlocks(func(int) int {
+			if d.Decision == schemas.GateAllow {
+				return 0
+			}
+			return d.ConsecutiveBlocks
+		})
+	}
 	return h.answer(stdout, d)
+}
+
+// countBlocks updates the session's count of consecutive blocked stops.
+// A failure is reported and otherwise ignored: the count only decides when
+// the hook stops failing closed, and the gatekeeper keeps its own.
+func (h *hook) countBlocks(set func(cur int) int) int {
+	n, err := stopBlocks(h.cfg.StateDir, h.info.SessionID, set)
+	if err != nil {
+		fmt.Fprintf(h.stderr, "claimcheck-hook: stop block count: %v\n", err)
+	}
+	return n
 }
 
 // question is a gate request prepared before the event is delivered, so
@@ -210,6 +229,9 @@ func (h *hook) fallback(ctx context.Context, stdout io.Writer, info payload.Info
 		d.Decision, d.Rule = schemas.GateBlock, "hook.fail_closed"
 		d.Reason = "claimcheck blocked this stop because it could not check it (fail closed): " + cause.Error() +
 			". Tell the human that claimcheck's gate is unavailable; do not claim the work is done."
+		if id.CheckSession(info.SessionID) == nil {
+			h.capStop(&d, cause)
+		}
 	}
 	fmt.Fprintf(h.stderr, "claimcheck-hook: gate: %v; %s (%s)\n", cause, d.Decision, d.Rule)
 	if id.CheckSession(info.SessionID) == nil {
@@ -219,6 +241,29 @@ func (h *hook) fallback(ctx context.Context, stdout io.Writer, info payload.Info
 		}
 	}
 	return h.answer(stdout, d)
+}
+
+// capStop counts a fail-closed block of a Stop towards the session's
+// consecutive blocks; at the cap the stop is let through instead, marked
+// NOT verified, as the gatekeeper does at its own cap (the agent CLI would
+// otherwise end the turn at its own cap, with nothing saying so).
+func (h *hook) capStop(d *schemas.GateDecision, cause error) {
+	capped := false
+	d.ConsecutiveBlocks = h.countBlocks(func(cur int) int {
+		if h.cfg.StopBlockCap > 0 && cur+1 >= h.cfg.StopBlockCap {
+			capped = true
+			return 0
+		}
+		return cur + 1
+	})
+	if !capped {
+		return
+	}
+	blocked := h.cfg.StopBlockCap - 1
+	d.Decision, d.Rule, d.Capped, d.ConsecutiveBlocks = schemas.GateAllow, "hook.block_cap", true, blocked
+	d.Reason = ""
+	d.SystemMessage = fmt.Sprintf("claimcheck: %d consecutive stops were blocked and its gate cannot be reached (%v); "+
+		"this one is let through so the turn can end, but its claims are NOT verified", blocked, cause)
 }
 
 // recordDecision puts a GateDecision record into INTAKE (or the spool).

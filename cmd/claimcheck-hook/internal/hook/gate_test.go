@@ -479,3 +479,56 @@ func TestKeptConnectionLostUnderTheRecordIsReplaced(t *testing.T) {
 		t.Fatalf("%d spooled, want none", len(entries))
 	}
 }
+
+// Stops the hook must fail closed on count towards the cap like the
+// gatekeeper's blocks: at the cap the stop is let through marked NOT
+// verified (and recorded so), and a prompt starts the count again.
+func TestFailClosedStopsCountTowardsTheCap(t *testing.T) {
+	f, g := gateSetup(t)
+	f.env["CLAIMCHECK_HOOK_STOP_BLOCK_CAP"] = "3"
+	stop := func() result { return runHook(t, f.env, hookJSON("sess-cap", "Stop", stopPayload)) }
+	isBlock := func(r result) bool { return strings.HasPrefix(r.stdout, `{"decision":"block"`) }
+	// The gatekeeper blocks once and says so.
+	g.set(func(_ schemas.GateRequest, d *schemas.GateDecision) []byte {
+		d.Decision, d.Reason, d.ConsecutiveBlocks = schemas.GateBlock, "no evidence", 1
+		return nil
+	})
+	if r := stop(); !isBlock(r) || !strings.Contains(r.stdout, "no evidence") {
+		t.Fatalf("the gatekeeper's block: %+v", r)
+	}
+	// Then it is gone: the hook fails closed, counting on.
+	g.nc.Close()
+	if r := stop(); !isBlock(r) || !strings.Contains(r.stdout, "fail closed") {
+		t.Fatalf("second stop, gate gone: %+v", r)
+	}
+	r := stop()
+	if isBlock(r) || !strings.Contains(r.stdout, `"systemMessage":"claimcheck: 2 consecutive stops were blocked and its gate cannot be reached`) ||
+		!strings.Contains(r.stdout, "NOT verified") {
+		t.Fatalf("third stop, at the cap of 3: %+v", r)
+	}
+	if r := stop(); !isBlock(r) {
+		t.Fatalf("after the cap the count starts again: %+v", r)
+	}
+	// A prompt starts the turn again: two more blocks before the cap.
+	if r := runHook(t, f.env, hookJSON("sess-cap", "UserPromptSubmit", `,"prompt":"go on"`)); r.code != 0 {
+		t.Fatalf("prompt: %+v", r)
+	}
+	for i := range 2 {
+		if r := stop(); !isBlock(r) {
+			t.Fatalf("stop %d after the prompt: %+v", i+1, r)
+		}
+	}
+	if r := stop(); isBlock(r) {
+		t.Fatalf("third stop after the prompt is at the cap: %+v", r)
+	}
+	// The capped stop is recorded (spooled: NATS is up, the gatekeeper is not).
+	capped := 0
+	for _, rec := range f.decisions(t) {
+		if rec.Decision.Rule == "hook.block_cap" && rec.Decision.Capped && rec.Decision.Decision == schemas.GateAllow {
+			capped++
+		}
+	}
+	if capped != 2 {
+		t.Fatalf("%d capped stops recorded, want 2", capped)
+	}
+}

@@ -202,6 +202,9 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 		}
 		return ExitRejected
 	}
+	if info.HookEvent == schemas.HookUserPromptSubmit {
+		h.countBlocks(func(int) int { return 0 }) // a prompt starts a turn, as for the gatekeeper
+	}
 	switch {
 	case gated:
 		return h.gate(ctx, stdout, received, info, eventID, seq)

@@ -324,6 +324,8 @@ func TestConfigErrors(t *testing.T) {
 		{map[string]string{}, nil, "HOME is not set"},
 		{map[string]string{"HOME": "/h"}, []string{"--agent-type", "Claude Code"}, "agent type"},
 		{map[string]string{"HOME": "/h"}, []string{"bogus"}, "unknown command"},
+		{map[string]string{"HOME": "/h", "CLAIMCHECK_HOOK_STOP_BLOCK_CAP": "many"}, nil, "CLAIMCHECK_HOOK_STOP_BLOCK_CAP"},
+		{map[string]string{"HOME": "/h"}, []string{"--stop-block-cap", "-1"}, "stop block cap -1"},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer

@@ -18,6 +18,7 @@ import (
 // The state directory (0700) holds:
 //
 //	seq/<sha256(session)[:32]>   per-session client sequence counters
+//	blocks/<sha256(session)[:32]>  per-session consecutive blocked stops
 //	spool/<n>.<event>.<chain>.<token>.evt   events not yet delivered, in order
 //	spool/.seq, spool/.lock      spool order counter and its lock
 //	spool/.unreachable           when delivery last failed (its mtime)
@@ -94,6 +95,39 @@ func nextSeq(stateDir, session string) (uint64, error) {
 	}
 	defer func() { _ = f.Close() }()
 	return bump(f)
+}
+
+// stopBlocks reads a session's count of consecutive blocked stops, sets
+// it with set (which receives the current count), and returns the new one.
+// The count follows the gatekeeper's signed decisions and the hook's own
+// fail-closed blocks, so that the hook can cap its blocks as the
+// gatekeeper does while the gatekeeper cannot be reached.
+func stopBlocks(stateDir, session string, set func(cur int) int) (int, error) {
+	dir := filepath.Join(stateDir, "blocks")
+	if err := ensureDir(dir); err != nil {
+		return 0, fmt.Errorf("blocks dir: %w", err)
+	}
+	sum := sha256.Sum256([]byte(session))
+	f, err := lockFile(filepath.Join(dir, hex.EncodeToString(sum[:16])))
+	if err != nil {
+		return 0, fmt.Errorf("blocks file: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	var buf [24]byte
+	n, err := f.ReadAt(buf[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	cur, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil || cur < 0 {
+		cur = 0 // absent or damaged: start again (the gatekeeper keeps the real count)
+	}
+	next := set(cur)
+	out := strconv.Itoa(next) + "\n"
+	if _, err := f.WriteAt([]byte(out), 0); err != nil {
+		return 0, err
+	}
+	return next, f.Truncate(int64(len(out)))
 }
 
 // spool is the directory of undelivered events.
