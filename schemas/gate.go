@@ -21,6 +21,14 @@ const (
 	OverrideEvent     = "OverrideRequest" // a prompt asked to bypass the gate (override audit)
 	GateAlertEvent    = "GateAlert"       // a threshold was crossed (override prompts, hook crashes)
 
+	// Rules of decisions made without a gatekeeper's judgement: the hook
+	// (or the HTTP endpoint) could not get one and failed closed, failed
+	// open as configured, or let a stop through at its block cap.
+	RuleHookFailClosed = "hook.fail_closed"
+	RuleHookFailOpen   = "hook.fail_open"
+	RuleHookBlockCap   = "hook.block_cap"
+	RuleHTTPFailClosed = "http.fail_closed"
+
 	// Decision sources.
 	SourceGatekeeper = "gatekeeper" // decided and signed by a gatekeeper
 	SourceHook       = "hook"       // decided by claimcheck-hook because no valid answer came (fail closed or open)

@@ -136,7 +136,7 @@ func (s *Service) answerUnchecked(w http.ResponseWriter, r *http.Request, info p
 		return
 	}
 	d := s.refusal(schemas.GateRequest{SessionID: info.SessionID, HookEvent: info.HookEvent}, errors.New(why))
-	d.Rule = "http.fail_closed"
+	d.Rule = schemas.RuleHTTPFailClosed
 	if id.CheckSession(info.SessionID) == nil {
 		_, _ = s.finish(r.Context(), &d, started)
 	}

@@ -218,15 +218,15 @@ func (h *hook) fallback(ctx context.Context, stdout io.Writer, info payload.Info
 		Source: schemas.SourceHook, IssuedAt: now.UTC().Format(time.RFC3339Nano), ExpiresAt: now.UTC().Format(time.RFC3339Nano)}
 	switch {
 	case h.cfg.FailOpen[info.HookEvent]:
-		d.Decision, d.Rule = schemas.GateAllow, "hook.fail_open"
+		d.Decision, d.Rule = schemas.GateAllow, schemas.RuleHookFailOpen
 		d.Reason = "claimcheck could not decide (" + cause.Error() + "); allowed because this event is configured fail-open"
 		d.SystemMessage = "claimcheck: " + d.Reason
 	case info.HookEvent == schemas.HookPreToolUse:
-		d.Decision, d.Rule = schemas.GateDeny, "hook.fail_closed"
+		d.Decision, d.Rule = schemas.GateDeny, schemas.RuleHookFailClosed
 		d.Reason = "claimcheck denied this tool call because it could not check it (fail closed): " + cause.Error() +
 			". Tell the human that claimcheck's gate is unavailable."
 	default:
-		d.Decision, d.Rule = schemas.GateBlock, "hook.fail_closed"
+		d.Decision, d.Rule = schemas.GateBlock, schemas.RuleHookFailClosed
 		d.Reason = "claimcheck blocked this stop because it could not check it (fail closed): " + cause.Error() +
 			". Tell the human that claimcheck's gate is unavailable; do not claim the work is done."
 		if id.CheckSession(info.SessionID) == nil {
@@ -260,7 +260,7 @@ func (h *hook) capStop(d *schemas.GateDecision, cause error) {
 		return
 	}
 	blocked := h.cfg.StopBlockCap - 1
-	d.Decision, d.Rule, d.Capped, d.ConsecutiveBlocks = schemas.GateAllow, "hook.block_cap", true, blocked
+	d.Decision, d.Rule, d.Capped, d.ConsecutiveBlocks = schemas.GateAllow, schemas.RuleHookBlockCap, true, blocked
 	d.Reason = ""
 	d.SystemMessage = fmt.Sprintf("claimcheck: %d consecutive stops were blocked and its gate cannot be reached (%v); "+
 		"this one is let through so the turn can end, but its claims are NOT verified", blocked, cause)
