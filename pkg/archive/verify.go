@@ -103,7 +103,7 @@ func VerifyCheckpoint(keys *keyring.Set, env, manifest []byte) (Checkpoint, erro
 // (or from the first tombstone), each manifest's link to the previous one,
 // and, for LEDGER, every entry of every chain in order across segments.
 // Every problem is reported with its segment; err is only for a store
-// that cannot be read at all.
+// that cannot be read at all, a cancelled ctx, or o.Segment's error.
 func Verify(ctx context.Context, st *Store, streamName string, o Options) (*Report, error) {
 	r := &Report{Stream: streamName, Heads: map[string]Head{}, Manifests: map[string][]byte{}}
 	if o.Keys == nil {
@@ -116,24 +116,8 @@ func Verify(ctx context.Context, st *Store, streamName string, o Options) (*Repo
 	for _, k := range l.Foreign {
 		r.problem(k, "foreign object under the archive prefix")
 	}
-	verifiers := map[string]*chain.Verifier{}
-	broken := map[string]bool{}
-	digests := map[uint64][32]byte{} // of the archived messages, for restored copies
-	var prevDigest, prevName string
-	var prevLast uint64
-	link := func(name string, m Manifest) {
-		switch {
-		case prevName == "" && m.First != 1 && m.Prev == "":
-			r.problem(name, "the archive starts at sequence %d, not 1, and nothing records the earlier segments", m.First)
-		case prevName == "" && m.First != 1:
-			r.problem(name, "the segment before it (%s) is missing and no tombstone records its deletion", m.PrevName)
-		case prevName != "" && m.First != prevLast+1:
-			r.problem(name, "sequences %d..%d are missing between %s and this segment (a segment was removed)",
-				prevLast+1, m.First-1, prevName)
-		case prevName != "" && m.Prev != prevDigest:
-			r.problem(name, "does not link to the previous segment's manifest %s (a manifest was replaced)", prevName)
-		}
-	}
+	w := &walk{r: r, st: st, stream: streamName, o: o,
+		verifiers: map[string]*chain.Verifier{}, broken: map[string]bool{}, digests: map[uint64][32]byte{}}
 	tombs := map[string]bool{}
 	for _, t := range l.Tombstones {
 		tombs[t] = true
@@ -145,135 +129,225 @@ func Verify(ctx context.Context, st *Store, streamName string, o Options) (*Repo
 			return r, err
 		}
 		first, last, _ := ParseName(it.Name)
-		if tombs[it.Name] && !it.Segment && !it.Manifest {
-			m, manRaw, ok := r.tombstone(ctx, st, streamName, it.Name, o)
-			if !ok {
-				prevName, prevDigest, prevLast = it.Name, "", last
-				continue
-			}
-			link(it.Name, m)
-			r.Tombstones++
-			for _, c := range m.Chains {
-				verifiers[c.Chain] = chain.NewVerifierAt(c.Chain, c.LastN, c.LastHash)
-				r.Heads[c.Chain] = Head{N: c.LastN, Hash: c.LastHash, Seq: c.LastSeq}
-			}
-			prevName, prevDigest, prevLast = it.Name, Digest(manRaw), last
-			r.Last = last
-			continue
-		}
-		if !it.Checkpoint {
-			if i == len(names)-1 && (it.Segment || it.Manifest) {
-				r.Pending = append(r.Pending, it.Name)
-				continue
-			}
+		switch {
+		case tombs[it.Name] && !it.Segment && !it.Manifest:
+			w.tombstoned(ctx, it.Name, last)
+		case !it.Checkpoint && i == len(names)-1 && (it.Segment || it.Manifest):
+			// The newest segment, uploaded but not yet checkpointed.
+			r.Pending = append(r.Pending, it.Name)
+		case !it.Checkpoint:
 			r.problem(it.Name, "no checkpoint: the segment was never verified and signed (or its checkpoint was removed)")
-			prevName, prevDigest, prevLast = it.Name, "", last
-			continue
-		}
-		if !it.Manifest || !it.Segment {
+			w.passed(it.Name, "", last)
+		case !it.Manifest || !it.Segment:
 			what := "manifest"
 			if it.Manifest {
 				what = "segment object"
 			}
 			r.problem(it.Name, "%s missing", what)
-			prevName, prevDigest, prevLast = it.Name, "", last
-			continue
-		}
-		manRaw, err := st.Get(ctx, ManifestKey(streamName, it.Name))
-		if err != nil {
-			r.problem(it.Name, "%v", err)
-			continue
-		}
-		cpRaw, err := st.Get(ctx, CheckpointKey(streamName, it.Name))
-		if err != nil {
-			r.problem(it.Name, "%v", err)
-			continue
-		}
-		cp, err := VerifyCheckpoint(o.Keys, cpRaw, manRaw)
-		trusted := err == nil
-		if err != nil {
-			// Reported; the segment is still read so that one bad
-			// checkpoint does not hide what follows it.
-			r.problem(it.Name, "%v", err)
-			r.Problems[len(r.Problems)-1].Signature = errors.Is(err, keyring.ErrUnverified)
-			cp = Checkpoint{Stream: streamName, Name: it.Name, First: first, Last: last}
-		}
-		var m Manifest
-		if err := json.Unmarshal(manRaw, &m); err != nil {
-			r.problem(it.Name, "manifest unreadable: %v", err)
-			continue
-		}
-		if trusted && cp.SegmentSHA256 != m.SegmentSHA256 {
-			cp.Name = ""
-		}
-		if m.Stream != streamName || m.Name != it.Name || m.First != first || m.Last != last || cp.Name != it.Name ||
-			cp.Stream != streamName || cp.First != first || cp.Last != last {
-			r.problem(it.Name, "manifest or checkpoint names another stream, segment or range")
-			continue
-		}
-		link(it.Name, m)
-		prevName, prevDigest, prevLast = it.Name, Digest(manRaw), last
-		seg, err := st.Get(ctx, SegmentKey(streamName, it.Name))
-		if err != nil {
-			r.problem(it.Name, "%v", err)
-			continue
-		}
-		msgs, err := Decode(seg, m)
-		if err != nil {
-			r.problem(it.Name, "%v", err)
-			continue
-		}
-		for _, msg := range msgs {
-			name, ok := subject.ChainOf(msg.Subject)
-			if !ok || broken[name] {
-				continue
-			}
-			if msg.RestoredFrom != 0 {
-				// A copy put back by restore: it must be the archived message.
-				if d, ok := digests[msg.RestoredFrom]; ok && d != sha256.Sum256([]byte(msg.Data)) {
-					r.problem(it.Name, "message %d claims to restore archived message %d but differs from it", msg.Seq, msg.RestoredFrom)
-					broken[name] = true
-				} else if !ok && msg.RestoredFrom > r.Last {
-					r.problem(it.Name, "message %d claims to restore message %d, which the archive never held", msg.Seq, msg.RestoredFrom)
-					broken[name] = true
-				}
-				continue
-			}
-			v := verifiers[name]
-			if v == nil {
-				v = chain.NewVerifier(name)
-				verifiers[name] = v
-			}
-			for raw := range bytes.SplitSeq([]byte(msg.Data), []byte{'\n'}) {
-				if err := v.Next(raw); err != nil {
-					r.problem(it.Name, "%v", err)
-					broken[name] = true
-					break
-				}
-			}
-			n, h := v.Head()
-			r.Heads[name] = Head{N: n, Hash: h, Seq: msg.Seq}
-		}
-		for _, msg := range msgs {
-			digests[msg.Seq] = sha256.Sum256([]byte(msg.Data))
-		}
-		if o.Segment != nil {
-			if err := o.Segment(m, msgs); err != nil {
+			w.passed(it.Name, "", last)
+		default:
+			if err := w.segment(ctx, it.Name, first, last); err != nil {
 				return r, err
 			}
 		}
-		if !trusted {
-			r.Last = last // its content was read and checked all the same
-			continue
-		}
-		r.Segments++
-		r.Messages += m.Messages
-		r.Entries += m.Entries
-		r.Last = last
-		r.LastManif = manRaw
-		r.Manifests[it.Name] = manRaw
 	}
 	return r, nil
+}
+
+// walk is Verify's state as it goes through a stream's tombstones and
+// segments in name order.
+type walk struct {
+	r      *Report
+	st     *Store
+	stream string
+	o      Options
+
+	verifiers map[string]*chain.Verifier // by chain, at its last entry so far
+	broken    map[string]bool            // chains with a reported fault: not followed further
+	digests   map[uint64][32]byte        // of the archived messages, for restored copies
+
+	// The segment (or tombstone) before the current one: its name, its
+	// manifest's digest ("" when it has none that counts) and its last
+	// sequence. prevName is "" at the start.
+	prevName, prevDigest string
+	prevLast             uint64
+}
+
+// passed makes the segment name, ending at sequence last, the one the next
+// segment must follow; digest is its manifest's, or "" when it has none
+// that counts.
+func (w *walk) passed(name, digest string, last uint64) {
+	w.prevName, w.prevDigest, w.prevLast = name, digest, last
+}
+
+// link checks that segment name, with manifest m, continues the one before
+// it: its sequences follow on, and its manifest names the previous one's
+// digest.
+func (w *walk) link(name string, m Manifest) {
+	r := w.r
+	switch {
+	case w.prevName == "" && m.First != 1 && m.Prev == "":
+		r.problem(name, "the archive starts at sequence %d, not 1, and nothing records the earlier segments", m.First)
+	case w.prevName == "" && m.First != 1:
+		r.problem(name, "the segment before it (%s) is missing and no tombstone records its deletion", m.PrevName)
+	case w.prevName != "" && m.First != w.prevLast+1:
+		r.problem(name, "sequences %d..%d are missing between %s and this segment (a segment was removed)",
+			w.prevLast+1, m.First-1, w.prevName)
+	case w.prevName != "" && m.Prev != w.prevDigest:
+		r.problem(name, "does not link to the previous segment's manifest %s (a manifest was replaced)", w.prevName)
+	}
+}
+
+// tombstoned follows a segment deleted by retention: its tombstone keeps the
+// signed manifest, from whose chain heads the next segments continue.
+func (w *walk) tombstoned(ctx context.Context, name string, last uint64) {
+	r := w.r
+	m, manRaw, ok := r.tombstone(ctx, w.st, w.stream, name, w.o)
+	if !ok {
+		w.passed(name, "", last)
+		return
+	}
+	w.link(name, m)
+	r.Tombstones++
+	for _, c := range m.Chains {
+		w.verifiers[c.Chain] = chain.NewVerifierAt(c.Chain, c.LastN, c.LastHash)
+		r.Heads[c.Chain] = Head{N: c.LastN, Hash: c.LastHash, Seq: c.LastSeq}
+	}
+	w.passed(name, Digest(manRaw), last)
+	r.Last = last
+}
+
+// segment verifies one checkpointed segment, first..last: its manifest and
+// checkpoint, its link to the segment before, and its messages, which it
+// then hands to o.Segment. Defects are problems of the report; the error is
+// only o.Segment's.
+func (w *walk) segment(ctx context.Context, name string, first, last uint64) error {
+	r := w.r
+	m, manRaw, trusted, ok := w.checkpointed(ctx, name, first, last)
+	if !ok {
+		return nil
+	}
+	w.link(name, m)
+	w.passed(name, Digest(manRaw), last)
+	seg, err := w.st.Get(ctx, SegmentKey(w.stream, name))
+	if err != nil {
+		r.problem(name, "%v", err)
+		return nil
+	}
+	msgs, err := Decode(seg, m)
+	if err != nil {
+		r.problem(name, "%v", err)
+		return nil
+	}
+	w.messages(name, msgs)
+	if w.o.Segment != nil {
+		if err := w.o.Segment(m, msgs); err != nil {
+			return err
+		}
+	}
+	if !trusted {
+		r.Last = last // its content was read and checked all the same
+		return nil
+	}
+	r.Segments++
+	r.Messages += m.Messages
+	r.Entries += m.Entries
+	r.Last = last
+	r.LastManif = manRaw
+	r.Manifests[name] = manRaw
+	return nil
+}
+
+// checkpointed reads segment name's manifest and checkpoint, verifies the
+// checkpoint, and checks that both name this stream, this segment and its
+// range first..last. trusted is false when the checkpoint does not verify
+// (reported; the segment is still read, so that one bad checkpoint does not
+// hide what follows it). ok is false when the segment cannot be read on
+// (reported).
+func (w *walk) checkpointed(ctx context.Context, name string, first, last uint64) (m Manifest, manRaw []byte, trusted, ok bool) {
+	r := w.r
+	manRaw, err := w.st.Get(ctx, ManifestKey(w.stream, name))
+	if err != nil {
+		r.problem(name, "%v", err)
+		return m, nil, false, false
+	}
+	cpRaw, err := w.st.Get(ctx, CheckpointKey(w.stream, name))
+	if err != nil {
+		r.problem(name, "%v", err)
+		return m, nil, false, false
+	}
+	cp, err := VerifyCheckpoint(w.o.Keys, cpRaw, manRaw)
+	trusted = err == nil
+	if err != nil {
+		r.problem(name, "%v", err)
+		r.Problems[len(r.Problems)-1].Signature = errors.Is(err, keyring.ErrUnverified)
+		cp = Checkpoint{Stream: w.stream, Name: name, First: first, Last: last}
+	}
+	if err := json.Unmarshal(manRaw, &m); err != nil {
+		r.problem(name, "manifest unreadable: %v", err)
+		return m, nil, false, false
+	}
+	if trusted && cp.SegmentSHA256 != m.SegmentSHA256 {
+		cp.Name = "" // signed for other segment bytes: reported as another segment below
+	}
+	if m.Stream != w.stream || m.Name != name || m.First != first || m.Last != last || cp.Name != name ||
+		cp.Stream != w.stream || cp.First != first || cp.Last != last {
+		r.problem(name, "manifest or checkpoint names another stream, segment or range")
+		return m, nil, false, false
+	}
+	return m, manRaw, trusted, true
+}
+
+// messages checks segment seg's messages in order, each in its chain (a
+// chain with a reported fault is not followed further), then remembers their
+// digests for the restored copies of later segments.
+func (w *walk) messages(seg string, msgs []Message) {
+	for _, msg := range msgs {
+		name, ok := subject.ChainOf(msg.Subject)
+		if !ok || w.broken[name] {
+			continue
+		}
+		if msg.RestoredFrom != 0 {
+			w.restored(seg, name, msg)
+			continue
+		}
+		w.entries(seg, name, msg)
+	}
+	for _, msg := range msgs {
+		w.digests[msg.Seq] = sha256.Sum256([]byte(msg.Data))
+	}
+}
+
+// restored checks a copy put back by restore: it must be the archived
+// message it names, which must be one the archive held.
+func (w *walk) restored(seg, name string, msg Message) {
+	r := w.r
+	if d, ok := w.digests[msg.RestoredFrom]; ok && d != sha256.Sum256([]byte(msg.Data)) {
+		r.problem(seg, "message %d claims to restore archived message %d but differs from it", msg.Seq, msg.RestoredFrom)
+		w.broken[name] = true
+	} else if !ok && msg.RestoredFrom > r.Last {
+		r.problem(seg, "message %d claims to restore message %d, which the archive never held", msg.Seq, msg.RestoredFrom)
+		w.broken[name] = true
+	}
+}
+
+// entries runs chain name's verifier on over the message's entries (one a
+// line) and records the chain's head.
+func (w *walk) entries(seg, name string, msg Message) {
+	v := w.verifiers[name]
+	if v == nil {
+		v = chain.NewVerifier(name)
+		w.verifiers[name] = v
+	}
+	for raw := range bytes.SplitSeq([]byte(msg.Data), []byte{'\n'}) {
+		if err := v.Next(raw); err != nil {
+			w.r.problem(seg, "%v", err)
+			w.broken[name] = true
+			break
+		}
+	}
+	n, h := v.Head()
+	w.r.Heads[name] = Head{N: n, Hash: h, Seq: msg.Seq}
 }
 
 func (r *Report) tombstone(ctx context.Context, st *Store, streamName, name string, o Options) (Manifest, []byte, bool) {

@@ -134,6 +134,8 @@ func (d drain) String() string {
 	return fmt.Sprintf("%d at %.0f/s, %.2f ms each", d.n, float64(d.n)/d.d.Seconds(), d.perMsg())
 }
 
+// gateBench runs the gate benchmark (see the top of this file) and prints
+// its two tables: latency, then end to end.
 func gateBench(o options, tmp string) error {
 	n, runs := o.gateRequests, o.gateRuns
 	if o.quick {
@@ -149,62 +151,115 @@ func gateBench(o options, tmp string) error {
 			fmt.Fprintln(os.Stderr, "ccbench: gate: stopping the services:", err)
 		}
 	}()
-	echo, err := ge.warmUp()
+	echo, err := ge.startEcho()
 	if err != nil {
 		return err
+	}
+	l, err := ge.latency(n, len(echo))
+	if err != nil {
+		return err
+	}
+	tally, verified, err := ge.verifyReplies(l)
+	if err != nil {
+		return err
+	}
+	l.print(n, chained, tally, verified)
+
+	// End to end: the built hook against the same gatekeeper, nothing else running.
+	e2e, err := ge.hookRuns(o.bin, filepath.Join(tmp, "gate"), runs)
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	printGateEndToEnd(runs, e2e, l)
+	return nil
+}
+
+// startEcho warms the gatekeeper up, starts the bare row's responder, which
+// answers every request with a reply of the gatekeeper's mean size, and
+// waits for ingest to chain what the warm-up recorded. It returns that
+// reply.
+func (ge *gateEnv) startEcho() ([]byte, error) {
+	echo, err := ge.warmUp()
+	if err != nil {
+		return nil, err
 	}
 	rnc, err := ge.conn("ccbench-echo")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := rnc.Subscribe(benchEcho, func(m *nats.Msg) { _ = m.Respond(echo) }); err != nil {
-		return err
+		return nil, err
 	}
 	if err := rnc.Flush(); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := ge.waitDrained(); err != nil {
-		return err
+		return nil, err
 	}
+	return echo, nil
+}
 
-	// With ingest running, then paused.
-	running, err := ge.rows(n, 1, len(echo))
-	if err != nil {
-		return err
+// gateLatency is the latency measurement: the three rows with ingest
+// running and with ingest paused, and the drain of the decision records
+// that queued in INTAKE while it was paused.
+type gateLatency struct {
+	running, paused *gateRows
+	queued          drain
+}
+
+// latency measures the rows with ingest running, then with ingest paused,
+// and times ingest chaining what queued meanwhile.
+func (ge *gateEnv) latency(n, replySize int) (gateLatency, error) {
+	var l gateLatency
+	var err error
+	if l.running, err = ge.rows(n, 1, replySize); err != nil {
+		return l, err
 	}
 	if _, err := ge.waitDrained(); err != nil {
-		return err
+		return l, err
 	}
 	if err := ge.stopIngest(); err != nil {
-		return err
+		return l, err
 	}
-	paused, err := ge.rows(n, 4, len(echo))
-	if err != nil {
-		return err
+	if l.paused, err = ge.rows(n, 4, replySize); err != nil {
+		return l, err
 	}
 	time.Sleep(200 * time.Millisecond) // the last records' asynchronous publishes
 	if err := ge.startIngest(); err != nil {
-		return err
+		return l, err
 	}
-	queued, err := ge.waitDrained()
-	if err != nil {
-		return err
+	if l.queued, err = ge.waitDrained(); err != nil {
+		return l, err
 	}
+	return l, nil
+}
 
-	tally := map[string]int{}
-	verified := 0
-	for _, r := range []*gateRows{running, paused} {
+// verifyReplies verifies every gatekeeper reply of the measurement (both
+// gatekeeper rows) as the hook would, and counts them by hook event,
+// decision and rule.
+func (ge *gateEnv) verifyReplies(l gateLatency) (tally map[string]int, verified int, err error) {
+	tally = map[string]int{}
+	for _, r := range []*gateRows{l.running, l.paused} {
 		for row := 1; row < 3; row++ {
 			for i, s := range r.samples[row] {
 				d, err := ge.check(r.reqs[row][i], s.reply, s.at)
 				if err != nil {
-					return fmt.Errorf("row %d, request %d: %w", row+1, i, err)
+					return nil, 0, fmt.Errorf("row %d, request %d: %w", row+1, i, err)
 				}
 				tally[d.HookEvent+" "+d.Decision+" ("+d.Rule+")"]++
 				verified++
 			}
 		}
 	}
+	return tally, verified, nil
+}
+
+// print prints the latency table of n requests per row: the rows with
+// ingest running and paused, the replies verified, and what chaining costs
+// (chained is the drain of the pre-filled hook events).
+func (l gateLatency) print(n int, chained drain, tally map[string]int, verified int) {
+	running, paused, queued := l.running, l.paused, l.queued
 	fmt.Printf(
 		"Gate latency: %d sessions (%d hook events chained by ingest), open loop at %d requests/s, %d requests per row, interleaved in chunks of %d\n",
 		gateSessions, 3*gateSessions, gateRate, n, gateChunk)
@@ -216,17 +271,8 @@ func gateBench(o options, tmp string) error {
 	paused.print(
 		fmt.Sprintf("ingest paused (the decision records wait in INTAKE); process CPU %.2f of %d cores, offered %.0f req/s", paused.cores,
 			numCPU(), paused.offered))
-	keys := make([]string, 0, len(tally))
-	for k := range tally {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %d", k, tally[k]))
-	}
 	fmt.Printf("  %d gatekeeper replies verified with pkg/decision (ECDSA signature, session, event, nonce, expiry): %s\n", verified,
-		strings.Join(parts, ", "))
+		tallyList(tally))
 	fmt.Printf(
 		"  chained by ingest, with the CPU of this whole process per message: hook events (pre-filled) %s; decision records (queued while paused) %s\n",
 		chained, queued)
@@ -236,13 +282,26 @@ func gateBench(o options, tmp string) error {
 		rate, rate, queued.perMsg(), rate*queued.perMsg()/1000)
 	fmt.Println(
 		"  (a round trip crosses several goroutines of client, server and responder, each waiting for a CPU; Service.Handle is timed inside one)")
+}
 
-	// End to end: the built hook against the same gatekeeper, nothing else running.
-	e2e, err := ge.hookRuns(o.bin, filepath.Join(tmp, "gate"), runs)
-	if err != nil {
-		return err
+// tallyList lists the counts as "key n, key n", by key.
+func tallyList(tally map[string]int) string {
+	keys := make([]string, 0, len(tally))
+	for k := range tally {
+		keys = append(keys, k)
 	}
-	fmt.Println()
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, tally[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// printGateEndToEnd prints the end-to-end table of runs runs per contender,
+// each compared with the hook recording only, and the targets, in-service
+// from the latency measurement l.
+func printGateEndToEnd(runs int, e2e []*hookContender, l gateLatency) {
 	fmt.Printf(
 		"Gate end to end: exec of claimcheck-hook → verified decision → exit (%d runs each, interleaved, no other load, sessions of the table above)\n", runs)
 	fmt.Printf("  %-66s %9s %9s %9s %9s\n", "", "p50", "p99", "/rec p50", "/rec p99")
@@ -255,7 +314,7 @@ func gateBench(o options, tmp string) error {
 	fmt.Println(
 		"  gated runs publish the event and ask in one round trip, wait for the event's durable ack, verify the signed decision and publish its record (durable ack);")
 	fmt.Println("  a Stop is answered once ingest has chained its event and the gatekeeper's projection has read it back.")
-	in99, inP99 := pct(running.durations(2, ""), 99), pct(paused.durations(2, ""), 99)
+	in99, inP99 := pct(l.running.durations(2, ""), 99), pct(l.paused.durations(2, ""), 99)
 	pre99, stop99 := pct(e2e[0].samples, 99), pct(e2e[1].samples, 99)
 	fmt.Printf(
 		"  targets: in-service p99 ≤ 1 ms: ingest running %s (%s), ingest paused %s (%s); end-to-end p99 ≤ 10 ms: PreToolUse %s (%s), Stop %s (%s)\n",
@@ -264,7 +323,6 @@ func gateBench(o options, tmp string) error {
 	f50, f99 := pct(e2e[4].samples, 50), pct(e2e[4].samples, 99)
 	fmt.Printf("  the Go start-up floor alone is %s p50, %s p99 on this machine: what is left for the gate within 10 ms at p99 is %s\n",
 		ms(f50), ms(f99), ms(max(0, 10*time.Millisecond-f99)))
-	return nil
 }
 
 // gateSetup starts a JetStream server, creates the first signing key and

@@ -175,15 +175,16 @@ with open(os.environ["LEDGER"], "a") as f:
 
 const hookPayload = `{"session_id":"00893aaf-19fa-41d2-8238-13269b9b3ca0","transcript_path":"/home/user/.claude/projects/p/00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl","cwd":"/home/user/my-project","permission_mode":"default","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"Run tests"},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/internal/store\t0.412s\nok  \tgithub.com/acme/app/cmd\t0.020s\n","stderr":"","interrupted":false,"isImage":false},"tool_use_id":"toolu_01ABC123","duration_ms":1840}`
 
+// hookBench times claimcheck-hook from exec to exit (on a plain server,
+// with credentials as `claimcheck up` runs it, and its TLS build)
+// interleaved with the Python baseline, the exec floors and, with
+// -baseline-hook, an earlier revision; checks that every run's event
+// reached INTAKE; times the durable acknowledgement alone; and prints the
+// hook table.
 func hookBench(o options, tmp string) error {
-	py := o.python
-	if py == "" {
-		py = "/usr/bin/python3"
-		if _, err := os.Stat(py); err != nil {
-			if py, err = exec.LookPath("python3"); err != nil {
-				return errors.New("no python3 for the baseline; pass -python")
-			}
-		}
+	py, err := findPython(o.python)
+	if err != nil {
+		return err
 	}
 	pyScript := filepath.Join(tmp, "hook.py")
 	if err := os.WriteFile(pyScript, []byte(pyHook), 0o600); err != nil {
@@ -205,40 +206,9 @@ func hookBench(o options, tmp string) error {
 	defer sec.close()
 	securedEnv := append(os.Environ(), "CLAIMCHECK_NATS_URL="+sec.srv.ClientURL(), "CLAIMCHECK_NATS_CREDS="+credsFile,
 		"CLAIMCHECK_HOOK_STATE_DIR="+filepath.Join(tmp, "hook-state-secured"))
-	pyEnv := append(os.Environ(), "LEDGER="+filepath.Join(tmp, "ledger.jsonl"))
-	floor, err := buildGoFloor(tmp)
+	contenders, err := hookContenders(o.bin, tmp, py, pyScript, hookEnv, securedEnv)
 	if err != nil {
 		return err
-	}
-	contenders := []struct {
-		name string
-		cmd  func() *exec.Cmd
-	}{
-		{"claimcheck-hook (exec → durable ack)", func() *exec.Cmd {
-			c := exec.Command(filepath.Join(o.bin, "claimcheck-hook"))
-			c.Env = hookEnv
-			return c
-		}},
-		{"claimcheck-hook with credentials (authenticated, encrypted store)", func() *exec.Cmd {
-			c := exec.Command(filepath.Join(o.bin, "claimcheck-hook"))
-			c.Env = securedEnv
-			return c
-		}},
-		{"claimcheck-hook-tls (the build with TLS, same run)", func() *exec.Cmd {
-			c := exec.Command(filepath.Join(o.bin, "claimcheck-hook-tls"))
-			c.Env = hookEnv
-			return c
-		}},
-		{"python hook (JSONL + flush + fsync)", func() *exec.Cmd {
-			c := exec.Command(py, pyScript)
-			c.Env = pyEnv
-			return c
-		}},
-		{"claimcheck-hook --version (start-up only)", func() *exec.Cmd {
-			return exec.Command(filepath.Join(o.bin, "claimcheck-hook"), "--version")
-		}},
-		{goFloorName, func() *exec.Cmd { return exec.Command(floor) }},
-		{"/bin/true (exec floor)", func() *exec.Cmd { return exec.Command("/bin/true") }},
 	}
 	if o.baselineHook != "" {
 		legacy, err := startLegacyJS(context.Background(), filepath.Join(tmp, "hook-legacy"))
@@ -248,58 +218,154 @@ func hookBench(o options, tmp string) error {
 		defer legacy.close()
 		legacyEnv := append(os.Environ(), "CLAIMCHECK_NATS_URL="+legacy.srv.ClientURL(),
 			"CLAIMCHECK_HOOK_STATE_DIR="+filepath.Join(tmp, "hook-state-legacy"))
-		contenders = append(contenders, struct {
-			name string
-			cmd  func() *exec.Cmd
-		}{"baseline: " + o.baselineHook + " on its NATS", func() *exec.Cmd {
+		contenders = append(contenders, execContender{"baseline: " + o.baselineHook + " on its NATS", func() *exec.Cmd {
 			c := exec.Command(o.baselineHook)
 			c.Env = legacyEnv
 			return c
 		}})
 	}
+	samples, err := timeContenders(contenders, o.hookRuns)
+	if err != nil {
+		return err
+	}
+	if err := checkDelivered(js, sec.js, o.hookRuns); err != nil {
+		return err
+	}
+	acks, err := ackFloor(js, o.hookRuns)
+	if err != nil {
+		return err
+	}
+	printHookTable(o, py, contenders, samples, acks)
+	return nil
+}
+
+// findPython is the interpreter for the Python baseline: -python, else
+// /usr/bin/python3, else python3 on $PATH.
+func findPython(py string) (string, error) {
+	if py == "" {
+		py = "/usr/bin/python3"
+		if _, err := os.Stat(py); err != nil {
+			if py, err = exec.LookPath("python3"); err != nil {
+				return "", errors.New("no python3 for the baseline; pass -python")
+			}
+		}
+	}
+	return py, nil
+}
+
+// execContender is a row of the hook table: a command timed from exec to
+// exit, made afresh for every run.
+type execContender struct {
+	name string
+	cmd  func() *exec.Cmd
+}
+
+// hookContenders are the hook table's rows, in its order: claimcheck-hook
+// (on hookEnv's server, then with securedEnv's credentials), its TLS build,
+// the Python hook (pyScript run by py), and the floors (start-up only, a
+// static Go binary built in tmp, /bin/true).
+func hookContenders(bin, tmp, py, pyScript string, hookEnv, securedEnv []string) ([]execContender, error) {
+	pyEnv := append(os.Environ(), "LEDGER="+filepath.Join(tmp, "ledger.jsonl"))
+	floor, err := buildGoFloor(tmp)
+	if err != nil {
+		return nil, err
+	}
+	return []execContender{
+		{"claimcheck-hook (exec → durable ack)", func() *exec.Cmd {
+			c := exec.Command(filepath.Join(bin, "claimcheck-hook"))
+			c.Env = hookEnv
+			return c
+		}},
+		{"claimcheck-hook with credentials (authenticated, encrypted store)", func() *exec.Cmd {
+			c := exec.Command(filepath.Join(bin, "claimcheck-hook"))
+			c.Env = securedEnv
+			return c
+		}},
+		{"claimcheck-hook-tls (the build with TLS, same run)", func() *exec.Cmd {
+			c := exec.Command(filepath.Join(bin, "claimcheck-hook-tls"))
+			c.Env = hookEnv
+			return c
+		}},
+		{"python hook (JSONL + flush + fsync)", func() *exec.Cmd {
+			c := exec.Command(py, pyScript)
+			c.Env = pyEnv
+			return c
+		}},
+		{"claimcheck-hook --version (start-up only)", func() *exec.Cmd {
+			return exec.Command(filepath.Join(bin, "claimcheck-hook"), "--version")
+		}},
+		{goFloorName, func() *exec.Cmd { return exec.Command(floor) }},
+		{"/bin/true (exec floor)", func() *exec.Cmd { return exec.Command("/bin/true") }},
+	}, nil
+}
+
+// timeContenders runs each contender five times to warm the page cache,
+// then runs times each, interleaved, and returns their wall times by
+// contender.
+func timeContenders(contenders []execContender, runs int) ([][]time.Duration, error) {
 	samples := make([][]time.Duration, len(contenders))
 	// Warm the page cache, then interleave the contenders so that noise hits
 	// them alike.
 	for i := range contenders {
 		for range 5 {
 			if _, err := timeRun(contenders[i].cmd()); err != nil {
-				return fmt.Errorf("%s: %w", contenders[i].name, err)
+				return nil, fmt.Errorf("%s: %w", contenders[i].name, err)
 			}
 		}
 	}
-	for range o.hookRuns {
+	for range runs {
 		for i := range contenders {
 			d, err := timeRun(contenders[i].cmd())
 			if err != nil {
-				return fmt.Errorf("%s: %w", contenders[i].name, err)
+				return nil, fmt.Errorf("%s: %w", contenders[i].name, err)
 			}
 			samples[i] = append(samples[i], d)
 		}
 	}
-	for _, j := range []jetstream.JetStream{js, sec.js} {
+	return samples, nil
+}
+
+// checkDelivered checks that INTAKE holds the event of every run, warm-ups
+// included: two contenders publish to js (claimcheck-hook and its TLS
+// build), one to secured.
+func checkDelivered(js, secured jetstream.JetStream, runs int) error {
+	for _, j := range []jetstream.JetStream{js, secured} {
 		st, _ := j.Stream(context.Background(), stream.Intake)
 		info, _ := st.Info(context.Background())
-		want := uint64(2 * (o.hookRuns + 5))
-		if j == sec.js {
+		want := uint64(2 * (runs + 5))
+		if j == secured {
 			want /= 2
 		}
 		if info.State.Msgs < want {
 			return fmt.Errorf("INTAKE holds %d events, want %d: the hook did not deliver", info.State.Msgs, want)
 		}
 	}
+	return nil
+}
+
+// ackFloor times the durable acknowledgement alone, runs times: what no
+// exec'd hook can beat.
+func ackFloor(js jetstream.JetStream, runs int) ([]time.Duration, error) {
 	// The durable acknowledgement alone: the same payload published on a
 	// connection already open, as no exec'd hook can (it must connect too).
-	acks := make([]time.Duration, 0, o.hookRuns)
-	for i := range o.hookRuns {
+	acks := make([]time.Duration, 0, runs)
+	for i := range runs {
 		m := nats.NewMsg(subject.Intake(subject.OriginHook, "bench", "00893aaf-19fa-41d2-8238-13269b9b3ca0", "PostToolUse"))
 		m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("ack-floor-%d-%d", time.Now().UnixNano(), i))
 		m.Data = []byte(hookPayload)
 		start := time.Now()
 		if _, err := js.PublishMsg(context.Background(), m); err != nil {
-			return fmt.Errorf("durable publish on an open connection: %w", err)
+			return nil, fmt.Errorf("durable publish on an open connection: %w", err)
 		}
 		acks = append(acks, time.Since(start))
 	}
+	return acks, nil
+}
+
+// printHookTable prints the hook table: each contender's p50 and p99, the
+// ratios between them, the durable ack alone and the floors, and the
+// targets. samples are by contender, acks from ackFloor.
+func printHookTable(o options, py string, contenders []execContender, samples [][]time.Duration, acks []time.Duration) {
 	fmt.Printf("Hook latency (%d runs each, interleaved; python: %s)\n", o.hookRuns, py)
 	fmt.Printf("  %-54s %9s %9s\n", "", "p50", "p99")
 	for i, c := range contenders {
@@ -329,7 +395,6 @@ func hookBench(o options, tmp string) error {
 	fmt.Printf("  %-54s %8.1f×\n", "python / (floor + ack): the most any Go hook gets", float64(p50)/float64(f50+a50))
 	fmt.Printf("  targets: hook p50 ≤ 3 ms (%s), ≥ 10× faster than python (%s), credentials within 10%% (p50 %s)\n",
 		verdict(h50 <= 3*time.Millisecond), verdict(float64(p50)/float64(h50) >= 10), verdict(float64(c50)/float64(h50) <= 1.10))
-	return nil
 }
 
 // pairedRatio is the p-th percentile of a[i]/b[i]: runs i of the two

@@ -23,6 +23,15 @@ import (
 	"github.com/claimcheck/claimcheck/services/rotator"
 )
 
+// archiveFlags holds the archive group's persistent flags, which its
+// subcommands read when they run.
+type archiveFlags struct {
+	rawURL    string
+	retention time.Duration
+}
+
+// archiveCommand is `claimcheck archive`, the commands that read the
+// rotator's blob-storage archive.
 func (a *app) archiveCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "archive",
@@ -32,14 +41,20 @@ rotator.archive_url; by default <data dir>/archive), each with a manifest and a
 checkpoint signed with a registered key, and trims the hot ledger behind
 verified copies. These commands read that archive.`,
 	}
-	var rawURL string
-	var retention time.Duration
+	f := &archiveFlags{}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&rawURL, "url", "",
+	pf.StringVar(&f.rawURL, "url", "",
 		"archive bucket: file:///dir, s3://bucket, gs://bucket or azblob://container (config rotator.archive_url; default file://<data dir>/archive)")
-	pf.DurationVar(&retention, "retention", rotator.DefaultConfig().ArchiveRetention,
+	pf.DurationVar(&f.retention, "retention", rotator.DefaultConfig().ArchiveRetention,
 		"the rotator's archive retention (config rotator.archive_retention): a segment deleted younger than this is a problem; 0 skips the check")
 
+	cmd.AddCommand(a.archiveVerifyCommand(f), a.archiveRestoreCommand(f))
+	return cmd
+}
+
+// archiveVerifyCommand is `archive verify`: every archived segment, manifest
+// and checkpoint, and (unless --offline) the ledger on into the hot stream.
+func (a *app) archiveVerifyCommand(f *archiveFlags) *cobra.Command {
 	var streamSel, keysFile string
 	var offline, verifyJSON bool
 	verify := &cobra.Command{
@@ -68,7 +83,7 @@ no NATS, a bad key file).`,
 				return &exitError{ExitError, errors.New(
 					"--offline needs --keys FILE (from claimcheck keys export): without NATS there is no key registry")}
 			}
-			st, u, ret, err := a.openArchiveFlags(cmd, rawURL, retention)
+			st, u, ret, err := a.openArchiveFlags(cmd, f.rawURL, f.retention)
 			if err != nil {
 				return err
 			}
@@ -115,7 +130,12 @@ no NATS, a bad key file).`,
 	vf.StringVar(&keysFile, "keys", "", "exported key set (claimcheck keys export) instead of the registry")
 	vf.BoolVar(&offline, "offline", false, "verify the archive alone, without NATS and the hot stream (needs --keys)")
 	vf.BoolVar(&verifyJSON, "json", false, "one JSON object per stream")
+	return verify
+}
 
+// archiveRestoreCommand is `archive restore`: the archived messages of
+// sessions lost from LEDGER, appended back into it (with --yes).
+func (a *app) archiveRestoreCommand(f *archiveFlags) *cobra.Command {
 	var restoreSession string
 	var yes bool
 	restore := &cobra.Command{
@@ -136,7 +156,7 @@ not verify. Without --yes it only says what it would restore.`,
 					return err
 				}
 			}
-			st, _, ret, err := a.openArchiveFlags(cmd, rawURL, retention)
+			st, _, ret, err := a.openArchiveFlags(cmd, f.rawURL, f.retention)
 			if err != nil {
 				return err
 			}
@@ -157,9 +177,7 @@ not verify. Without --yes it only says what it would restore.`,
 	}
 	restore.Flags().StringVar(&restoreSession, "session", "", "restore only this session (default every lost one)")
 	restore.Flags().BoolVar(&yes, "yes", false, "append to LEDGER (without it, only say what would be restored)")
-
-	cmd.AddCommand(verify, restore)
-	return cmd
+	return restore
 }
 
 // openArchiveFlags resolves --retention and --url (or their configuration)

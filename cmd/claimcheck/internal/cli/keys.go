@@ -16,6 +16,7 @@ import (
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
+// keysCommand is `claimcheck keys`, the commands of the key registry.
 func (a *app) keysCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keys",
@@ -29,6 +30,13 @@ The rotator is the registry's only writer: rotate and revoke ask it over
 NATS (it also rotates on its own every rotator.key_rotation_period), and it
 records every change in the ledger (chain _rotator).`,
 	}
+	cmd.AddCommand(a.keysListCommand(), a.keysRotateCommand(), a.keysRevokeCommand(), a.keysExportCommand())
+	return cmd
+}
+
+// keysListCommand is `keys list`: the registered keys and their status, as a
+// table or as JSON lines.
+func (a *app) keysListCommand() *cobra.Command {
 	var listJSON bool
 	list := &cobra.Command{
 		Use:   "list",
@@ -66,7 +74,12 @@ records every change in the ledger (chain _rotator).`,
 		},
 	}
 	list.Flags().BoolVar(&listJSON, "json", false, "one JSON object per line")
+	return list
+}
 
+// keysRotateCommand is `keys rotate`: it asks the rotator for the next key
+// version, then rewrites the hook's trusted key set when this machine has one.
+func (a *app) keysRotateCommand() *cobra.Command {
 	var algorithm, kmsRef string
 	var overlap time.Duration
 	rotate := &cobra.Command{
@@ -106,7 +119,13 @@ key directories.`,
 	rotate.Flags().DurationVar(&overlap, "overlap", 10*time.Minute, "how long the previous key keeps signing beside the new one")
 	rotate.Flags().StringVar(&kmsRef, "kms", "",
 		"keep the new key in a KMS: a sigstore key reference; <name>://… runs the sigstore-kms-<name> plugin on PATH (ECDSA P-256)")
+	return rotate
+}
 
+// keysRevokeCommand is `keys revoke`: it asks the rotator to mark a key
+// compromised from --at on, then rewrites the hook's trusted key set when
+// this machine has one.
+func (a *app) keysRevokeCommand() *cobra.Command {
 	var at string
 	revoke := &cobra.Command{
 		Use:   "revoke KEYID [--at TIME]",
@@ -137,7 +156,12 @@ key directories.`,
 		},
 	}
 	revoke.Flags().StringVar(&at, "at", "", "compromise time, RFC 3339 (default now)")
+	return revoke
+}
 
+// keysExportCommand is `keys export`: the key set as a JSON array, for
+// verifying attestations offline.
+func (a *app) keysExportCommand() *cobra.Command {
 	export := &cobra.Command{
 		Use:   "export",
 		Short: "Print the key set (a JSON array, schemas/keys.v1) for offline `claimcheck attest verify --keys`",
@@ -163,8 +187,7 @@ key directories.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(list, rotate, revoke, export)
-	return cmd
+	return export
 }
 
 // registry connects and opens the key registry.

@@ -21,11 +21,26 @@ import (
 	"github.com/claimcheck/claimcheck/schemas/validation"
 )
 
+// ledgerFlags holds the ledger group's persistent flags, which its
+// subcommands read when they run.
+type ledgerFlags struct {
+	streamName string
+}
+
+// ledgerCommand is `claimcheck ledger`, the commands that read and verify
+// the ledger.
 func (a *app) ledgerCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "ledger", Short: "Read and verify the hash-chained ledger"}
-	var streamName string
-	cmd.PersistentFlags().StringVar(&streamName, "stream", "", "read this stream instead of LEDGER (a copy, for forensics)")
+	f := &ledgerFlags{}
+	cmd.PersistentFlags().StringVar(&f.streamName, "stream", "", "read this stream instead of LEDGER (a copy, for forensics)")
 
+	cmd.AddCommand(a.ledgerSessionsCommand(f), a.ledgerShowCommand(f), a.ledgerVerifyCommand(f))
+	return cmd
+}
+
+// ledgerSessionsCommand is `ledger sessions`: the chains in the ledger with
+// their length, last event and head, as a table or as JSON lines.
+func (a *app) ledgerSessionsCommand(f *ledgerFlags) *cobra.Command {
 	var sessionsJSON bool
 	sessions := &cobra.Command{
 		Use:   "sessions",
@@ -37,7 +52,7 @@ func (a *app) ledgerCommand() *cobra.Command {
 				return err
 			}
 			defer nc.Close()
-			r := ledger.NewReader(js, streamName)
+			r := ledger.NewReader(js, f.streamName)
 			chains, err := r.Chains(cmd.Context())
 			if err != nil {
 				return &exitError{ExitError, err}
@@ -74,7 +89,12 @@ func (a *app) ledgerCommand() *cobra.Command {
 		},
 	}
 	sessions.Flags().BoolVar(&sessionsJSON, "json", false, "one JSON object per line")
+	return sessions
+}
 
+// ledgerShowCommand is `ledger show`: one session's entries as a timeline, or
+// as stored (JSON lines).
+func (a *app) ledgerShowCommand(f *ledgerFlags) *cobra.Command {
 	var showSession string
 	var showJSON bool
 	show := &cobra.Command{
@@ -97,7 +117,7 @@ func (a *app) ledgerCommand() *cobra.Command {
 			}
 			count := 0
 			var loop evidence.Loop // marks tool results the agent's tool loop did not produce
-			err = ledger.NewReader(js, streamName).Walk(cmd.Context(), showSession, 0, func(s ledger.Stored) error {
+			err = ledger.NewReader(js, f.streamName).Walk(cmd.Context(), showSession, 0, func(s ledger.Stored) error {
 				count++
 				if showJSON {
 					_, err := fmt.Fprintln(w, string(s.Raw))
@@ -131,7 +151,13 @@ func (a *app) ledgerCommand() *cobra.Command {
 	show.Flags().StringVar(&showSession, "session", "", "session id (or _rejected, _rotator)")
 	show.Flags().BoolVar(&showJSON, "json", false, "print each entry as stored, one JSON object per line")
 	_ = show.MarkFlagRequired("session")
+	return show
+}
 
+// ledgerVerifyCommand is `ledger verify`: every chain of the hot stream
+// recomputed and checked, or (--archive) whole sessions across the archive
+// and the hot stream.
+func (a *app) ledgerVerifyCommand(f *ledgerFlags) *cobra.Command {
 	var verifySession, archiveURL string
 	var noSchema, withArchive bool
 	verify := &cobra.Command{
@@ -154,9 +180,9 @@ the entry schema.`,
 					return err
 				}
 			}
-			if withArchive && streamName != "" && streamName != stream.Ledger {
+			if withArchive && f.streamName != "" && f.streamName != stream.Ledger {
 				return &exitError{ExitError,
-					fmt.Errorf("--archive verifies %s (the archive holds no copy of %s): drop --stream", stream.Ledger, streamName)}
+					fmt.Errorf("--archive verifies %s (the archive holds no copy of %s): drop --stream", stream.Ledger, f.streamName)}
 			}
 			if archiveURL != "" && !withArchive {
 				return &exitError{ExitError, errors.New("--url names the archive: use it with --archive")}
@@ -184,10 +210,10 @@ the entry schema.`,
 				}
 			}
 			var anchors *ledger.Anchors
-			if streamName == "" || streamName == stream.Ledger {
+			if f.streamName == "" || f.streamName == stream.Ledger {
 				anchors = ledger.NewAnchors(js) // chains trimmed by the rotator start at their anchor
 			}
-			res, err := verifyLedger(cmd, ledger.NewReader(js, streamName), anchors, verifySession, val)
+			res, err := verifyLedger(cmd, ledger.NewReader(js, f.streamName), anchors, verifySession, val)
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
@@ -199,9 +225,7 @@ the entry schema.`,
 	verify.Flags().BoolVar(&withArchive, "archive", false, "verify whole sessions across the archive and the hot stream")
 	verify.Flags().StringVar(&archiveURL, "url", "",
 		"with --archive: the archive bucket (config rotator.archive_url; default file://<data dir>/archive)")
-
-	cmd.AddCommand(sessions, show, verify)
-	return cmd
+	return verify
 }
 
 // checkChainArg accepts a session id or one of the chains that are none:
