@@ -16,6 +16,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/evidence"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/pkg/outcome"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
@@ -44,8 +45,12 @@ func (a *app) ledgerSessionsCommand(f *ledgerFlags) *cobra.Command {
 	var sessionsJSON bool
 	sessions := &cobra.Command{
 		Use:   "sessions",
-		Short: "List the chains in the ledger: sessions, and _rejected for inputs without a valid session",
-		Args:  cobra.NoArgs,
+		Short: "List the chains in the ledger: sessions with how their last turn ended, and _rejected and _rotator",
+		Long: `sessions lists every chain in the ledger with its length, last entry and head, and
+for sessions the outcome of the last stop (see claimcheck session status): verified,
+overridden, not verified (capped or blocked), gate unreachable, ungated or no stop yet.
+It reads the whole hot stream once to find the outcomes.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			nc, js, err := a.connect(cmd.Context())
 			if err != nil {
@@ -57,10 +62,14 @@ func (a *app) ledgerSessionsCommand(f *ledgerFlags) *cobra.Command {
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
+			outcomes, err := chainOutcomes(cmd, r)
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
 			w := a.env.Stdout
 			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 			if !sessionsJSON {
-				fmt.Fprintln(tw, "SESSION\tENTRIES\tLAST ENTRY\tLAST EVENT\tHEAD")
+				fmt.Fprintln(tw, "SESSION\tENTRIES\tLAST ENTRY\tLAST EVENT\tOUTCOME\tHEAD")
 			}
 			for _, c := range chains {
 				last, err := r.Last(cmd.Context(), c)
@@ -72,14 +81,22 @@ func (a *app) ledgerSessionsCommand(f *ledgerFlags) *cobra.Command {
 					fmt.Fprintf(tw, "%s\t?\t(last entry unreadable: %v)\t\t\n", c, err)
 					continue
 				}
+				o, isSession := outcomes[c]
 				if sessionsJSON {
-					b, _ := json.Marshal(
-						map[string]any{"session": c, "entries": e.N, "last_ingested_at": e.IngestedAt,
-							"last_event": e.HookEvent, "head": e.Hash})
+					row := map[string]any{"session": c, "entries": e.N, "last_ingested_at": e.IngestedAt,
+						"last_event": e.HookEvent, "head": e.Hash}
+					if isSession {
+						row["outcome"], row["verified"] = o.Kind, o.Verified
+					}
+					b, _ := json.Marshal(row)
 					fmt.Fprintln(w, string(b))
 					continue
 				}
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", c, e.N, e.IngestedAt, e.HookEvent, short(e.Hash))
+				kind := outcome.Kind("-")
+				if isSession {
+					kind = o.Kind
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", c, e.N, e.IngestedAt, e.HookEvent, kind, short(e.Hash))
 			}
 			_ = tw.Flush()
 			if len(chains) == 0 && !sessionsJSON {
@@ -90,6 +107,34 @@ func (a *app) ledgerSessionsCommand(f *ledgerFlags) *cobra.Command {
 	}
 	sessions.Flags().BoolVar(&sessionsJSON, "json", false, "one JSON object per line")
 	return sessions
+}
+
+// chainOutcomes reads the stream once and returns the outcome of every
+// session's last turn (chains that are not sessions, _rejected and
+// _rotator, have none).
+func chainOutcomes(cmd *cobra.Command, r *ledger.Reader) (map[string]outcome.Outcome, error) {
+	trackers := map[string]*outcome.Tracker{}
+	err := r.WalkAll(cmd.Context(), func(s ledger.Stored) error {
+		if id.CheckSession(s.Chain) != nil {
+			return nil
+		}
+		var e schemas.Entry
+		if json.Unmarshal(s.Raw, &e, json.RejectUnknownMembers(false)) != nil {
+			return nil // ledger verify reports it
+		}
+		t := trackers[s.Chain]
+		if t == nil {
+			t = &outcome.Tracker{}
+			trackers[s.Chain] = t
+		}
+		t.Observe(e)
+		return nil
+	})
+	out := make(map[string]outcome.Outcome, len(trackers))
+	for c, t := range trackers {
+		out[c] = t.Outcome()
+	}
+	return out, err
 }
 
 // ledgerShowCommand is `ledger show`: one session's entries as a timeline, or

@@ -75,6 +75,13 @@ func TestSessionStatusExitsZeroOnlyWhenVerified(t *testing.T) {
 		o.Rule != schemas.RuleHookFailClosed || o.Session != "down-session" {
 		t.Fatalf("gate unreachable, --json: %+v (%+v)", r, o)
 	}
+	// ledger sessions shows the same outcomes.
+	r = runCLI(t, env, "ledger", "sessions")
+	for _, want := range []string{"good-session", "verified", "capped-session", "not verified (capped)", "down-session", "gate unreachable"} {
+		if r.code != ExitOK || !strings.Contains(r.stdout, want) {
+			t.Fatalf("ledger sessions lacks %q: %+v", want, r)
+		}
+	}
 	if r := runCLI(t, env, "session", "status", "--session", "no-such-session"); r.code != ExitError || !strings.Contains(r.stderr, "unknown session") {
 		t.Fatalf("unknown session: %+v", r)
 	}
