@@ -43,16 +43,10 @@ func (a *app) keysListCommand() *cobra.Command {
 		Short: "List the registered keys and their status",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			reg, done, err := a.registry(cmd)
+			keys, err := a.exportKeys(cmd)
 			if err != nil {
 				return err
 			}
-			defer done()
-			keys, err := reg.List(cmd.Context())
-			if err != nil {
-				return &exitError{ExitError, err}
-			}
-			keys = keyring.Export(keys, time.Now())
 			if listJSON {
 				for _, k := range keys {
 					b, _ := json.Marshal(k)
@@ -159,6 +153,20 @@ func (a *app) keysRevokeCommand() *cobra.Command {
 	return revoke
 }
 
+// exportKeys reads the registered keys, with each one's status now.
+func (a *app) exportKeys(cmd *cobra.Command) ([]schemas.Key, error) {
+	reg, done, err := a.registry(cmd)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	keys, err := reg.List(cmd.Context())
+	if err != nil {
+		return nil, &exitError{ExitError, err}
+	}
+	return keyring.Export(keys, time.Now()), nil
+}
+
 // keysExportCommand is `keys export`: the key set as a JSON array, for
 // verifying attestations offline.
 func (a *app) keysExportCommand() *cobra.Command {
@@ -167,16 +175,11 @@ func (a *app) keysExportCommand() *cobra.Command {
 		Short: "Print the key set (a JSON array, schemas/keys.v1) for offline `claimcheck attest verify --keys`",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			reg, done, err := a.registry(cmd)
+			keys, err := a.exportKeys(cmd)
 			if err != nil {
 				return err
 			}
-			defer done()
-			keys, err := reg.List(cmd.Context())
-			if err != nil {
-				return &exitError{ExitError, err}
-			}
-			b, err := json.Marshal(keyring.Export(keys, time.Now()), jsontext.Multiline(true), jsontext.WithIndent("  "))
+			b, err := json.Marshal(keys, jsontext.Multiline(true), jsontext.WithIndent("  "))
 			if err != nil {
 				return err
 			}
