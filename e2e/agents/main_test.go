@@ -1,0 +1,183 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary runs twice. On the host network (netnsEnv unset) it finds
+// or builds claimcheck's binaries and installs the pinned clients with npm,
+// the only step that needs the registry. It then re-executes itself under
+// `unshare -rn` with netnsEnv set: there, in a network namespace whose only
+// interface is loopback, it checks that nothing else exists and runs the
+// tests. The agent clients never run anywhere else.
+const (
+	netnsEnv = "CLAIMCHECK_AGENTS_NETNS"
+	// skipEnv carries why the clients cannot run here (no npm, no registry,
+	// no unshare); every test then skips with it.
+	skipEnv = "CLAIMCHECK_AGENTS_SKIP"
+)
+
+var (
+	// binDir holds claimcheck's binaries: $CLAIMCHECK_BIN (make e2e-agents
+	// sets it after make build), or built into a temporary directory.
+	binDir string
+	// skipReason is skipEnv's value in the tests' process.
+	skipReason string
+	// goCache is the host's Go build cache, given to the agent's `go test`
+	// so that its isolated HOME does not mean a cold build.
+	goCache string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if os.Getenv(netnsEnv) != "" {
+		return inNamespace(m)
+	}
+	bin := os.Getenv("CLAIMCHECK_BIN")
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "claimcheck-agents-bin")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		if err := build(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "build binaries:", err)
+			return 1
+		}
+		bin = dir
+	}
+	_ = os.Setenv("CLAIMCHECK_BIN", bin)
+	if reason := prepareHost(); reason != "" {
+		// Nothing of the clients runs: every test skips, on the host.
+		_ = os.Setenv(skipEnv, reason)
+		return inNamespace(m)
+	}
+	cmd := exec.Command("unshare", append([]string{"-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`, os.Args[0]}, os.Args[1:]...)...)
+	cmd.Env = append(os.Environ(), netnsEnv+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "agents: re-run the tests in a loopback-only network namespace:", err)
+		return 1
+	}
+	return 0
+}
+
+// prepareHost installs the pinned clients and checks that a loopback-only
+// namespace can be made. It returns why the clients cannot run here, or "".
+func prepareHost() string {
+	out, err := exec.Command("unshare", "-rn", "sh", "-c", "ip link set lo up").CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("cannot make a loopback-only network namespace (`unshare -rn sh -c 'ip link set lo up'`: %v %s); "+
+			"the agent clients may run nowhere else", err, strings.TrimSpace(string(out)))
+	}
+	cs, err := readClients()
+	if err != nil {
+		return err.Error()
+	}
+	for _, c := range cs {
+		if _, err := install(c); err != nil {
+			return fmt.Sprintf("cannot install %s@%s (npm and the npm registry are needed once; then the cache %s is used): %v",
+				c.Package, c.Version, cacheRoot(), err)
+		}
+	}
+	return ""
+}
+
+// inNamespace runs the tests, refusing to when any network interface but
+// loopback exists.
+func inNamespace(m *testing.M) int {
+	binDir = os.Getenv("CLAIMCHECK_BIN")
+	skipReason = os.Getenv(skipEnv)
+	if skipReason == "" {
+		if err := loopbackOnly(); err != nil {
+			fmt.Fprintln(os.Stderr, "agents: refusing to run the agent clients:", err)
+			return 1
+		}
+		out, err := exec.Command("go", "env", "GOCACHE").Output()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "agents: go env GOCACHE:", err)
+			return 1
+		}
+		goCache = strings.TrimSpace(string(out))
+	}
+	for _, b := range []string{"claimcheck", "claimcheck-hook"} {
+		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
+			fmt.Fprintf(os.Stderr, "agents: binary %s missing in %s (run make build): %v\n", b, binDir, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// loopbackOnly checks that the process sees no network interface but an
+// up loopback.
+func loopbackOnly() error {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return err
+	}
+	var names []string
+	up := false
+	for _, i := range ifs {
+		names = append(names, i.Name)
+		if i.Flags&net.FlagLoopback != 0 && i.Flags&net.FlagUp != 0 {
+			up = true
+		}
+	}
+	if len(ifs) != 1 || !up {
+		return fmt.Errorf("network interfaces %v: want only an up loopback (the tests must run under `unshare -rn`)", names)
+	}
+	return nil
+}
+
+func build(dir string) error {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	for name, pkg := range map[string]string{"claimcheck": "./cmd/claimcheck", "claimcheck-hook": "./cmd/claimcheck-hook"} {
+		args := []string{"build", "-o", filepath.Join(dir, name)}
+		if name == "claimcheck-hook" {
+			args = append(args, "-tags", "oneshot_notls")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: %w\n%s", name, err, out)
+		}
+	}
+	return nil
+}
+
+func bin(name string) string { return filepath.Join(binDir, name) }
+
+// needClients skips the test when the clients cannot run here.
+func needClients(t *testing.T) {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+}

@@ -1,0 +1,359 @@
+package agents
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// model is a scripted Anthropic Messages API. Each streamed request of the
+// agent's main loop (one that offers the Bash tool) is answered by the next
+// step of the script; anything else Claude Code asks (token counts, side
+// requests to other models) gets a small sensible answer. Every request is
+// recorded, so that a test can check what the model was shown.
+type model struct {
+	srv *httptest.Server
+
+	mu    sync.Mutex
+	steps []step
+	next  int
+	reqs  []modelRequest
+	errs  []string // failed expectations of steps, unanswerable requests
+	toolN int
+}
+
+// step answers one main-loop request. A step with repeat answers every
+// request from there on (an agent that insists).
+type step struct {
+	name   string
+	repeat bool
+	reply  func(tr *turn) reply
+}
+
+// reply is the assistant's content: text, then tool calls (stop_reason
+// tool_use), or text alone (end_turn).
+type reply struct {
+	text  string
+	tools []toolCall
+}
+
+type toolCall struct {
+	name  string
+	input map[string]any
+}
+
+func bash(command, description string) toolCall {
+	return toolCall{"Bash", map[string]any{"command": command, "description": description}}
+}
+
+// modelRequest is one request as the server received it.
+type modelRequest struct {
+	Method, Path string
+	Body         []byte
+	Step         string // the step that answered it; "" for a side request
+	parsed       apiRequest
+}
+
+type apiRequest struct {
+	Model    string       `json:"model"`
+	Stream   bool         `json:"stream"`
+	Messages []apiMessage `json:"messages"`
+	Tools    []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+type apiMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type apiBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// blocks returns a message's content as blocks (a string is one text block).
+func (m apiMessage) blocks() []apiBlock {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return []apiBlock{{Type: "text", Text: s}}
+	}
+	var bs []apiBlock
+	_ = json.Unmarshal(m.Content, &bs)
+	return bs
+}
+
+// text is a block's readable text: a text block's text, a tool result's
+// content (a string or text blocks).
+func (b apiBlock) text() string {
+	if b.Type != "tool_result" {
+		return b.Text
+	}
+	var s string
+	if json.Unmarshal(b.Content, &s) == nil {
+		return s
+	}
+	var bs []apiBlock
+	_ = json.Unmarshal(b.Content, &bs)
+	var parts []string
+	for _, x := range bs {
+		parts = append(parts, x.Text)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// turn is what a step sees: the request, and a way to record an
+// expectation that failed.
+type turn struct {
+	m    *model
+	step string
+	req  apiRequest
+}
+
+// since returns the text of everything after the assistant's last message
+// (tool results and user messages, which carry hook feedback).
+func (tr *turn) since() string {
+	var parts []string
+	for i := len(tr.req.Messages) - 1; i >= 0 && tr.req.Messages[i].Role != "assistant"; i-- {
+		for _, b := range tr.req.Messages[i].blocks() {
+			parts = append([]string{b.text()}, parts...)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// toolResult returns the result the agent sent for the previous reply's
+// n-th tool call (0-based).
+func (tr *turn) toolResult(n int) (apiBlock, bool) {
+	id := fmt.Sprintf("toolu_e2e%04d", n)
+	for _, m := range tr.req.Messages {
+		for _, b := range m.blocks() {
+			if b.Type == "tool_result" && b.ToolUseID == id {
+				return b, true
+			}
+		}
+	}
+	return apiBlock{}, false
+}
+
+func (tr *turn) expect(ok bool, format string, args ...any) {
+	if !ok {
+		tr.m.mu.Lock()
+		tr.m.errs = append(tr.m.errs, fmt.Sprintf("step %q: ", tr.step)+fmt.Sprintf(format, args...))
+		tr.m.mu.Unlock()
+	}
+}
+
+func newModel(t *testing.T, steps ...step) *model {
+	m := &model{steps: steps}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+func (m *model) url() string { return m.srv.URL }
+
+func (m *model) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rec := modelRequest{Method: r.Method, Path: r.URL.Path, Body: body}
+	_ = json.Unmarshal(body, &rec.parsed)
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
+		m.record(rec)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"input_tokens":%d}`, len(body)/4)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
+		if rec.parsed.Stream && rec.offers("Bash") {
+			m.answer(w, rec)
+			return
+		}
+		m.record(rec)
+		m.side(w, rec)
+	default:
+		m.record(rec)
+		m.mu.Lock()
+		m.errs = append(m.errs, fmt.Sprintf("unexpected request %s %s", r.Method, r.URL))
+		m.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"type":"error","error":{"type":"not_found_error","message":"not scripted"}}`)
+	}
+}
+
+func (r modelRequest) offers(tool string) bool {
+	for _, x := range r.parsed.Tools {
+		if x.Name == tool {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *model) record(rec modelRequest) {
+	m.mu.Lock()
+	m.reqs = append(m.reqs, rec)
+	m.mu.Unlock()
+}
+
+// answer runs the next step and streams its reply.
+func (m *model) answer(w http.ResponseWriter, rec modelRequest) {
+	m.mu.Lock()
+	var s step
+	switch {
+	case m.next < len(m.steps):
+		s = m.steps[m.next]
+		if !s.repeat {
+			m.next++
+		}
+	default:
+		m.errs = append(m.errs, fmt.Sprintf("main-loop request %d came after the script's last step", len(m.reqs)+1))
+		s = step{name: "(script exhausted)", reply: func(*turn) reply { return reply{text: "The script has ended."} }}
+	}
+	rec.Step = s.name
+	m.reqs = append(m.reqs, rec)
+	m.mu.Unlock()
+	rp := s.reply(&turn{m: m, step: s.name, req: rec.parsed})
+	m.mu.Lock()
+	ids := make([]string, len(rp.tools))
+	for i := range rp.tools {
+		ids[i] = fmt.Sprintf("toolu_e2e%04d", m.toolN)
+		m.toolN++
+	}
+	m.mu.Unlock()
+	stream(w, rec.parsed.Model, rp, ids)
+}
+
+// stream writes a reply as the Messages API's server-sent events.
+func stream(w http.ResponseWriter, modelName string, rp reply, ids []string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	event := func(name string, v map[string]any) {
+		v["type"] = name
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	usage := map[string]any{"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	event("message_start", map[string]any{"message": map[string]any{
+		"id": "msg_e2e_" + ids0(ids), "type": "message", "role": "assistant", "model": modelName,
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage,
+	}})
+	idx := 0
+	if rp.text != "" {
+		event("content_block_start", map[string]any{"index": idx, "content_block": map[string]any{"type": "text", "text": ""}})
+		// Two deltas, as a real stream splits text.
+		half := len(rp.text) / 2
+		for _, part := range []string{rp.text[:half], rp.text[half:]} {
+			event("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "text_delta", "text": part}})
+		}
+		event("content_block_stop", map[string]any{"index": idx})
+		idx++
+	}
+	for i, tc := range rp.tools {
+		in, _ := json.Marshal(tc.input)
+		event("content_block_start", map[string]any{"index": idx, "content_block": map[string]any{
+			"type": "tool_use", "id": ids[i], "name": tc.name, "input": map[string]any{},
+		}})
+		half := len(in) / 2
+		for _, part := range []string{string(in[:half]), string(in[half:])} {
+			event("content_block_delta", map[string]any{"index": idx, "delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
+		}
+		event("content_block_stop", map[string]any{"index": idx})
+		idx++
+	}
+	stop := "end_turn"
+	if len(rp.tools) > 0 {
+		stop = "tool_use"
+	}
+	event("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}})
+	event("message_stop", map[string]any{})
+}
+
+func ids0(ids []string) string {
+	if len(ids) > 0 {
+		return ids[0]
+	}
+	return "text"
+}
+
+// side answers a request outside the main loop (a title, a summary, a
+// quota check) with a short text, streamed or not, as asked.
+func (m *model) side(w http.ResponseWriter, rec modelRequest) {
+	if rec.parsed.Stream {
+		stream(w, rec.parsed.Model, reply{text: "ok"}, nil)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": "msg_e2e_side", "type": "message", "role": "assistant", "model": rec.parsed.Model,
+		"content":     []any{map[string]any{"type": "text", "text": "ok"}},
+		"stop_reason": "end_turn", "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": 10, "output_tokens": 1},
+	})
+}
+
+// requests returns a copy of the requests received so far.
+func (m *model) requests() []modelRequest {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]modelRequest(nil), m.reqs...)
+}
+
+// failures returns the steps' failed expectations and unanswerable requests.
+func (m *model) failures() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.errs...)
+}
+
+// at names the step the script has reached.
+func (m *model) at() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.next < len(m.steps) && m.steps[m.next].repeat:
+		return fmt.Sprintf("%d/%d %q (repeating)", m.next+1, len(m.steps), m.steps[m.next].name)
+	case m.next < len(m.steps) && m.next > 0:
+		return fmt.Sprintf("%d/%d %q answered, %q next", m.next, len(m.steps), m.steps[m.next-1].name, m.steps[m.next].name)
+	case m.next == 0:
+		return fmt.Sprintf("0/%d (no main-loop request yet)", len(m.steps))
+	}
+	return fmt.Sprintf("%d/%d (script done; last %q)", m.next, len(m.steps), m.steps[len(m.steps)-1].name)
+}
+
+// answeredBy returns the requests a step answered, as the step saw them.
+func (m *model) answeredBy(step string) []*turn {
+	var out []*turn
+	for _, q := range m.requests() {
+		if q.Step == step {
+			out = append(out, &turn{m: m, step: step, req: q.parsed})
+		}
+	}
+	return out
+}
+
+// mainRequests counts the main-loop requests.
+func (m *model) mainRequests() int {
+	n := 0
+	for _, q := range m.requests() {
+		if q.Step != "" {
+			n++
+		}
+	}
+	return n
+}
