@@ -11,7 +11,7 @@ MODULES   := schemas pkg services/ingest services/verifier services/gatekeeper s
 RACE      ?= -race
 TESTFLAGS ?= -count=1 -timeout 15m
 
-.PHONY: build test unit e2e bench lint fmt-check check-modules clean
+.PHONY: build test unit e2e e2e-agents update-clients bench lint fmt-check check-modules clean
 
 build:
 	@mkdir -p $(BIN)
@@ -37,8 +37,21 @@ unit:
 	cd pkg && CGO_ENABLED=1 $(GO) test $(RACE) $(TESTFLAGS) -tags oneshot_notls ./oneshot/ ./decision/
 	cd cmd/claimcheck-hook && CGO_ENABLED=1 $(GO) test $(RACE) $(TESTFLAGS) -tags oneshot_notls ./...
 
+# Every black-box test, e2e/agents (the real agent CLIs) included.
 e2e: build
 	cd e2e && CLAIMCHECK_BIN=$(BIN) $(GO) test $(TESTFLAGS) ./...
+
+# The real agent CLIs pinned in e2e/agents/clients.json against bin/, offline
+# in a loopback-only network namespace (docs/agents.md). npm installs each
+# client once into $CLAIMCHECK_AGENT_CACHE (default ~/.cache/claimcheck-e2e).
+e2e-agents: build
+	cd e2e && CLAIMCHECK_BIN=$(BIN) $(GO) test $(TESTFLAGS) ./agents/
+
+# Bumps the pinned clients to npm's newest versions and rewrites their
+# contract snapshots from a run of them.
+update-clients: build
+	./scripts/update-clients.sh
+	cd e2e && CLAIMCHECK_BIN=$(BIN) $(GO) test $(TESTFLAGS) ./agents/ -run '^TestClaudeCode$$' -update
 
 # Prints the performance tables (hook latency, ingest throughput, ratios to
 # baselines measured in the same run; see docs/performance.md).
