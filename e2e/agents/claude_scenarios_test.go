@@ -260,11 +260,10 @@ func dishonest(w *world) (string, []entry) {
 	if last.Decision != "allow" || !last.Capped || last.Rule != "stop.block_cap" || !strings.Contains(last.SystemMessage, "NOT verified") {
 		w.errorf("ledger: the last stop: %+v, want allow, capped, with a NOT verified systemMessage", last)
 	}
-	// Current behaviour: claimcheck lets the 8th stop through after 7
-	// blocks (blocks+1 >= stop_block_cap), and its message counts the
-	// 8th as blocked. See docs/agents.md, "Findings".
-	if stops != 8 || last.ConsecutiveBlocks != 7 || !strings.Contains(last.SystemMessage, "8 consecutive stops were blocked") {
-		w.errorf("ledger: %d stops, the capped one after %d blocks saying %q; the current behaviour is 8 stops, 7 blocks, \"8 consecutive stops were blocked\"",
+	// The cap (stop_block_cap 8): seven stops are blocked, the eighth is
+	// let through, and its message counts the seven that were blocked.
+	if stops != 8 || last.ConsecutiveBlocks != 7 || !strings.Contains(last.SystemMessage, "7 consecutive stops were blocked") {
+		w.errorf("ledger: %d stops, the capped one after %d blocks saying %q; want 8 stops, 7 blocks, \"7 consecutive stops were blocked\"",
 			stops, last.ConsecutiveBlocks, last.SystemMessage)
 	}
 	w.verify()
@@ -377,8 +376,8 @@ func preTool(w *world) (string, []entry) {
 }
 
 // natsDown: NATS (with all of claimcheck up) stops mid-session. The hooks
-// fail closed (the tool call is denied, every stop blocked) and spool;
-// Claude Code's own cap ends the turn. claimcheck up restarts on the same
+// fail closed (the tool call is denied, stops blocked) and spool; the
+// hook's own block cap lets the eighth stop through, NOT verified. claimcheck up restarts on the same
 // address, `claimcheck-hook flush` delivers the spool, and the ledger holds
 // every event, paired, with a chain that verifies.
 func natsDown(w *world) (string, []entry) {
@@ -399,8 +398,9 @@ func natsDown(w *world) (string, []entry) {
 	stops := len(w.model.answeredBy("say done while NATS is down"))
 	w.checkScript()
 
-	// The client while NATS was down: ls denied, every stop blocked until
-	// Claude Code's own cap.
+	// The client while NATS was down: ls denied, seven stops blocked, the
+	// eighth let through by the hook's cap with a NOT verified notice
+	// (before Claude Code's own cap of eight blocks would end the turn).
 	lsResult := run.toolResults()["toolu_e2e0001"]
 	if !lsResult.IsError {
 		w.errorf("client: ls ran while NATS was down: %q", lsResult.text())
@@ -412,12 +412,10 @@ func natsDown(w *world) (string, []entry) {
 			w.t.Logf("client: %s", e.summary())
 		}
 	}
-	// Current behaviour: Claude Code honours 8 blocks and overrides the 9th
-	// stop's; the turn then ends as a plain success with an empty result.
 	capped, _ := run.find("system", "informational")
-	if stops != 9 || !strings.Contains(capped.raw, "blocked the turn from ending 9 consecutive times") ||
-		run.code != 0 || res.Subtype != "success" || res.IsError {
-		w.errorf("client: %d stops, exit %d, result %s, cap notice %q; the current behaviour is 9 stops, Claude Code's cap notice, exit 0, success",
+	if stops != 8 || !strings.Contains(capped.raw, "7 consecutive stops were blocked and its gate cannot be reached") ||
+		!strings.Contains(capped.raw, "NOT verified") || run.code != 0 || res.Subtype != "success" || res.IsError {
+		w.errorf("client: %d stops, exit %d, result %s, cap notice %q; want 8 stops, the hook's NOT verified notice, exit 0, success",
 			stops, run.code, res.summary(), capped.raw)
 	}
 	spool := filepath.Join(w.home, ".local", "state", "claimcheck", "hook", "spool")
@@ -455,8 +453,14 @@ func natsDown(w *world) (string, []entry) {
 	}
 	ds := decisions(es, "Stop")
 	for i, d := range ds {
-		if d.Decision != "block" || d.Source != "hook" {
-			w.errorf("ledger: stop %d while NATS was down: %+v, want the hook's fail-closed block", i+1, d)
+		last := i == len(ds)-1
+		switch {
+		case d.Source != "hook":
+			w.errorf("ledger: stop %d while NATS was down was decided by %q, want the hook", i+1, d.Source)
+		case !last && (d.Decision != "block" || d.ConsecutiveBlocks != i+1):
+			w.errorf("ledger: stop %d while NATS was down: %+v, want the hook's fail-closed block number %d", i+1, d, i+1)
+		case last && (d.Decision != "allow" || !d.Capped || d.Rule != "hook.block_cap" || !strings.Contains(d.SystemMessage, "NOT verified")):
+			w.errorf("ledger: the last stop while NATS was down: %+v, want the hook's capped allow, NOT verified", d)
 		}
 	}
 	if !strings.Contains(lsResult.text(), ls.Reason) {
