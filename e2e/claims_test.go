@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/go-json-experiment/json"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 )
@@ -25,26 +26,48 @@ import (
 // agent drives one Claude Code session through the built claimcheck-hook
 // and asks for verdicts with the built claimcheck, as an agent would.
 type agent struct {
-	t       *testing.T
-	env     []string
-	session string
+	t        *testing.T
+	env      []string
+	session  string
+	prompts  int    // prompts submitted so far
+	promptID string // the current prompt's prompt_id, as Claude Code sends it
 }
 
 func newAgent(t *testing.T, env []string, session string) *agent {
-	return &agent{t: t, env: env, session: session}
+	return &agent{t: t, env: env, session: session, promptID: session + "-prompt-0"}
 }
 
-// hook sends one hook payload (Claude Code's shape: the common fields, then
-// the event's own).
+// payload is one hook payload in Claude Code's shape (the common fields,
+// then the event's own), checked against what the pinned client sends
+// (contract_test.go).
+func (a *agent) payload(event, fields string) []byte {
+	a.t.Helper()
+	common := fmt.Sprintf(`"session_id":%q,"transcript_path":"/home/user/.claude/projects/-repo/%s.jsonl","cwd":"/repo",`, a.session, a.session)
+	switch event {
+	case schemas.HookSessionStart:
+	case schemas.HookSessionEnd:
+		common += fmt.Sprintf(`"prompt_id":%q,`, a.promptID)
+	default:
+		common += fmt.Sprintf(`"permission_mode":"default","prompt_id":%q,`, a.promptID)
+	}
+	p := []byte(fmt.Sprintf(`{%s"hook_event_name":%q,%s}`, common, event, fields))
+	checkPayload(a.t, p)
+	return p
+}
+
+// hook sends one hook payload and expects it recorded.
 func (a *agent) hook(event, fields string) {
 	a.t.Helper()
-	p := fmt.Sprintf(`{"session_id":%q,"transcript_path":"/home/user/.claude/projects/-repo/%s.jsonl","cwd":"/repo","permission_mode":"default","hook_event_name":%q,%s}`, a.session, a.session, event, fields)
-	if r := runBin(a.t, a.env, []byte(p), "claimcheck-hook"); r.code != 0 {
+	if r := runBin(a.t, a.env, a.payload(event, fields), "claimcheck-hook"); r.code != 0 {
 		a.t.Fatalf("hook %s: %+v", event, r)
 	}
 }
 
-func (a *agent) prompt(text string) { a.hook("UserPromptSubmit", fmt.Sprintf(`"prompt":%q`, text)) }
+func (a *agent) prompt(text string) {
+	a.prompts++
+	a.promptID = fmt.Sprintf("%s-prompt-%d", a.session, a.prompts)
+	a.hook(schemas.HookUserPromptSubmit, fmt.Sprintf(`"prompt":%q`, text))
+}
 
 func (a *agent) bash(cmd, stdout string) {
 	a.call("PostToolUse", "Bash", fmt.Sprintf(`{"command":%q,"description":"run"}`, cmd), "tool_response", fmt.Sprintf(`{"stdout":%q,"stderr":"","interrupted":false,"isImage":false}`, stdout))
@@ -61,8 +84,8 @@ func (a *agent) edit(path string) {
 
 func (a *agent) tool(event, name, input, result string) {
 	key := "tool_response"
-	if event == "PostToolUseFailure" {
-		key = "error"
+	if event == schemas.HookPostToolUseFailure {
+		key, result = "error", result+`,"is_interrupt":false` // Claude Code sends both with every failure
 	}
 	a.call(event, name, input, key, result)
 }

@@ -13,8 +13,7 @@ import (
 // gated runs one gated hook and returns what Claude Code would read.
 func (a *agent) gated(event, fields string) result {
 	a.t.Helper()
-	p := fmt.Sprintf(`{"session_id":%q,"transcript_path":"/home/user/.claude/projects/-repo/%s.jsonl","cwd":"/repo","permission_mode":"default","hook_event_name":%q,%s}`, a.session, a.session, event, fields)
-	return runBin(a.t, a.env, []byte(p), "claimcheck-hook")
+	return runBin(a.t, a.env, a.payload(event, fields), "claimcheck-hook")
 }
 
 func (a *agent) stop(message string) result {
