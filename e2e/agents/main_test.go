@@ -26,6 +26,9 @@ const (
 	// skipEnv carries why the clients cannot run here (no npm, no registry,
 	// no unshare); every test then skips with it.
 	skipEnv = "CLAIMCHECK_AGENTS_SKIP"
+	// requiredEnv turns that skip into a failure (CI sets it: a run that
+	// cannot install or isolate the clients must not pass as green).
+	requiredEnv = "CLAIMCHECK_AGENTS_REQUIRED"
 )
 
 var (
@@ -63,6 +66,10 @@ func runMain(m *testing.M) int {
 	}
 	_ = os.Setenv("CLAIMCHECK_BIN", bin)
 	if reason := prepareHost(); reason != "" {
+		if os.Getenv(requiredEnv) != "" {
+			fmt.Fprintf(os.Stderr, "agents: %s is set and the agent clients cannot run: %s\n", requiredEnv, reason)
+			return 1
+		}
 		// Nothing of the clients runs: every test skips, on the host.
 		_ = os.Setenv(skipEnv, reason)
 		return inNamespace(m)
