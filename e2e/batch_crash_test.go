@@ -69,7 +69,7 @@ func TestUpKilledWhileCommittingAtomicBatches(t *testing.T) {
 		}
 	}
 	nc.Close()
-	p.stop(t)
+	p.Stop(t)
 
 	ledgerMsgs := func(js jetstream.JetStream) uint64 {
 		s, err := js.Stream(t.Context(), stream.Ledger)
@@ -94,10 +94,10 @@ func TestUpKilledWhileCommittingAtomicBatches(t *testing.T) {
 			}
 			return nil
 		})
-		if err := p.cmd.Process.Kill(); err != nil { // SIGKILL: server and ingest at once
+		if err := p.Cmd.Process.Kill(); err != nil { // SIGKILL: server and ingest at once
 			t.Fatal(err)
 		}
-		p.kill()
+		p.Kill()
 		if kills >= 3 && progress > total/4 {
 			break
 		}
@@ -122,6 +122,6 @@ func TestUpKilledWhileCommittingAtomicBatches(t *testing.T) {
 	if r := runBin(t, []string{"CLAIMCHECK_NATS_URL=" + url}, nil, "claimcheck", "ledger", "verify"); r.code != 0 {
 		t.Fatalf("ledger verify: %+v", r)
 	}
-	p.stop(t)
+	p.Stop(t)
 	t.Logf("%d SIGKILLs of claimcheck up while chaining; %d events in %d sessions chained exactly once, in order", kills, total, sessions)
 }

@@ -18,9 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/go-json-experiment/json"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
+
+	"github.com/claimcheck/claimcheck/schemas"
 )
 
 // agent drives one Claude Code session through the built claimcheck-hook

@@ -138,10 +138,10 @@ func TestIngestKilledMidStream(t *testing.T) {
 			return nil
 		})
 		progress = chained()
-		if err := p.cmd.Process.Kill(); err != nil { // SIGKILL mid-stream
+		if err := p.Cmd.Process.Kill(); err != nil { // SIGKILL mid-stream
 			t.Fatal(err)
 		}
-		p.kill()
+		p.Kill()
 		if progress >= total {
 			break
 		}
@@ -159,8 +159,8 @@ func TestIngestKilledMidStream(t *testing.T) {
 		}
 		return nil
 	})
-	p.waitStderr(t, 30*time.Second, "ingest running")
-	p.stop(t)
+	p.WaitStderr(t, 30*time.Second, "ingest running")
+	p.Stop(t)
 	checkChained(t, js, want)
 	t.Logf("%d SIGKILLs mid-stream; %d events in %d sessions chained exactly once, in order", kills, total, sessions)
 }
@@ -193,7 +193,7 @@ func TestHookSpoolsThroughNATSOutage(t *testing.T) {
 		sent = append(sent, fmt.Sprintf("step %d", i))
 	}
 	before, _ := show(t, url, session, 3)
-	p.stop(t)
+	p.Stop(t)
 
 	// NATS is down: events spool, the hook still exits 0 and prints nothing.
 	for i := 3; i < 8; i++ {
@@ -243,7 +243,7 @@ func TestHookSpoolsThroughNATSOutage(t *testing.T) {
 	if r := runBin(t, env, nil, "claimcheck", "ledger", "verify"); r.code != 0 {
 		t.Fatalf("verify: %+v", r)
 	}
-	p2.stop(t)
+	p2.Stop(t)
 }
 
 // TestOfflineEditOfTheStoreIsNotServed stops claimcheck and changes bytes
@@ -273,7 +273,7 @@ func TestOfflineEditOfTheStoreIsNotServed(t *testing.T) {
 	if r := runBin(t, env, nil, "claimcheck", "ledger", "verify"); r.code != 0 {
 		t.Fatalf("verify before edit: %+v", r)
 	}
-	p.stop(t)
+	p.Stop(t)
 	noCleartext(t, data, "deploy v2")
 	blocks, _ := filepath.Glob(filepath.Join(data, "nats", "jetstream", "*", "streams", "LEDGER", "msgs", "*.blk"))
 	if len(blocks) == 0 {

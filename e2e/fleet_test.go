@@ -123,7 +123,7 @@ func TestVerifierFleetSurvivesKill9(t *testing.T) {
 		}, "verifier", "--nats-url", url, "--http-listen", addr))
 	}
 	for _, v := range verifiers {
-		v.waitStderr(t, 30*time.Second, "verifier running")
+		v.WaitStderr(t, 30*time.Second, "verifier running")
 	}
 
 	c := newClaimer(t, url)
@@ -148,9 +148,9 @@ func TestVerifierFleetSurvivesKill9(t *testing.T) {
 		}
 		// Freeze it mid-work (requests pulled, some decided and recorded
 		// but not answered), then SIGKILL it.
-		_ = verifiers[0].cmd.Process.Signal(syscall.SIGSTOP)
+		_ = verifiers[0].Cmd.Process.Signal(syscall.SIGSTOP)
 		time.Sleep(300 * time.Millisecond)
-		verifiers[0].kill()
+		verifiers[0].Kill()
 	}()
 	for i := range sessions * perSession {
 		s := fmt.Sprintf("fleet-%02d", i%sessions)
@@ -169,7 +169,7 @@ func TestVerifierFleetSurvivesKill9(t *testing.T) {
 		return nil
 	})
 	_, total := c.answered()
-	if verifiers[0].cmd.ProcessState == nil || verifiers[0].cmd.ProcessState.Success() {
+	if verifiers[0].Cmd.ProcessState == nil || verifiers[0].Cmd.ProcessState.Success() {
 		t.Fatal("verifier 0 was not killed")
 	}
 

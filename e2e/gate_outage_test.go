@@ -68,7 +68,7 @@ func TestGateOutagesEndToEnd(t *testing.T) {
 	upProc, url := upEnv(t, []string{"CLAIMCHECK_HOOK_STATE_DIR=" + hookDir}, data, "127.0.0.1:0", "--services", "ingest,verifier,rotator")
 	startGatekeeper := func() *proc {
 		p := start(t, []string{"CLAIMCHECK_GATEKEEPER_KEY_DIR=" + filepath.Join(data, "keys")}, "gatekeeper", "--nats-url", url, "--http-listen", "")
-		p.waitStderr(t, 60*time.Second, "gatekeeper running")
+		p.WaitStderr(t, 60*time.Second, "gatekeeper running")
 		return p
 	}
 	gk := startGatekeeper()
@@ -95,8 +95,8 @@ func TestGateOutagesEndToEnd(t *testing.T) {
 	}
 
 	// 1. Gatekeeper killed.
-	_ = gk.cmd.Process.Signal(syscall.SIGKILL)
-	gk.kill()
+	_ = gk.Cmd.Process.Signal(syscall.SIGKILL)
+	gk.Kill()
 	r := timed(t, deadline, func() result { return a.stop("All done; the tests pass.") })
 	if ans := readStop(t, r); ans.Decision != "block" || !strings.Contains(r.stderr, "no gatekeeper is running") {
 		t.Fatalf("gatekeeper killed, Stop: %+v", r)
@@ -111,13 +111,13 @@ func TestGateOutagesEndToEnd(t *testing.T) {
 
 	// 2. Gatekeeper slower than the deadline (stopped with SIGSTOP).
 	gk = startGatekeeper()
-	_ = gk.cmd.Process.Signal(syscall.SIGSTOP)
+	_ = gk.Cmd.Process.Signal(syscall.SIGSTOP)
 	r = timed(t, deadline, func() result { return a.stop("All done; the tests pass.") })
 	if ans := readStop(t, r); ans.Decision != "block" || !strings.Contains(r.stderr, "no answer from the gatekeeper within") {
 		t.Fatalf("gatekeeper stopped: %+v", r)
 	}
-	_ = gk.cmd.Process.Signal(syscall.SIGCONT)
-	gk.kill()
+	_ = gk.Cmd.Process.Signal(syscall.SIGCONT)
+	gk.Kill()
 
 	// 3. A responder sending malformed and unsigned replies (only a
 	// gatekeeper's credentials may answer gate requests at all).
@@ -166,7 +166,7 @@ func TestGateOutagesEndToEnd(t *testing.T) {
 	}
 
 	// 4. NATS down: block within the deadline, everything spooled.
-	upProc.kill()
+	upProc.Kill()
 	r = timed(t, deadline, func() result { return a.stop("All done; the tests pass.") })
 	if ans := readStop(t, r); ans.Decision != "block" || !strings.Contains(r.stderr, "NATS is unreachable") {
 		t.Fatalf("NATS down: %+v", r)

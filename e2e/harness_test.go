@@ -9,10 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/claimcheck/claimcheck/pkg/identity"
+	"github.com/claimcheck/claimcheck/pkg/proctest"
 )
 
 // binDir holds the binaries under test: $CLAIMCHECK_BIN (set by `make e2e`
@@ -32,26 +31,13 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	binDir = os.Getenv("CLAIMCHECK_BIN")
-	if binDir == "" {
-		dir, err := os.MkdirTemp("", "claimcheck-e2e-bin")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer func() { _ = os.RemoveAll(dir) }()
-		if err := build(dir); err != nil {
-			fmt.Fprintln(os.Stderr, "build binaries:", err)
-			return 1
-		}
-		binDir = dir
+	dir, cleanup, err := proctest.BinDir("claimcheck", "claimcheck-hook", "ingest", "verifier", "gatekeeper", "rotator")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	for _, b := range []string{"claimcheck", "claimcheck-hook", "ingest", "verifier", "gatekeeper", "rotator"} {
-		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
-			fmt.Fprintf(os.Stderr, "binary %s missing in %s (run make build): %v\n", b, binDir, err)
-			return 1
-		}
-	}
+	defer cleanup()
+	binDir = dir
 	// Binaries must not write into the real home (claimcheck up writes the
 	// hook's trusted key set under $HOME/.local/state). Set after the build,
 	// which needs the real Go caches.
@@ -68,152 +54,20 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-func build(dir string) error {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(file))
-	for name, pkg := range map[string]string{
-		"claimcheck": "./cmd/claimcheck", "claimcheck-hook": "./cmd/claimcheck-hook", "ingest": "./services/ingest/cmd/ingest",
-		"verifier": "./services/verifier/cmd/verifier", "gatekeeper": "./services/gatekeeper/cmd/gatekeeper", "rotator": "./services/rotator/cmd/rotator",
-	} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("%s: %w\n%s", name, err, out)
-		}
-	}
-	return nil
-}
-
 func bin(name string) string { return filepath.Join(binDir, name) }
 
-// proc is a running child process with its output captured.
+// proc is a running claimcheck binary.
 type proc struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stdout bytes.Buffer
-	stderr bytes.Buffer
-	lines  chan string
-	done   chan error
-
+	*proctest.Proc
 	violationsExpected bool
 }
 
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return "stdout:\n" + p.stdout.String() + "\nstderr:\n" + p.stderr.String()
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (w lockedWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(b)
-}
-
-// start runs a binary; stdout lines are also delivered on p.lines.
+// start runs a binary with the identity its role needs.
 func start(t *testing.T, env []string, name string, args ...string) *proc {
 	t.Helper()
-	p := &proc{lines: make(chan string, 100), done: make(chan error, 1)}
-	p.cmd = exec.Command(bin(name), args...)
-	p.cmd.Env = append(os.Environ(), identityEnv(env, name, args)...)
-	p.cmd.Stderr = lockedWriter{&p.mu, &p.stderr}
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.stdout.WriteString(line + "\n")
-			p.mu.Unlock()
-			select {
-			case p.lines <- line:
-			default:
-			}
-		}
-		p.done <- p.cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("%s %s output:\n%s", name, strings.Join(args, " "), p.output())
-		}
-	})
-	return p
-}
-
-// waitLine waits for a stdout line matching pred.
-func (p *proc) waitLine(t *testing.T, timeout time.Duration, pred func(string) bool) string {
-	t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case l := <-p.lines:
-			if pred(l) {
-				return l
-			}
-		case err := <-p.done:
-			p.done <- err
-			t.Fatalf("%s exited (%v) before printing the expected line\n%s", p.cmd.Path, err, p.output())
-		case <-deadline:
-			t.Fatalf("%s did not print the expected line within %s\n%s", p.cmd.Path, timeout, p.output())
-		}
-	}
-}
-
-// waitStderr waits until stderr contains substr.
-func (p *proc) waitStderr(t *testing.T, timeout time.Duration, substr string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		p.mu.Lock()
-		ok := strings.Contains(p.stderr.String(), substr)
-		p.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not log %q within %s\n%s", p.cmd.Path, substr, timeout, p.output())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stop sends SIGTERM and waits for a clean exit.
-func (p *proc) stop(t *testing.T) {
-	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		p.done <- err
-		if err != nil {
-			t.Fatalf("%s did not stop cleanly: %v\n%s", p.cmd.Path, err, p.output())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not stop within 30s after SIGTERM\n%s", p.cmd.Path, p.output())
-	}
-}
-
-func (p *proc) kill() {
-	if p.cmd.ProcessState == nil {
-		_ = p.cmd.Process.Kill()
-		select {
-		case err := <-p.done:
-			p.done <- err
-		case <-time.After(10 * time.Second):
-		}
-	}
+	cmd := exec.Command(bin(name), args...)
+	cmd.Env = append(os.Environ(), identityEnv(env, name, args)...)
+	return &proc{Proc: proctest.Start(t, cmd)}
 }
 
 // up starts `claimcheck up` and returns its NATS URL once it is ready.
@@ -228,8 +82,8 @@ func upEnv(t *testing.T, env []string, dataDir, listen string, extra ...string) 
 	t.Helper()
 	args := append([]string{"up", "--data-dir", dataDir, "--listen", listen, "--http-listen", ""}, extra...)
 	p := start(t, env, "claimcheck", args...)
-	url := p.waitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "nats://") })
-	line := p.waitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "credentials: ") })
+	url := p.WaitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "nats://") })
+	line := p.WaitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "credentials: ") })
 	var c upCreds
 	if _, err := fmt.Sscanf(line, "credentials: %s (this host's hook and `claimcheck claim`), %s", &c.hook, &c.operator); err != nil {
 		t.Fatalf("up's credentials line %q: %v", line, err)
@@ -238,15 +92,13 @@ func upEnv(t *testing.T, env []string, dataDir, listen string, extra ...string) 
 	credsMu.Lock()
 	credsByURL[url] = c
 	credsMu.Unlock()
-	p.waitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "claimcheck is up") })
+	p.WaitLine(t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "claimcheck is up") })
 	// Every identity up runs and every command the tests run as the
 	// people at this host must get by with its role's permissions: a
 	// refused subject is a failure, unless the test tries refused things
 	// on purpose (expectViolations).
 	t.Cleanup(func() {
-		p.mu.Lock()
-		errs := p.stderr.String()
-		p.mu.Unlock()
+		errs := p.Stderr()
 		if !p.violationsExpected && strings.Contains(errs, "Violation") {
 			t.Errorf("claimcheck up's NATS refused a subject to one of its own identities or a command's:\n%s", violations(errs))
 		}

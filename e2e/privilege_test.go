@@ -60,7 +60,7 @@ func attackTable(t *testing.T, separate bool) {
 	upProc.expectViolations()
 	t.Cleanup(func() { onlyViolations(t, upProc, ":"+attacker) })
 	if separate {
-		if out := upProc.output(); !strings.Contains(out, "no services (NATS only)") {
+		if out := upProc.Output(); !strings.Contains(out, "no services (NATS only)") {
 			t.Fatalf("claimcheck up --services \"\" runs services itself:\n%s", out)
 		}
 		keys := filepath.Join(data, "keys")
@@ -69,7 +69,7 @@ func attackTable(t *testing.T, separate bool) {
 		for _, svc := range identity.ServiceRoles {
 			// start gives each binary credentials of its own role.
 			p := start(t, env, svc, "--nats-url", url, "--http-listen", "")
-			p.waitStderr(t, 60*time.Second, svc+" running")
+			p.WaitStderr(t, 60*time.Second, svc+" running")
 		}
 	}
 
@@ -92,7 +92,7 @@ func attackTable(t *testing.T, separate bool) {
 	runAttackTable(t, t.Name(), url, target)
 	// The server reports the table's refusals on its connections (what
 	// onlyViolations tells them apart by).
-	upProc.waitStderr(t, 10*time.Second, ":"+attacker)
+	upProc.WaitStderr(t, 10*time.Second, ":"+attacker)
 
 	// The allowed path still works, in this same setup.
 	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + hookDir}
@@ -198,9 +198,7 @@ func clipName(s string, n int) string {
 // or a command run as its user being refused still fails the test.
 func onlyViolations(t *testing.T, p *proc, expected ...string) {
 	t.Helper()
-	p.mu.Lock()
-	log := p.stderr.String()
-	p.mu.Unlock()
+	log := p.Stderr()
 	var bad []string
 	for _, l := range strings.Split(violations(log), "\n") {
 		if l != "" && !slices.ContainsFunc(expected, func(e string) bool { return strings.Contains(l, e) }) {
@@ -596,7 +594,7 @@ func TestUpMigratesADataDirWithoutAuthentication(t *testing.T) {
 	if ans := readStop(t, a.stop("Fixed it; all tests pass.\n\n"+finalBlock("done", v.AttestationID))); ans.Decision != "" {
 		t.Fatalf("after the migration, a final message citing a fresh attestation was not let through: %+v", ans)
 	}
-	upProc.stop(t)
+	upProc.Stop(t)
 
 	noCleartext(t, data, marker, ghToken)
 	for _, c := range []struct {

@@ -116,7 +116,7 @@ func TestClaudeCodeSessionEndToEnd(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, session) {
 		t.Fatalf("ledger sessions: %+v", r)
 	}
-	upProc.stop(t)
+	upProc.Stop(t)
 	// ...nor anywhere on disk: the raw payloads waited in INTAKE, and purged
 	// messages' bytes stay in block files until compaction, but JetStream
 	// encrypts its whole store. A plain grep of the data directory finds

@@ -32,7 +32,7 @@ func TestStoreKeyKeptApart(t *testing.T) {
 		}
 	}
 	show(t, url, "keyed", 3)
-	p.stop(t)
+	p.Stop(t)
 	if fi, err := os.Stat(keyFile); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("store key %s: %v (mode %v), want a 0600 file", keyFile, err, fi)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -386,7 +387,7 @@ func natsDown(w *world) (string, []entry) {
 			return reply{tools: []toolCall{bash("go test ./...", "Run the tests")}}
 		}},
 		step{name: "NATS goes down; ls", reply: func(tr *turn) reply {
-			tr.expect(w.up.terminate() == nil, "claimcheck up did not stop cleanly")
+			tr.expect(w.up.Signal(syscall.SIGTERM) == nil, "claimcheck up did not stop cleanly")
 			return reply{tools: []toolCall{bash("ls", "List the files")}}
 		}},
 		step{name: "say done while NATS is down", repeat: true, reply: func(*turn) reply {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/claimcheck/claimcheck/pkg/proctest"
 )
 
 // entry is one line of `claimcheck ledger show --session S --json`.
@@ -64,15 +66,15 @@ func (e entry) gate() (gateDecision, bool) {
 func (e entry) String() string {
 	if d, ok := e.gate(); ok {
 		return fmt.Sprintf("%3d GateDecision %s %s → %s (%s, source %s, blocks %d, capped %v) %s", e.N, d.HookEvent, d.EventID, d.Decision,
-			d.Rule, d.Source, d.ConsecutiveBlocks, d.Capped, truncate(d.Reason+d.SystemMessage, 160))
+			d.Rule, d.Source, d.ConsecutiveBlocks, d.Capped, proctest.Truncate(d.Reason+d.SystemMessage, 160))
 	}
 	h := e.hook()
 	s := fmt.Sprintf("%3d %s %s %s", e.N, e.Kind, e.HookEvent, e.EventID)
 	if h.ToolUseID != "" {
-		s += fmt.Sprintf(" %s %s %s", h.ToolName, h.ToolUseID, truncate(string(h.ToolInput), 100))
+		s += fmt.Sprintf(" %s %s %s", h.ToolName, h.ToolUseID, proctest.Truncate(string(h.ToolInput), 100))
 	}
 	if h.Event == "Stop" {
-		s += fmt.Sprintf(" stop_hook_active=%v %q", h.StopActive, truncate(h.LastMessage, 80))
+		s += fmt.Sprintf(" stop_hook_active=%v %q", h.StopActive, proctest.Truncate(h.LastMessage, 80))
 	}
 	return s
 }

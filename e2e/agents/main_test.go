@@ -1,18 +1,17 @@
 package agents
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/claimcheck/claimcheck/pkg/proctest"
 )
 
 // The test binary runs twice. On the host network (netnsEnv unset) it finds
@@ -50,20 +49,12 @@ func runMain(m *testing.M) int {
 	if os.Getenv(netnsEnv) != "" {
 		return inNamespace(m)
 	}
-	bin := os.Getenv("CLAIMCHECK_BIN")
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "claimcheck-agents-bin")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer func() { _ = os.RemoveAll(dir) }()
-		if err := build(dir); err != nil {
-			fmt.Fprintln(os.Stderr, "build binaries:", err)
-			return 1
-		}
-		bin = dir
+	bin, cleanup, err := proctest.BinDir("claimcheck", "claimcheck-hook")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agents:", err)
+		return 1
 	}
+	defer cleanup()
 	_ = os.Setenv("CLAIMCHECK_BIN", bin)
 	if reason := prepareHost(); reason != "" {
 		if os.Getenv(requiredEnv) != "" {
@@ -78,7 +69,7 @@ func runMain(m *testing.M) int {
 	cmd.Env = append(os.Environ(), netnsEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	err := cmd.Run()
+	err = cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -128,12 +119,6 @@ func inNamespace(m *testing.M) int {
 		}
 		goCache = strings.TrimSpace(string(out))
 	}
-	for _, b := range []string{"claimcheck", "claimcheck-hook"} {
-		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
-			fmt.Fprintf(os.Stderr, "agents: binary %s missing in %s (run make build): %v\n", b, binDir, err)
-			return 1
-		}
-	}
 	return m.Run()
 }
 
@@ -154,27 +139,6 @@ func loopbackOnly() error {
 	}
 	if len(ifs) != 1 || !up {
 		return fmt.Errorf("network interfaces %v: want only an up loopback (the tests must run under `unshare -rn`)", names)
-	}
-	return nil
-}
-
-func build(dir string) error {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(filepath.Dir(file)))
-	for name, pkg := range map[string]string{"claimcheck": "./cmd/claimcheck", "claimcheck-hook": "./cmd/claimcheck-hook"} {
-		args := []string{"build", "-o", filepath.Join(dir, name)}
-		if name == "claimcheck-hook" {
-			args = append(args, "-tags", "oneshot_notls")
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := cmd.CombinedOutput()
-		cancel()
-		if err != nil {
-			return fmt.Errorf("%s: %w\n%s", name, err, out)
-		}
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/claimcheck/claimcheck/pkg/proctest"
 )
 
 // views renders the scenario's three views for a failure message: what
@@ -19,7 +21,7 @@ func (w *world) views() string {
 			b.WriteString(e.summary() + "\n")
 		}
 		if s := strings.TrimSpace(r.stderr); s != "" {
-			fmt.Fprintf(&b, "stderr: %s\n", truncate(s, 1500))
+			fmt.Fprintf(&b, "stderr: %s\n", proctest.Truncate(s, 1500))
 		}
 	}
 	b.WriteString("── ledger ──\n")
@@ -37,7 +39,7 @@ func (w *world) views() string {
 			if step == "" {
 				step = "(side request)"
 			}
-			fmt.Fprintf(&b, "%2d %s %s %s: %s\n", i, q.Path, q.parsed.Model, step, truncate(strings.ReplaceAll(tr.since(), "\n", "⏎"), 300))
+			fmt.Fprintf(&b, "%2d %s %s %s: %s\n", i, q.Path, q.parsed.Model, step, proctest.Truncate(strings.ReplaceAll(tr.since(), "\n", "⏎"), 300))
 		}
 		for _, f := range w.model.failures() {
 			fmt.Fprintf(&b, "script: %s\n", f)
@@ -57,16 +59,16 @@ func (e streamEvent) summary() string {
 		for _, bl := range (apiMessage{Content: e.Message.Content}).blocks() {
 			switch bl.Type {
 			case "tool_use":
-				parts = append(parts, fmt.Sprintf("tool_use %s %s %s", bl.ID, bl.Name, truncate(string(bl.Input), 120)))
+				parts = append(parts, fmt.Sprintf("tool_use %s %s %s", bl.ID, bl.Name, proctest.Truncate(string(bl.Input), 120)))
 			case "tool_result":
-				parts = append(parts, fmt.Sprintf("tool_result %s is_error=%v %q", bl.ToolUseID, bl.IsError, truncate(bl.text(), 200)))
+				parts = append(parts, fmt.Sprintf("tool_result %s is_error=%v %q", bl.ToolUseID, bl.IsError, proctest.Truncate(bl.text(), 200)))
 			default:
-				parts = append(parts, fmt.Sprintf("%s %q", bl.Type, truncate(bl.text(), 200)))
+				parts = append(parts, fmt.Sprintf("%s %q", bl.Type, proctest.Truncate(bl.text(), 200)))
 			}
 		}
 		return e.Type + ": " + strings.Join(parts, "; ")
 	case "result":
-		return fmt.Sprintf("result: subtype=%s is_error=%v num_turns=%d result=%q", e.Subtype, e.IsError, e.NumTurn, truncate(e.Result, 200))
+		return fmt.Sprintf("result: subtype=%s is_error=%v num_turns=%d result=%q", e.Subtype, e.IsError, e.NumTurn, proctest.Truncate(e.Result, 200))
 	}
 	var m map[string]any
 	_ = json.Unmarshal([]byte(e.raw), &m)
@@ -76,5 +78,5 @@ func (e streamEvent) summary() string {
 		return fmt.Sprintf("system: init model=%v permissionMode=%v version=%v", m["model"], m["permissionMode"], m["claude_code_version"])
 	}
 	b, _ := json.Marshal(m)
-	return truncate(string(b), 300)
+	return proctest.Truncate(string(b), 300)
 }

@@ -1,7 +1,6 @@
 package agents
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -10,10 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/claimcheck/claimcheck/pkg/proctest"
 )
 
 // world is one scenario's machine: an isolated HOME (claimcheck's data
@@ -26,7 +26,7 @@ type world struct {
 	home    string
 	project string
 	natsURL string
-	up      *proc
+	up      *proctest.Proc
 	model   *model
 	// last is the latest client run, entries the latest ledger read (for
 	// the report).
@@ -129,8 +129,8 @@ func (w *world) writeProject() {
 func (w *world) startUp(listen string) {
 	w.t.Helper()
 	p := start(w.t, w.env(), w.project, bin("claimcheck"), "up", "--listen", listen, "--http-listen", "")
-	url := p.waitLine(w.t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "nats://") })
-	p.waitLine(w.t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "claimcheck is up") })
+	url := p.WaitLine(w.t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "nats://") })
+	p.WaitLine(w.t, 60*time.Second, func(l string) bool { return strings.HasPrefix(l, "claimcheck is up") })
 	w.up, w.natsURL = p, url
 }
 
@@ -166,121 +166,12 @@ type result struct {
 	stdout, stderr string
 }
 
-// proc is a long-running child process with its output captured.
-type proc struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stdout bytes.Buffer
-	stderr bytes.Buffer
-	lines  chan string
-	done   chan error
-}
-
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return "stdout:\n" + p.stdout.String() + "\nstderr:\n" + p.stderr.String()
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (w lockedWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(b)
-}
-
-// start runs a program in its own process group; stdout lines are also
-// delivered on p.lines. The test's cleanup kills the group.
-func start(t *testing.T, env []string, dir, name string, args ...string) *proc {
+// start runs a program in its own process group, killed with it when the
+// test ends.
+func start(t *testing.T, env []string, dir, name string, args ...string) *proctest.Proc {
 	t.Helper()
-	p := &proc{lines: make(chan string, 1000), done: make(chan error, 1)}
-	p.cmd = exec.Command(name, args...)
-	p.cmd.Dir, p.cmd.Env = dir, env
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	p.cmd.Stderr = lockedWriter{&p.mu, &p.stderr}
-	out, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.stdout.WriteString(line + "\n")
-			p.mu.Unlock()
-			select {
-			case p.lines <- line:
-			default:
-			}
-		}
-		p.done <- p.cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("%s %s output:\n%s", filepath.Base(name), strings.Join(args, " "), truncate(p.output(), 4000))
-		}
-	})
-	return p
-}
-
-// waitLine waits for a stdout line matching pred.
-func (p *proc) waitLine(t *testing.T, timeout time.Duration, pred func(string) bool) string {
-	t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case l := <-p.lines:
-			if pred(l) {
-				return l
-			}
-		case err := <-p.done:
-			p.done <- err
-			t.Fatalf("%s exited (%v) before printing the expected line\n%s", p.cmd.Path, err, p.output())
-		case <-deadline:
-			t.Fatalf("%s did not print the expected line within %s\n%s", p.cmd.Path, timeout, p.output())
-		}
-	}
-}
-
-// terminate sends SIGTERM and waits for a clean exit. It may run on any
-// goroutine (a model step stops NATS mid-session).
-func (p *proc) terminate() error {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		p.done <- err
-		if err != nil {
-			return fmt.Errorf("%s did not stop cleanly: %w\n%s", p.cmd.Path, err, p.output())
-		}
-		return nil
-	case <-time.After(30 * time.Second):
-		return fmt.Errorf("%s did not stop within 30s after SIGTERM\n%s", p.cmd.Path, p.output())
-	}
-}
-
-// kill kills the process group and waits for the process.
-func (p *proc) kill() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case err := <-p.done:
-		p.done <- err
-	case <-time.After(10 * time.Second):
-	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n/2] + fmt.Sprintf("\n… (%d bytes cut) …\n", len(s)-n) + s[len(s)-n/2:]
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return proctest.Start(t, cmd)
 }
