@@ -21,6 +21,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 
+	"github.com/claimcheck/claimcheck/pkg/clientcontract"
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
@@ -40,7 +41,7 @@ func newAgent(t *testing.T, env []string, session string) *agent {
 
 // payload is one hook payload in Claude Code's shape (the common fields,
 // then the event's own), checked against what the pinned client sends
-// (contract_test.go).
+// (pkg/clientcontract).
 func (a *agent) payload(event, fields string) []byte {
 	a.t.Helper()
 	common := fmt.Sprintf(`"session_id":%q,"transcript_path":"/home/user/.claude/projects/-repo/%s.jsonl","cwd":"/repo",`, a.session, a.session)
@@ -52,7 +53,7 @@ func (a *agent) payload(event, fields string) []byte {
 		common += fmt.Sprintf(`"permission_mode":"default","prompt_id":%q,`, a.promptID)
 	}
 	p := []byte(fmt.Sprintf(`{%s"hook_event_name":%q,%s}`, common, event, fields))
-	checkPayload(a.t, p)
+	clientcontract.Complete(a.t, p)
 	return p
 }
 

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/claimcheck/claimcheck/pkg/attest"
+	"github.com/claimcheck/claimcheck/pkg/clientcontract"
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/contract"
 	"github.com/claimcheck/claimcheck/pkg/decision"
@@ -179,6 +180,9 @@ func (f *flow) entry(session, kind, hookEvent, tool, payload string) *schemas.En
 	e := &schemas.Entry{V: 1, Kind: kind, Chain: session, SessionID: session, EventID: eid, HookEvent: hookEvent, ToolName: tool,
 		IngestedAt: time.Now().UTC().Format(time.RFC3339Nano), Bundle: "test", Host: "laptop", Origin: "hook:laptop"}
 	if payload != "" {
+		if kind == schemas.EntryEvent {
+			clientcontract.Fields(f.t, []byte(payload)) // shaped as the real client sends it
+		}
 		e.Payload = &payload
 	}
 	return e
@@ -222,7 +226,7 @@ func (f *flow) tool(session, event, name, input, response string) {
 }
 
 func (f *flow) edit(session, path string) {
-	f.tool(session, "PostToolUse", "Edit", fmt.Sprintf(`{"file_path":%q}`, path), `{"success":true}`)
+	f.tool(session, "PostToolUse", "Edit", fmt.Sprintf(`{"file_path":%q}`, path), fmt.Sprintf(`{"filePath":%q,"oldString":"a","newString":"b","structuredPatch":[],"userModified":false}`, path))
 }
 
 func (f *flow) bash(session, cmd, stdout string, failed bool) {

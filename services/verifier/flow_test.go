@@ -16,6 +16,7 @@ import (
 
 	"github.com/claimcheck/claimcheck/pkg/attest"
 	"github.com/claimcheck/claimcheck/pkg/chain"
+	"github.com/claimcheck/claimcheck/pkg/clientcontract"
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/contract"
 	"github.com/claimcheck/claimcheck/pkg/id"
@@ -106,6 +107,9 @@ func (f *flow) entry(session, kind, hookEvent, tool, payload string) *schemas.En
 	e := &schemas.Entry{V: 1, Kind: kind, Chain: session, SessionID: session, EventID: eid, HookEvent: hookEvent, ToolName: tool,
 		IngestedAt: time.Now().UTC().Format(time.RFC3339Nano), Bundle: "test", Host: "laptop", Origin: "hook:laptop"}
 	if payload != "" {
+		if kind == schemas.EntryEvent {
+			clientcontract.Fields(f.t, []byte(payload)) // shaped as the real client sends it
+		}
 		e.Payload = &payload
 	}
 	return e

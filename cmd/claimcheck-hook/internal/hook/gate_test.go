@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/nats-io/nats.go"
 
+	"github.com/claimcheck/claimcheck/pkg/clientcontract"
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/pkg/id"
@@ -139,6 +140,17 @@ func (f *fixture) decisions(t *testing.T) []schemas.GateRecord {
 
 const stopPayload = `,"stop_hook_active":false,"last_assistant_message":"Done: all tests pass."`
 const preToolPayload = `,"tool_name":"Bash","tool_input":{"command":"rm -rf /"},"tool_use_id":"toolu_1"`
+
+// TestGateFixturesAreClientShaped: the payloads of these tests use only
+// fields the real Claude Code sends, in its types (pkg/clientcontract).
+func TestGateFixturesAreClientShaped(t *testing.T) {
+	for _, p := range []string{
+		hookJSON("s", "Stop", stopPayload), hookJSON("s", "PreToolUse", preToolPayload),
+		hookJSON("s", "UserPromptSubmit", `,"prompt":"go on"`),
+	} {
+		clientcontract.Fields(t, []byte(p))
+	}
+}
 
 func TestGateAnswersAsClaudeCodeReadsThem(t *testing.T) {
 	f, g := gateSetup(t)

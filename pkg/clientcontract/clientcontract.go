@@ -1,9 +1,16 @@
-package e2e
+// Package clientcontract checks hand-written hook payloads in tests against
+// what the real client sent: the contract snapshots e2e/agents keeps under
+// e2e/agents/testdata/claude-code-<version>/ (refreshed by make
+// update-clients; docs/agents.md). A hand-written payload may use only
+// fields the client sends, with the JSON types it sends them in; a complete
+// one must also carry every field the client sends that claimcheck reads.
+package clientcontract
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -11,13 +18,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 )
-
-// The payloads these tests write by hand are checked against what the
-// pinned Claude Code really sent to its hooks: the contract snapshots that
-// e2e/agents keeps under agents/testdata/claude-code-<version>/ (refreshed
-// by `make update-clients`). A hand-written payload may use only fields the
-// client sends, with the JSON types it sends them in, and must carry every
-// field the client sends that claimcheck reads.
 
 // unreadFields are fields the client sends that claimcheck never reads, so
 // a hand-written payload may leave them out.
@@ -36,18 +36,24 @@ var documentedOptional = map[string]map[string]string{
 // other than a string.
 var placeholderKinds = map[string]string{"<DURATION_MS>": "number"}
 
-type payloadContract struct {
+// Contract is the payload shapes of the pinned Claude Code.
+type Contract struct {
 	client string
 	shapes map[string]map[string]any // snapshot name (PreToolUse.Bash) → document
 }
 
-var contract = sync.OnceValues(loadContract)
+var load = sync.OnceValues(read)
 
-// loadContract reads the snapshots of the pinned Claude Code.
-func loadContract() (payloadContract, error) {
-	raw, err := os.ReadFile(filepath.Join("agents", "clients.json"))
+// Load returns the pinned client's contract, read once.
+func Load() (Contract, error) { return load() }
+
+// read reads the snapshots of the pinned Claude Code.
+func read() (Contract, error) {
+	_, file, _, _ := runtime.Caller(0)
+	agents := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(file))), "e2e", "agents")
+	raw, err := os.ReadFile(filepath.Join(agents, "clients.json"))
 	if err != nil {
-		return payloadContract{}, err
+		return Contract{}, err
 	}
 	var pins struct {
 		Clients []struct {
@@ -56,37 +62,39 @@ func loadContract() (payloadContract, error) {
 		} `json:"clients"`
 	}
 	if err := json.Unmarshal(raw, &pins, json.RejectUnknownMembers(false)); err != nil {
-		return payloadContract{}, fmt.Errorf("agents/clients.json: %w", err)
+		return Contract{}, fmt.Errorf("agents/clients.json: %w", err)
 	}
 	for _, c := range pins.Clients {
 		if c.Name != "claude-code" {
 			continue
 		}
-		pc := payloadContract{client: c.Name + "-" + c.Version, shapes: map[string]map[string]any{}}
-		files, _ := filepath.Glob(filepath.Join("agents", "testdata", pc.client, "*.json"))
+		pc := Contract{client: c.Name + "-" + c.Version, shapes: map[string]map[string]any{}}
+		files, _ := filepath.Glob(filepath.Join(agents, "testdata", pc.client, "*.json"))
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			if err != nil {
-				return payloadContract{}, err
+				return Contract{}, err
 			}
 			var doc map[string]any
 			if err := json.Unmarshal(b, &doc); err != nil {
-				return payloadContract{}, fmt.Errorf("%s: %w", f, err)
+				return Contract{}, fmt.Errorf("%s: %w", f, err)
 			}
 			pc.shapes[strings.TrimSuffix(filepath.Base(f), ".json")] = doc
 		}
 		if len(pc.shapes) == 0 {
-			return payloadContract{}, fmt.Errorf("no contract snapshots under agents/testdata/%s", pc.client)
+			return Contract{}, fmt.Errorf("no contract snapshots under agents/testdata/%s", pc.client)
 		}
 		return pc, nil
 	}
-	return payloadContract{}, fmt.Errorf("agents/clients.json pins no claude-code")
+	return Contract{}, fmt.Errorf("agents/clients.json pins no claude-code")
 }
 
-// check returns what in a hand-written payload differs from the client's.
+// Check returns what in a hand-written payload differs from the client's.
+// complete also asks for every field the client sends that claimcheck
+// reads; without it only the fields present are checked (names, types).
 // A payload for an event (or tool) no snapshot covers is checked against
 // what is known: the event's other tools' common fields, or nothing.
-func (pc payloadContract) check(raw []byte) error {
+func (pc Contract) Check(raw []byte, complete bool) error {
 	var p map[string]any
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return err
@@ -121,7 +129,7 @@ func (pc payloadContract) check(raw []byte) error {
 			}
 		}
 	}
-	diffs = append(diffs, compare("", p, top, documentedOptional[event], true)...)
+	diffs = append(diffs, compare("", p, top, documentedOptional[event], complete)...)
 	for _, field := range []string{"tool_input", "tool_response"} {
 		got, _ := p[field].(map[string]any)
 		ref, _ := want[field].(map[string]any)
@@ -183,51 +191,21 @@ func kind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// checkPayload fails the test if a hand-written Claude Code payload is not
-// one the pinned client could have sent.
-func checkPayload(t *testing.T, raw []byte) {
+// Fields fails the test if a hand-written payload has a field the pinned
+// client does not send, or sends with another type.
+func Fields(t testing.TB, raw []byte) { check(t, raw, false) }
+
+// Complete is Fields, and also fails the test if the payload lacks a field
+// the client sends that claimcheck reads.
+func Complete(t testing.TB, raw []byte) { check(t, raw, true) }
+
+func check(t testing.TB, raw []byte, complete bool) {
 	t.Helper()
-	pc, err := contract()
+	pc, err := Load()
 	if err != nil {
 		t.Fatalf("the client contract: %v", err)
 	}
-	if err := pc.check(raw); err != nil {
+	if err := pc.Check(raw, complete); err != nil {
 		t.Fatalf("hand-written payload: %v\n%s", err, raw)
-	}
-}
-
-// TestPayloadContract: the check accepts what the client sent and names each
-// kind of departure from it.
-func TestPayloadContract(t *testing.T) {
-	pc, err := contract()
-	if err != nil {
-		t.Fatal(err)
-	}
-	real := `{"session_id":"s1","transcript_path":"/t.jsonl","cwd":"/repo","permission_mode":"default","prompt_id":"p1",` +
-		`"effort":{"level":"medium"},"hook_event_name":"PreToolUse","tool_name":"Bash",` +
-		`"tool_input":{"command":"go test ./...","description":"run"},"tool_use_id":"toolu_1"}`
-	if err := pc.check([]byte(real)); err != nil {
-		t.Fatalf("the client's own shape: %v", err)
-	}
-	for name, c := range map[string]struct{ from, to, want string }{
-		"invented field":    {`"tool_use_id":"toolu_1"`, `"tool_use_id":"toolu_1","tool_call_id":"x"`, "tool_call_id is not a field"},
-		"wrong type":        {`"tool_use_id":"toolu_1"`, `"tool_use_id":1`, "tool_use_id is a number, the client sends a string"},
-		"missing read":      {`,"tool_use_id":"toolu_1"`, ``, "tool_use_id is missing"},
-		"missing prompt id": {`"prompt_id":"p1",`, ``, "prompt_id is missing"},
-		"invented input":    {`"description":"run"`, `"description":"run","timeout_s":5`, "tool_input.timeout_s is not a field"},
-	} {
-		err := pc.check([]byte(strings.Replace(real, c.from, c.to, 1)))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want an error naming %q", name, err, c.want)
-		}
-	}
-	// Unread fields may be left out; documented optional ones may be added.
-	lean := strings.Replace(strings.Replace(real, `"effort":{"level":"medium"},`, ``, 1), `"permission_mode":"default",`, ``, 1)
-	if err := pc.check([]byte(lean)); err != nil {
-		t.Errorf("without the unread fields: %v", err)
-	}
-	start := `{"session_id":"s1","transcript_path":"/t.jsonl","cwd":"/repo","hook_event_name":"SessionStart","source":"startup","model":"m"}`
-	if err := pc.check([]byte(start)); err != nil {
-		t.Errorf("SessionStart with its documented model: %v", err)
 	}
 }
