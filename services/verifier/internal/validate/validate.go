@@ -302,6 +302,11 @@ func commandZeroExit(cmd string, after []evidence.Entry, retry func(string) stri
 		return fail(fmt.Sprintf("fix what fails and run `%s` again", cmd),
 			fmt.Sprintf("the latest run of `%s` (n=%d) failed: %s", cmd, last.N, firstLine(last.Output)))
 	}
+	if why := command.NoTestsParsed(last.Calls(), mustWant(cmd)); why != "" {
+		return fail(fmt.Sprintf("run `%s` so that it runs the tests (without the option named), then %s", cmd,
+			retry(`{"command_substring":"`+cmd+`"}`)),
+			fmt.Sprintf("the latest run of `%s` (n=%d) ran no test: %s", cmd, last.N, why))
+	}
 	if o := observe(last, cmd); !o.Status {
 		return fail(
 			fmt.Sprintf("run `%s` as a command of its own (not before `||`, `;` or `|`; or after `set -o pipefail`), then %s", cmd,
@@ -309,6 +314,12 @@ func commandZeroExit(cmd string, after []evidence.Entry, retry func(string) stri
 			fmt.Sprintf("the latest run of `%s` (n=%d) exited 0 only as far as its line shows: %s", cmd, last.N, o.StatusWhy))
 	}
 	return pass(last)
+}
+
+// mustWant is command.Want for a cmd runsOf has already accepted.
+func mustWant(cmd string) []string {
+	w, _ := command.Want(cmd)
+	return w
 }
 
 // observe says how an entry's command line ran cmd (see
@@ -349,9 +360,13 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 	var passing []evidence.Entry
 	stale := 0
 	unrecognized := 0
-	var filtered []string
+	var filtered, noTests []string
 	want, _ := command.Want(cmd)
 	for _, r := range runs {
+		if why := command.NoTestsParsed(r.Calls(), want); why != "" {
+			noTests = append(noTests, fmt.Sprintf("n=%d: %s", r.N, why))
+			continue
+		}
 		o := command.Observe(r.Command, want)
 		if !o.Output {
 			// A filter may have cut failures out of what was recorded.
@@ -395,6 +410,11 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 			"%d run(s) of `%s` do not count, since the record may not show their whole, own result (a filter can cut failures, another command can print a summary): %s", len(filtered), cmd, strings.Join(filtered, "; ")))
 		next = fmt.Sprintf(
 			"run `%s` on its own, without filtering its output (no `| tail`, `| grep`, `> file`, `|| true`; `2>&1 | tee file` is fine), then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`))
+	}
+	if len(noTests) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` ran no test: %s", len(noTests), cmd, strings.Join(noTests, "; ")))
+		next = fmt.Sprintf("run `%s` so that it runs the tests (without the option named), then %s", cmd,
+			retry(`{"command_substring":"`+cmd+`"}`))
 	}
 	if unrecognized > 0 {
 		reasons = append(reasons, fmt.Sprintf(

@@ -46,7 +46,7 @@ func (l *ledger) bashFail(cmd, errText string) {
 }
 
 func (l *ledger) edit(path string) {
-	l.add(schemas.EntryEvent, "PostToolUse", "Edit", fmt.Sprintf(`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":%q,"old_string":"a","new_string":"b"},"tool_response":{"filePath":%q,"success":true}}`, path, path))
+	l.add(schemas.EntryEvent, "PostToolUse", "Edit", fmt.Sprintf(`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":%q,"old_string":"a","new_string":"b"},"tool_response":{"filePath":%q,"oldString":"a","newString":"b","structuredPatch":[],"userModified":false}}`, path, path))
 }
 
 func (l *ledger) tool(hookEvent, tool, input, response string) {
@@ -309,5 +309,38 @@ func TestSeedBypassesAreRefused(t *testing.T) {
 		if r.Verdict != schemas.Refused {
 			t.Errorf("%s %s: %s %q, want REFUSED", c.Validator, c.Args, r.Verdict, r.Reasons)
 		}
+	}
+}
+
+// TestRunsWithoutTestsDoNotCount: a test runner invoked so that it runs no
+// test (listing, compile-only, dry run, a filter that selects nothing) is no
+// evidence, whatever its output says; the reason names the option.
+func TestRunsWithoutTestsDoNotCount(t *testing.T) {
+	p := defaultPolicy(t)
+	const goPrompt = "Fix the bug in `calc.go` and run `go test ./...` to check it."
+	const goOK = "ok  \texample.com/calc\t0.004s\n"
+	goTest := map[string]any{"command_substring": "go test"}
+	for _, tc := range []struct {
+		name, line, output, validator, verdict, reason string
+	}{
+		{"a real run", "go test ./...", goOK, "test_pass", "PASS", ""},
+		{"listing", "go test -list . ./...", "TestAdd\nTestSub\n" + goOK, "test_pass", "FAIL", "n=3: `-list` only lists the tests"},
+		{"benchmarks only", "go test -run '^$' -bench . ./...", "BenchmarkAdd-2\t1000000000\t0.3 ns/op\nPASS\n" + goOK, "test_pass", "FAIL",
+			"selects no test"},
+		{"compile only, exit 0", "go test -c -o /dev/null ./...", "", "command_zero_exit", "FAIL", "`-c` only compiles"},
+		{"dry run, exit 0", "go test -n ./...", "mkdir -p $WORK/b001/\n", "command_zero_exit", "FAIL", "dry run"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var l ledger
+			l.prompt(goPrompt)
+			l.bash(tc.line, tc.output)
+			r := Evaluate(Input{Entries: l.entries, Claim: claim("done", tc.validator, goTest), Policy: p})
+			if r.Verdict != tc.verdict || !strings.Contains(strings.Join(r.Reasons, " | "), tc.reason) {
+				t.Fatalf("%s %q, want %s naming %q", r.Verdict, r.Reasons, tc.verdict, tc.reason)
+			}
+			if r.Verdict == schemas.Fail && !strings.Contains(r.NextStep, "so that it runs the tests") {
+				t.Errorf("next step %q names no way out", r.NextStep)
+			}
+		})
 	}
 }
