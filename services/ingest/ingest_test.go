@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/claimcheck/claimcheck/pkg/chain"
+	"github.com/claimcheck/claimcheck/pkg/clientcontract"
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
@@ -101,6 +102,7 @@ func (h *harness) publish(payload string) string {
 	if err := json.Unmarshal([]byte(payload), &p); err != nil {
 		h.t.Fatal(err)
 	}
+	clientcontract.Fields(h.t, []byte(payload)) // shaped as the real client sends it
 	eid, _ := h.gen.New()
 	h.seq++
 	env, err := envelope.Event(eid, p.SessionID, p.HookEvent, h.seq, time.Now(), src, []byte(payload))

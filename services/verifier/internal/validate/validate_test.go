@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/claimcheck/claimcheck/pkg/clientcontract"
 	"github.com/claimcheck/claimcheck/pkg/contract"
 	"github.com/claimcheck/claimcheck/pkg/evidence"
 	"github.com/claimcheck/claimcheck/pkg/policy"
@@ -16,7 +17,8 @@ import (
 
 // ledger builds evidence entries from hook payloads.
 type ledger struct {
-	entries []evidence.Entry
+	entries  []evidence.Entry
+	payloads []string // what add was given, for TestFixturesAreClientShaped
 }
 
 func (l *ledger) add(kind, hookEvent, tool, payload string) {
@@ -24,6 +26,7 @@ func (l *ledger) add(kind, hookEvent, tool, payload string) {
 	e := schemas.Entry{N: n, Hash: fmt.Sprintf("sha256:%064d", n), EventID: fmt.Sprintf("01JD%022d", n), Kind: kind, HookEvent: hookEvent, ToolName: tool}
 	if payload != "" {
 		e.Payload = &payload
+		l.payloads = append(l.payloads, payload)
 	}
 	l.entries = append(l.entries, evidence.Decode(e))
 }
@@ -342,5 +345,23 @@ func TestRunsWithoutTestsDoNotCount(t *testing.T) {
 				t.Errorf("next step %q names no way out", r.NextStep)
 			}
 		})
+	}
+}
+
+// TestFixturesAreClientShaped: the payloads these tests build use only
+// fields the real Claude Code sends, in its types (pkg/clientcontract).
+func TestFixturesAreClientShaped(t *testing.T) {
+	var l ledger
+	l.prompt("Fix the bug in `calc.go` and run `go test ./...` to check it.")
+	l.bash("go test ./...", "ok  \texample.com/calc\t0.004s\n")
+	l.bashFail("go test ./...", "Exit code 1\nFAIL")
+	l.edit("/repo/calc.go")
+	l.tool("PostToolUse", "WebFetch", `{"url":"https://app.example.com/healthz","prompt":"status?"}`, `{"code":200,"codeText":"OK","result":"ok"}`)
+	l.tool("PostToolUseFailure", "WebFetch", `{"url":"https://app.example.com/healthz","prompt":"status?"}`, `"Request failed with status code 503"`)
+	if len(l.payloads) != 6 {
+		t.Fatalf("%d payloads", len(l.payloads))
+	}
+	for _, p := range l.payloads {
+		clientcontract.Fields(t, []byte(p))
 	}
 }
