@@ -78,9 +78,27 @@ type Claim struct {
 
 // Phrase is a claim the prose makes in words.
 type Phrase struct {
-	Kind   string // KindDone, KindBlocked or KindDelegation
-	Text   string // the words as written: Message.Prose[Offset:Offset+len(Text)]
-	Offset int    // byte offset in Message.Prose
+	Kind string // KindDone, KindBlocked or KindDelegation
+	// Scope says what a done phrase asserts (one of the Scope constants;
+	// ScopeWork for the work in general); "" for the other kinds.
+	Scope string
+	Lang  string // the phrase table's language, a BCP 47 tag ("en", "de", …)
+	// Field is where the phrase was found: FieldProse, or the name of a
+	// prose member of the final block ("summary", "what_succeeded", …).
+	Field  string
+	Text   string // the words as written: the field's text[Offset:Offset+len(Text)]
+	Offset int    // byte offset in the field's text (Message.Prose for FieldProse)
+}
+
+// Finding is something in the message that is not a phrase but that the
+// gate must see: a word written in mixed scripts, or results vocabulary in a
+// language no phrase table covers.
+type Finding struct {
+	Kind   string // FindingMixedScript or FindingUnreadLanguage
+	Field  string // as Phrase.Field
+	Text   string // the text found, as written
+	Offset int    // as Phrase.Offset
+	Detail string // for the reason: which scripts, which vocabulary
 }
 
 // Message is what Parse found.
@@ -88,8 +106,41 @@ type Message struct {
 	Block    *Block // nil when there is no final block (or it failed to parse)
 	BlockErr error  // non-nil when a final block is present but malformed (or several)
 	Prose    string // the prose outside the final block and outside code/quotes
+	// Phrases are the claims of the prose and of the block's prose members,
+	// in the order FieldProse, summary, what_succeeded, what_remains,
+	// next_route_or_question.
 	Phrases  []Phrase
+	Findings []Finding
 }
+
+// Values of Phrase.Field and Finding.Field.
+const (
+	FieldProse = "prose"
+)
+
+// Scopes of done phrases: what the claim asserts. The policy maps each to
+// the validators whose attestations back it.
+const (
+	ScopeWork      = "work"      // the work in general: done, fixed, complete, works
+	ScopeTests     = "tests"     // tests, specs, checks pass
+	ScopeBuild     = "build"     // it builds, compiles
+	ScopeChange    = "change"    // a file was changed
+	ScopeDeploy    = "deploy"    // deployed, released, live, published
+	ScopeMerge     = "merge"     // merged, pushed, landed
+	ScopeFetch     = "fetch"     // fetched, reachable, the endpoint answers
+	ScopeLint      = "lint"      // lint, static analysis, type check, formatting clean
+	ScopePerf      = "perf"      // performance figures: faster, N% less time
+	ScopeCoverage  = "coverage"  // coverage figures
+	ScopeSecurity  = "security"  // security scan clean, no vulnerabilities
+	ScopeDeps      = "deps"      // a dependency updated
+	ScopeMigration = "migration" // a migration applied
+)
+
+// Kinds of Finding.
+const (
+	FindingMixedScript    = "mixed_script"
+	FindingUnreadLanguage = "unread_language_results"
+)
 
 // Info strings that open a final block. The match is case-insensitive and
 // looks at the first word of the info string only (```claimcheck json is a

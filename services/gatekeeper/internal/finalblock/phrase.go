@@ -177,7 +177,12 @@ func findPhrases(prose string) []Phrase {
 			for _, r := range ends[k].rules {
 				if w.counts(r, i, ends[k].at) {
 					start, stop := w.toks[i].start, w.toks[ends[k].at-1].end
-					out = append(out, Phrase{Kind: r.kind, Text: prose[start:stop], Offset: start})
+					scope := r.scope
+					if r.kind == KindDone && scope == "" {
+						scope = ScopeWork
+					}
+					out = append(out, Phrase{Kind: r.kind, Scope: scope, Lang: "en", Field: FieldProse, Text: prose[start:stop],
+						Offset: start})
 					i, matched = ends[k].at, true
 					break
 				}

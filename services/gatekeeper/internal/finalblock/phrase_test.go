@@ -160,7 +160,10 @@ func TestPhrases(t *testing.T) {
 
 func TestPhraseOffsets(t *testing.T) {
 	m := Parse("Summary:\n```go\nx := done()\n```\nI’ve fixed it; `go test` passes.")
-	want := []Phrase{{KindDone, "fixed", strings.Index(m.Prose, "fixed")}, {KindDone, "`…` passes", strings.Index(m.Prose, "`…`")}}
+	want := []Phrase{
+		{Kind: KindDone, Scope: ScopeWork, Lang: "en", Field: FieldProse, Text: "fixed", Offset: strings.Index(m.Prose, "fixed")},
+		{Kind: KindDone, Scope: ScopeWork, Lang: "en", Field: FieldProse, Text: "`…` passes", Offset: strings.Index(m.Prose, "`…`")},
+	}
 	if diff := cmp.Diff(want, m.Phrases); diff != "" {
 		t.Fatalf("phrases (-want +got):\n%s\nprose %q", diff, m.Prose)
 	}

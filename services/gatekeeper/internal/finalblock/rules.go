@@ -13,7 +13,9 @@ import "strings"
 // and, for done and blocked, hypotheticals and questions); the fields below
 // add exceptions that only make sense for this phrase.
 type rule struct {
-	kind   string
+	kind string
+	// scope: what a done phrase asserts (a Scope constant); "" is ScopeWork.
+	scope  string
 	phrase string
 	// The phrase does not count right after one of these words.
 	notAfter string
