@@ -44,6 +44,13 @@ type Policy struct {
 	Description string                   `json:"description,omitempty"`
 	Claims      map[string]ClaimRule     `json:"claims"`
 	Validators  map[string]ValidatorRule `json:"validators"`
+	// Scopes map each kind of claim the Stop gate reads in prose to the
+	// attestations that back it (see Covers); nil in policies that predate
+	// them.
+	Scopes map[string]ScopeRule `json:"scopes,omitempty"`
+	// ChangeVerbs: a done for a task whose prompt uses one of these verbs
+	// and names files needs the change scope (see ChangeTask).
+	ChangeVerbs []string `json:"change_verbs,omitempty"`
 
 	// Digest is "sha256:<hex>" of the policy's canonical form; Source names
 	// where it was loaded from.
@@ -57,6 +64,20 @@ type Policy struct {
 type ClaimRule struct {
 	Description string   `json:"description,omitempty"`
 	Validators  []string `json:"validators"`
+}
+
+// ScopeRule lists what backs one scope of claim.
+type ScopeRule struct {
+	Description string    `json:"description,omitempty"`
+	BackedBy    []Backing `json:"backed_by"`
+}
+
+// Backing is one way to back a scope: an attestation of Validator and, when
+// Programs is set, of a command that runs one of them (as command.Runs
+// reads a line: `go test -cover ./...` runs "go test").
+type Backing struct {
+	Validator string   `json:"validator"`
+	Programs  []string `json:"programs,omitempty"`
 }
 
 // ValidatorRule describes a validator's arguments and bindings.
@@ -117,6 +138,7 @@ func Load(source string, raw []byte, v *validation.Validator) (*Policy, error) {
 			errs = append(errs, fmt.Errorf("validators.fetch_attempt_proof.params.min_distinct_tools: required"))
 		}
 	}
+	errs = append(errs, p.checkScopes()...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, source, err)
 	}
