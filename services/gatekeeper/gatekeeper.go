@@ -29,6 +29,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/intake"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/policy"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
@@ -49,6 +50,10 @@ type Config struct {
 	ID string `mapstructure:"id"`
 	// PretoolPolicyFile is a pretool.v1 file; empty uses the built-in policy.
 	PretoolPolicyFile string `mapstructure:"pretool_policy_file"`
+	// PolicyFile is a policy.v1 claim policy whose scopes and change_verbs
+	// the Stop gate applies (which attestations back which claims); empty
+	// uses the built-in policy. Give it the verifier's policy_file.
+	PolicyFile string `mapstructure:"policy_file"`
 	// ProtectedPaths are added to the policy's protected paths (the data
 	// dir, hook state, the ledger's store).
 	ProtectedPaths []string `mapstructure:"protected_paths"`
@@ -165,6 +170,7 @@ type Service struct {
 	set     service.Settings
 	js      jetstream.JetStream
 	pretool *pretool.Policy
+	claims  *policy.Policy // the claim policy: scopes of prose claims (Stop)
 	runtime pretool.Runtime
 	view    *view.View
 	watch   *watch.Watch
@@ -199,6 +205,10 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	claims, err := loadClaimPolicy(cfg.PolicyFile)
+	if err != nil {
+		return nil, err
+	}
 	js, err := jetstream.New(set.Conn)
 	if err != nil {
 		return nil, err
@@ -210,7 +220,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	w := watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
 		CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow})
 	s := &Service{
-		cfg: cfg, set: set, js: js, pretool: p, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home},
+		cfg: cfg, set: set, js: js, pretool: p, claims: claims, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home},
 		view: view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w}), watch: w, m: m,
 		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
 	}
@@ -228,6 +238,18 @@ func loadPretool(file string) (*pretool.Policy, error) {
 		return pretool.LoadFile(file, v)
 	}
 	return pretool.Default(v)
+}
+
+// loadClaimPolicy loads a policy.v1 file, or the built-in policy for "".
+func loadClaimPolicy(file string) (*policy.Policy, error) {
+	v, err := validation.New()
+	if err != nil {
+		return nil, err
+	}
+	if file != "" {
+		return policy.LoadFile(file, v)
+	}
+	return policy.Default(v)
 }
 
 // Ready returns nil once the gate subjects are served.

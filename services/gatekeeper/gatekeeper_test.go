@@ -352,6 +352,7 @@ func TestShellWritesMakePassesStale(t *testing.T) {
 	f := newFlow(t, nil)
 	s := "sess-shell-edit"
 	cn := f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	f.edit(s, "/repo/src/app.py")
 	f.bash(s, "pytest", "===== 3 passed in 0.10s =====", false)
 	att := f.attest(s, cn, "done", "test_pass", `{"command_substring":"pytest"}`)
 	f.bash(s, "echo checked > notes.txt", "", false)
@@ -371,10 +372,12 @@ func TestEvictedAttestationsAreReadBack(t *testing.T) {
 	f := newFlow(t, func(c *gatekeeper.Config) { c.MaxEnvelopes = 1 })
 	s := "sess-evict"
 	cn := f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	f.edit(s, "/repo/src/app.py")
 	f.bash(s, "pytest", "===== 3 passed in 0.10s =====", false)
 	old := f.attest(s, cn, "done", "test_pass", `{"command_substring":"pytest"}`)
 	o := "sess-evict-other"
 	ocn := f.prompt(o, "Fix the failing test in `src/app.py` and run `pytest`")
+	f.edit(o, "/repo/src/app.py")
 	f.bash(o, "pytest", "===== 3 passed in 0.10s =====", false)
 	newer := f.attest(o, ocn, "done", "test_pass", `{"command_substring":"pytest"}`)
 	// Citing newer first: its look-up waits until the projection has read
@@ -682,6 +685,7 @@ func TestReplayDecidesRecordedEventsAgain(t *testing.T) {
 	f.append(s, rec)
 	pre := f.entry(s, schemas.EntryEvent, "PreToolUse", "Bash", fmt.Sprintf(`{"session_id":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"}}`, s))
 	f.append(s, pre)
+	f.edit(s, "/repo/src/app.py")
 	f.bash(s, "pytest", "===== 3 passed in 0.10s =====", false)
 	att := f.attest(s, cn, "done", "test_pass", `{"command_substring":"pytest"}`)
 	if d := f.stop(s, block("claimcheck", "done", att)); d.Decision != schemas.GateAllow {
@@ -740,5 +744,27 @@ func TestBlockReasonsNameTheFailingRun(t *testing.T) {
 	f.bash(s, "pytest -q", "3 passed in 0.10s", false)
 	if d := f.stop(s, "Done! All tests pass."); d.Decision != schemas.GateBlock || strings.Contains(d.Reason, "newest run") {
 		t.Fatalf("after a passing run the failure is not news: %+v", d)
+	}
+}
+
+// A done for a task that names a file to fix needs a change to that file
+// in the ledger: a passing run alone (the tests changed, or nothing did)
+// is refused, and the same run after the edit is accepted.
+func TestDoneNeedsTheNamedFileChanged(t *testing.T) {
+	f := newFlow(t, nil)
+	s := "sess-change"
+	cn := f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	f.edit(s, "/repo/tests/test_app.py")
+	f.bash(s, "pytest", "===== 3 passed in 0.10s =====", false)
+	att := f.attest(s, cn, "done", "test_pass", `{"command_substring":"pytest"}`)
+	d := f.stop(s, block("claimcheck", "done", att))
+	if d.Decision != schemas.GateBlock || d.Rule != "stop.done_without_change" || !strings.Contains(d.Reason, "names src/app.py to change") {
+		t.Fatalf("a pass without the change: %+v", d)
+	}
+	f.edit(s, "/repo/src/app.py")
+	f.bash(s, "pytest", "===== 3 passed in 0.10s =====", false)
+	att = f.attest(s, cn, "done", "test_pass", `{"command_substring":"pytest"}`)
+	if d := f.stop(s, block("claimcheck", "done", att)); d.Decision != schemas.GateAllow {
+		t.Fatalf("a pass after the change: %+v", d)
 	}
 }

@@ -63,7 +63,12 @@ func (s *Service) judgeStop(ctx context.Context, d schemas.GateDecision, req sch
 		Contract: snap.Contract, ContractN: snap.ContractN,
 		Evidence:       &sessionEvidence{s: s, session: req.SessionID, snap: snap},
 		StopHookActive: stopHookActive, ConsecutiveBlocks: snap.Blocks, Cap: s.cfg.StopBlockCap,
-		Override: snap.Override, OverrideReason: snap.OverrideReason,
+		Override: snap.Override, OverrideReason: snap.OverrideReason, Policy: s.claims,
+	}
+	if c := snap.Contract; c != nil {
+		if what, n, ok := snap.Changed(snap.ContractN, c.TargetFields.Paths); ok {
+			in.Changed = fmt.Sprintf("%s at n=%d", what, n)
+		}
 	}
 	if f, ok := snap.FailingRun(); ok {
 		in.FailingRun = &stopgate.Run{N: f.N, Command: f.Command, Summary: f.Summary}

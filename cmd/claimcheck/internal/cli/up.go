@@ -123,6 +123,10 @@ func (a *app) loadUp() (upConfig, error) {
 	if cfg.Gatekeeper.KeyDir == "" {
 		cfg.Gatekeeper.KeyDir = cfg.Verifier.KeyDir
 	}
+	if cfg.Gatekeeper.PolicyFile == "" {
+		// One claim policy: the gate reads the verifier's scopes.
+		cfg.Gatekeeper.PolicyFile = cfg.Verifier.PolicyFile
+	}
 	if cfg.Rotator.KeyDir == "" {
 		cfg.Rotator.KeyDir = cfg.Verifier.KeyDir
 	}

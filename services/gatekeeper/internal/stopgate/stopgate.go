@@ -72,6 +72,15 @@ type Input struct {
 	// Override is the id of a pending operator override ("" when none).
 	Override       string
 	OverrideReason string
+	// Policy is the gate's claim policy: its scopes say which attestations
+	// back each kind of claim the prose makes, its change_verbs which tasks
+	// need a change to the files they name. Nil: every done attestation
+	// backs every kind (the rule before scopes).
+	Policy *policy.Policy
+	// Changed names a change to one of the contract's paths after the
+	// contract, as the ledger shows it ("" when there is none): it backs a
+	// change task's done as a cited file_diff_present does.
+	Changed string
 	// FailingRun is the ledger's newest failing run of a command not run
 	// successfully since (nil when none): a block for an unbacked claim
 	// names it.
@@ -101,6 +110,9 @@ const (
 	RulePartialSlots  = "stop.partial_slots_missing"
 	RuleUnbackedWords = "stop.claim_phrases_without_evidence"
 	RuleOtherContract = "stop.attestation_for_another_task"
+	RuleNoChange      = "stop.done_without_change"
+	RuleUnprovable    = "stop.claim_not_provable"
+	RuleUnreadText    = "stop.unread_language"
 )
 
 // Result is the decision.
@@ -162,7 +174,7 @@ func Decide(ctx context.Context, in Input) Result {
 // a malformed block or an unusable citation), where a failing run is what
 // the agent most likely overlooked.
 func unbacked(rule string) bool {
-	return rule == RuleMissingBlock || rule == RuleNoDoneClaim || rule == RuleUnbackedWords
+	return rule == RuleMissingBlock || rule == RuleNoDoneClaim || rule == RuleUnbackedWords || rule == RuleNoChange
 }
 
 func block(rule, next string, reasons ...string) Result {
@@ -251,30 +263,15 @@ func decide(ctx context.Context, in Input) Result {
 				"a partial block needs what_succeeded, what_remains and next_route_or_question; empty: "+strings.Join(missing, ", "))
 		}
 	}
+	if r, blocked := needsChange(in, fb, usable); blocked {
+		return r
+	}
 	// Prose must not claim more than the block backs.
-	for _, p := range m.Phrases {
-		switch p.Kind {
-		case finalblock.KindDone:
-			if len(done) == 0 {
-				return block(RuleUnbackedWords,
-					"either back it (run `claimcheck claim` and cite the attestation) or say what is actually true",
-					fmt.Sprintf("the message says %q but the block cites no done attestation", p.Text))
-			}
-		case finalblock.KindBlocked:
-			if fb.Type != finalblock.TypeBlocked && fb.Type != finalblock.TypePartial {
-				return block(RuleUnbackedWords,
-					"use type blocked (with a ladder_exhaustion_proof attestation) or partial, or drop the claim",
-					fmt.Sprintf("the message says %q but the block's type is %s", p.Text, fb.Type))
-			}
-		case finalblock.KindDelegation:
-			if fb.Type != finalblock.TypeDelegation && fb.Type != finalblock.TypePartial {
-				return block(RuleUnbackedWords,
-					"use type delegation (with a fetch_attempt_proof attestation) or partial, or drop the request",
-					fmt.Sprintf("the message says %q but the block's type is %s", p.Text, fb.Type))
-			}
-		}
+	if r, blocked := unbackedPhrases(in, fb, usable); blocked {
+		return r
 	}
 	reasons := []string{fmt.Sprintf("%s block with %d verified attestation(s)", fb.Type, len(usable))}
+	reasons = append(reasons, notes(m)...)
 	return Result{Decision: schemas.GateAllow, Rule: RuleAllowed, Reasons: reasons}
 }
 
@@ -282,15 +279,24 @@ func decide(ctx context.Context, in Input) Result {
 // stop unless its prose claims something.
 func phrasesWithoutBlock(in Input) Result {
 	if len(in.Message.Phrases) == 0 {
+		for _, f := range in.Message.Findings {
+			if f.Kind == finalblock.FindingUnreadLanguage {
+				return block(RuleUnreadText,
+					"end the message with a claimcheck block that says what is and is not done (type partial when nothing is attested: "+
+						"what_succeeded, what_remains, next_route_or_question), or write the result in a language claimcheck reads",
+					fmt.Sprintf("the message reports results (%s) in %q, in a language claimcheck's claim tables do not cover, "+
+						"so it cannot tell a claim from an honest report", f.Detail, clip(f.Text, 80)))
+			}
+		}
 		return Result{Decision: schemas.GateAllow, Rule: RuleNoClaims,
-			Reasons: []string{"no task in this turn and no claims in the message"}}
+			Reasons: append([]string{"no task in this turn and no claims in the message"}, notes(in.Message)...)}
 	}
 	p := in.Message.Phrases[0]
 	switch p.Kind {
 	case finalblock.KindDone:
 		return block(RuleUnbackedWords,
-			"back it: run `claimcheck claim --claim done --validator <validator> --args '{…}'` and cite the attestation in a claimcheck block; or say only what you actually did and saw",
-			fmt.Sprintf("the message claims %q without attested evidence", p.Text))
+			"back it: "+scopeStep(in, p.Scope)+" and cite the attestation in a claimcheck block; or say only what you actually did and saw",
+			fmt.Sprintf("the message claims %q (%s) without attested evidence", p.Text, scopeName(p.Scope)))
 	case finalblock.KindBlocked:
 		return block(RuleUnbackedWords,
 			"back it with `claimcheck claim --claim blocked --validator ladder_exhaustion_proof --args '{}'` and a claimcheck block of type blocked, or keep working",

@@ -2,6 +2,7 @@ package view
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -340,4 +341,26 @@ func (sn Snapshot) Staleness(v schemas.Verdict) (reason, next string) {
 		}
 	}
 	return "", ""
+}
+
+// Changed names the first of paths changed after position after, as far
+// as the trail shows: a successful Edit/Write/MultiEdit/NotebookEdit of
+// it, or a shell command that names it among the files it writes (a write
+// the command line does not name does not count here: it shows no change
+// to that file). ok is false when none was.
+func (sn Snapshot) Changed(after uint64, paths []string) (what string, n uint64, ok bool) {
+	for _, e := range sn.edits {
+		if e.n <= after {
+			continue
+		}
+		for _, p := range paths {
+			switch {
+			case !e.shell && evidence.SamePath(e.path, p):
+				return e.path, e.n, true
+			case e.shell && slices.ContainsFunc(e.written, func(w string) bool { return evidence.SamePath(w, p) }):
+				return p + " (by `" + e.command + "`)", e.n, true
+			}
+		}
+	}
+	return "", 0, false
 }

@@ -112,3 +112,26 @@ func TestSummaryLinePrefersTheFailure(t *testing.T) {
 		}
 	}
 }
+
+func TestChanged(t *testing.T) {
+	paths := []string{"src/app.py"}
+	for _, tc := range []struct {
+		name  string
+		edits []pathAt
+		want  string
+	}{
+		{"an Edit of the path", []pathAt{{n: 5, path: "/repo/src/app.py"}}, "/repo/src/app.py"},
+		{"an Edit before the contract", []pathAt{{n: 1, path: "/repo/src/app.py"}}, ""},
+		{"an Edit of another file", []pathAt{{n: 5, path: "/repo/tests/test_app.py"}}, ""},
+		{"a shell write naming the path", []pathAt{{n: 6, shell: true, command: "sed -i s/a/b/ src/app.py", written: paths}},
+			"src/app.py (by `sed -i s/a/b/ src/app.py`)"},
+		{"a shell write it cannot read", []pathAt{{n: 6, shell: true, command: "python fix.py", unknown: true}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			what, _, ok := Snapshot{edits: tc.edits}.Changed(2, paths)
+			if what != tc.want || ok != (tc.want != "") {
+				t.Fatalf("Changed = %q %v, want %q", what, ok, tc.want)
+			}
+		})
+	}
+}
