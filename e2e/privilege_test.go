@@ -586,6 +586,7 @@ func TestUpMigratesADataDirWithoutAuthentication(t *testing.T) {
 	// streams the earlier one never wrote (contracts, attestations).
 	a := newAgent(t, env, "sess-after-migration")
 	a.prompt("Fix the failing test in `src/app.py` and run `pytest` to check it")
+	a.edit("/home/u/proj/src/app.py")
 	a.bash("pytest", "============================= 3 passed in 0.12s ==============================\n")
 	v, r := a.claim("done", "test_pass", `{"command_substring":"pytest"}`)
 	if r.code != 0 || v.Verdict != "PASS" || v.AttestationID == "" {
