@@ -220,7 +220,8 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	w := watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
 		CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow})
 	s := &Service{
-		cfg: cfg, set: set, js: js, pretool: p, claims: claims, runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home},
+		cfg: cfg, set: set, js: js, pretool: p, claims: claims,
+		runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home},
 		view: view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w}), watch: w, m: m,
 		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
 	}

@@ -66,7 +66,8 @@ func Replay(ctx context.Context, js jetstream.JetStream, cfg Config, session str
 	if err != nil {
 		return err
 	}
-	s := &Service{cfg: cfg, set: service.Settings{Clock: clock.Real{}}, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}), pretool: pol, claims: claims,
+	s := &Service{cfg: cfg, set: service.Settings{Clock: clock.Real{}}, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}),
+		pretool: pol, claims: claims,
 		runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home}, view: v, watch: w, policies: newPolicyCache(pkv),
 		keySet: func() *keyring.Set { return vs }}
 	var steps []*ReplayStep

@@ -131,6 +131,9 @@ func (a *analysis) Run(argv []shell.Field, st *shell.State, depth int) shell.Str
 				return shell.Stream{}
 			}
 		}
+		if base == "git" {
+			a.git(argv)
+		}
 		p, _ := shell.Lookup(base)
 		c := call{prog: p, base: base, argv: argv, st: st, depth: depth}
 		if p.Kind != shell.Wrapper {

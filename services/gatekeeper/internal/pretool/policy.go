@@ -60,6 +60,7 @@ type Actions struct {
 	ProtectedWrite string `json:"protected_write"`
 	SensitiveRead  string `json:"sensitive_read"`
 	SensitiveWrite string `json:"sensitive_write"`
+	LostWork       string `json:"lost_work"`
 }
 
 // Tools is the tool access matrix.

@@ -133,6 +133,16 @@ const (
 	RuleChmodRoot   = "shell.destructive.chmod_root"
 	RuleChownRoot   = "shell.destructive.chown_root"
 
+	// actions.lost_work: work the user cannot get back from the repository.
+	RuleGitForcePush    = "git.force_push"
+	RuleGitDeleteRemote = "git.delete_remote_ref"
+	RuleGitResetHard    = "git.reset_hard"
+	RuleGitClean        = "git.clean"
+	RuleGitDiscard      = "git.discard_changes"
+	RuleGitStashDrop    = "git.stash_drop"
+	RuleGitBranchDelete = "git.branch_force_delete"
+	RuleGitRewrite      = "git.history_rewrite"
+
 	// actions.download_exec and actions.decode_exec.
 	RuleDownloadExec = "shell.download_exec"
 	RuleDecodeExec   = "shell.decode_exec"

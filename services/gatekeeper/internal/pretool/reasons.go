@@ -48,6 +48,15 @@ const (
 	msgChmodRoot
 	msgChownRoot
 
+	msgGitForcePush
+	msgGitDeleteRemote
+	msgGitResetHard
+	msgGitClean
+	msgGitDiscard
+	msgGitStashDrop
+	msgGitBranchDelete
+	msgGitRewrite
+
 	msgDownloadedProgram
 	msgRunDownloaded
 	msgScriptFileDownloaded
@@ -156,6 +165,23 @@ var messages = [...]struct{ rule, text string }{
 		"claimcheck refused this command: the function {name:q} calls itself in a pipeline or in the background, a fork bomb that exhausts the machine's processes. Do not run it."},
 	msgChmodRoot: {RuleChmodRoot, textChangesRoot},
 	msgChownRoot: {RuleChownRoot, textChangesRoot},
+
+	msgGitForcePush: {RuleGitForcePush,
+		"claimcheck asks before {cmd}: a force push overwrites the remote branch, and commits others pushed are lost from it. Push without force (git pull --rebase first), or let the user decide."},
+	msgGitDeleteRemote: {RuleGitDeleteRemote,
+		"claimcheck asks before {cmd}: it deletes branches or tags on the remote. Let the user decide which remote refs go."},
+	msgGitResetHard: {RuleGitResetHard,
+		"claimcheck asks before {cmd}: git reset --hard throws away uncommitted changes, which git cannot bring back. Commit or stash them first (git stash), or use git reset --soft or --keep."},
+	msgGitClean: {RuleGitClean,
+		"claimcheck asks before {cmd}: git clean -f deletes untracked files, which git cannot bring back. See what it would delete with git clean -n, and delete only what you mean."},
+	msgGitDiscard: {RuleGitDiscard,
+		"claimcheck asks before {cmd}: it overwrites uncommitted changes in the working tree, which git cannot bring back. Commit or stash them first (git stash), or restore only the files you mean after checking git diff."},
+	msgGitStashDrop: {RuleGitStashDrop,
+		"claimcheck asks before {cmd}: it deletes stashed changes. Apply them (git stash pop) or let the user decide."},
+	msgGitBranchDelete: {RuleGitBranchDelete,
+		"claimcheck asks before {cmd}: it deletes a branch even if its commits are merged nowhere. Use git branch -d, which refuses to delete unmerged work."},
+	msgGitRewrite: {RuleGitRewrite,
+		"claimcheck asks before {cmd}: it rewrites the repository's history. Let the user decide."},
 
 	msgDownloadedProgram: {RuleDownloadExec,
 		"claimcheck refused {cmd}: the program to run is downloaded at run time. Download to a file in the project, read it, and run it by name if it is what you expect."},
