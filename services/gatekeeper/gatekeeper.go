@@ -222,7 +222,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	s := &Service{
 		cfg: cfg, set: set, js: js, pretool: p, claims: claims,
 		runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home},
-		view: view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w}), watch: w, m: m,
+		view:    view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w}), watch: w, m: m,
 		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
 	}
 	s.ready.NotReady("starting")
