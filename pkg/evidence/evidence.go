@@ -27,6 +27,9 @@ type Entry struct {
 	HookEvent string
 	Tool      string // tool_name
 	Contract  *schemas.Contract
+	// Cwd is the payload's cwd: the directory Claude Code ran the tool in
+	// (or the prompt was sent from); "" when the payload has none.
+	Cwd string
 
 	// Tool events (PostToolUse, PostToolUseFailure) only.
 	Done     bool   // a completed tool call: evidence
@@ -39,7 +42,11 @@ type Entry struct {
 	Input    string // the whole tool_input as JSON text
 	Output   string // stdout+stderr, the error text, or the tool response as text
 	HTTPCode int    // WebFetch response code when reported
-	Elided   bool   // the payload was shortened in the ledger (full text in an artifact)
+	// Before is the file's content before an Edit, MultiEdit or Write, when
+	// the tool reported it (tool_response.originalFile). A Read's content,
+	// when it read the whole file, is its Output.
+	Before string
+	Elided bool // the payload was shortened in the ledger (full text in an artifact)
 
 	// The tool loop (PreToolUse and tool events): see Loop.
 	ToolUseID   string
@@ -115,20 +122,29 @@ func Decode(s schemas.Entry) Entry {
 		return e
 	}
 	if s.HookEvent == schemas.HookPreToolUse {
-		if e.InputDigest == "" { // recorded before ingest kept the digest
-			var p struct {
-				ToolInput jsontext.Value `json:"tool_input"`
-			}
-			if json.Unmarshal([]byte(*s.Payload), &p, json.RejectUnknownMembers(false)) == nil {
+		var p struct {
+			Cwd       string         `json:"cwd"`
+			ToolInput jsontext.Value `json:"tool_input"`
+		}
+		if json.Unmarshal([]byte(*s.Payload), &p, json.RejectUnknownMembers(false)) == nil {
+			e.Cwd = p.Cwd
+			if e.InputDigest == "" { // recorded before ingest kept the digest
 				e.Input = string(p.ToolInput)
 			}
 		}
 		return e
 	}
 	if s.HookEvent != schemas.HookPostToolUse && s.HookEvent != schemas.HookPostToolUseFailure {
+		var p struct {
+			Cwd string `json:"cwd"`
+		}
+		if json.Unmarshal([]byte(*s.Payload), &p, json.RejectUnknownMembers(false)) == nil {
+			e.Cwd = p.Cwd
+		}
 		return e
 	}
 	var p struct {
+		Cwd          string         `json:"cwd"`
 		ToolInput    jsontext.Value `json:"tool_input"`
 		ToolResponse jsontext.Value `json:"tool_response"`
 		Error        string         `json:"error"`
@@ -138,6 +154,7 @@ func Decode(s schemas.Entry) Entry {
 		return e
 	}
 	e.Done = true
+	e.Cwd = p.Cwd
 	e.Failed = s.HookEvent == schemas.HookPostToolUseFailure || p.IsInterrupt
 	e.Input = string(p.ToolInput)
 	var in struct {
@@ -165,13 +182,20 @@ func Decode(s schemas.Entry) Entry {
 		return e
 	}
 	var out struct {
-		Stdout      string `json:"stdout"`
-		Stderr      string `json:"stderr"`
-		Interrupted bool   `json:"interrupted"`
-		Code        int    `json:"code"`
-		Result      string `json:"result"`
+		Stdout      string         `json:"stdout"`
+		Stderr      string         `json:"stderr"`
+		Interrupted bool           `json:"interrupted"`
+		Code        int            `json:"code"`
+		Result      string         `json:"result"`
+		Original    jsontext.Value `json:"originalFile"`
+		File        jsontext.Value `json:"file"`
 	}
 	if json.Unmarshal(p.ToolResponse, &out, json.RejectUnknownMembers(false)) == nil {
+		_ = json.Unmarshal(out.Original, &e.Before)
+		if content, ok := readContent(e.Tool, out.File); ok {
+			e.Output = content
+			return e
+		}
 		e.Output = out.Stdout
 		if out.Stderr != "" {
 			e.Output += "\n" + out.Stderr
@@ -192,6 +216,23 @@ func Decode(s schemas.Entry) Entry {
 		}
 	}
 	return e
+}
+
+// readContent is the content of a Read of a whole text file.
+func readContent(tool string, file jsontext.Value) (string, bool) {
+	if tool != "Read" || len(file) == 0 {
+		return "", false
+	}
+	var f struct {
+		Content    string `json:"content"`
+		NumLines   int    `json:"numLines"`
+		StartLine  int    `json:"startLine"`
+		TotalLines int    `json:"totalLines"`
+	}
+	if json.Unmarshal(file, &f, json.RejectUnknownMembers(false)) != nil || f.StartLine > 1 || f.NumLines < f.TotalLines {
+		return "", false
+	}
+	return f.Content, true
 }
 
 // IsEdit reports a file-changing tool.
