@@ -34,8 +34,12 @@ func MoveOf(prog []string) Move {
 	if len(prog) == 0 {
 		return Move{}
 	}
+	name := baseName(prog[0])
+	if !moverNames[name] {
+		return Move{}
+	}
 	quoted := "`" + shell.Display(strings.Join(prog, " ")) + "`"
-	switch baseName(prog[0]) {
+	switch name {
 	case "git":
 		return gitMove(prog[1:], quoted)
 	case "cp":
@@ -249,10 +253,16 @@ func (t *Tree) Line(line, cwd string, want []string) (runs []Run, moved string) 
 	return runs, moved
 }
 
+// moverNames are the programs MoveOf reads.
+var moverNames = map[string]bool{"git": true, "cp": true, "rsync": true}
+
 // MovesTree reports whether some program of calls moves the tree
 // (MoveOf): a quick test before reading a line with Tree.Line.
 func MovesTree(calls []Call) bool {
 	for _, c := range calls {
+		if !slices.ContainsFunc(c.Argv, func(a string) bool { return moverNames[baseName(a)] }) {
+			continue
+		}
 		progs := c.Programs()
 		if MoveOf(progs[len(progs)-1]).Moved() {
 			return true

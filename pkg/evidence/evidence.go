@@ -70,6 +70,9 @@ type parsedCommand struct {
 
 	summaryOnce sync.Once
 	summary     Summary
+
+	movesOnce sync.Once
+	moves     bool
 }
 
 // Calls returns Command parsed into simple commands (command.Parse), parsing
@@ -93,6 +96,16 @@ func (e Entry) Writes() (paths []string, unknown bool) {
 	}
 	e.parsed.writesOnce.Do(func() { e.parsed.writes, e.parsed.unknown = command.Writes(e.Command) })
 	return e.parsed.writes, e.parsed.unknown
+}
+
+// MovesTree returns command.MovesTree of Calls, computed once per decoded
+// entry like Calls: every claim reads every earlier line for moves.
+func (e Entry) MovesTree() bool {
+	if e.parsed == nil {
+		return command.MovesTree(e.Calls())
+	}
+	e.parsed.movesOnce.Do(func() { e.parsed.moves = command.MovesTree(e.Calls()) })
+	return e.parsed.moves
 }
 
 // Summary returns Summarize of the entry's Output, computed once per decoded

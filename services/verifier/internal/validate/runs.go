@@ -49,15 +49,17 @@ type runView struct {
 	outside bool
 }
 
-func newRunView(want []string, project string, after []evidence.Entry) *runView {
+// newRunView reads after, in which runs (from runsOf) are the entries
+// that run want.
+func newRunView(want []string, project string, after, runs []evidence.Entry) *runView {
 	v := &runView{project: project, runs: map[uint64][]command.Run{}}
+	isRun := make(map[uint64]bool, len(runs))
+	for _, r := range runs {
+		isRun[r.N] = true
+	}
 	var tree command.Tree
 	for i, e := range after {
-		if !e.Done || e.Tool != "Bash" || e.Command == "" {
-			continue
-		}
-		calls := e.Calls()
-		if !command.RunsParsed(calls, want) && !command.MovesTree(calls) {
+		if !e.Done || e.Tool != "Bash" || e.Command == "" || !isRun[e.N] && !e.MovesTree() {
 			continue
 		}
 		runs, moved := tree.Line(e.Command, e.Cwd, want)

@@ -321,7 +321,7 @@ func commandZeroExit(cmd string, v env, after []evidence.Entry) Result {
 			retry(`{"command_substring":"`+cmd+`"}`)),
 			fmt.Sprintf("the latest run of `%s` (n=%d) ran no test: %s", cmd, last.N, why))
 	}
-	rv := newRunView(mustWant(cmd), v.project, after)
+	rv := newRunView(mustWant(cmd), v.project, after, runs)
 	if why := rv.problem(last); why != "" {
 		return fail(rv.next(cmd, retry), fmt.Sprintf("the latest run of `%s` (n=%d) is not a run of the session's change: %s", cmd, last.N, why))
 	}
@@ -397,7 +397,7 @@ func testPass(tc testClaim, v env, after []evidence.Entry) Result {
 			fmt.Sprintf("looked for a run of `%s` after the prompt: none found", cmd))
 	}
 	want := mustWant(cmd)
-	rv := newRunView(want, v.project, after)
+	rv := newRunView(want, v.project, after, runs)
 	stale := stalePoint(after, v.ct, rv)
 	last := runs[len(runs)-1]
 	lastSum := last.Summary()
