@@ -508,3 +508,42 @@ func SamePath(a, b string) bool {
 	}
 	return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
 }
+
+// ---- failing tests ---------------------------------------------------------
+
+var failedTestRE = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)|^FAILED (\S+?)(?: - .*)?\s*$|^test (\S+) \.\.\. FAILED\s*$`)
+
+// FailedTests returns the names of the tests a runner's output reports
+// failing, once each, in order: go test's `--- FAIL: TestX` (the top-level
+// test of a subtest), pytest's `FAILED path::name`, cargo's
+// `test name ... FAILED`.
+func FailedTests(output string) []string {
+	if !has(output, "FAIL") {
+		return nil
+	}
+	var out []string
+	for _, m := range failedTestRE.FindAllStringSubmatch(output, -1) {
+		name := m[1] + m[2] + m[3]
+		if m[1] != "" {
+			name, _, _ = strings.Cut(name, "/")
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+var testNameRE = regexp.MustCompile(`^(?:Test[A-Z0-9_]\w*|test_\w+|[\w./-]+\.py::\w+(?:::\w+)?)$`)
+
+// TestNames are the tokens that name a test: TestXxx, test_xxx,
+// path.py::name.
+func TestNames(tokens []string) []string {
+	var out []string
+	for _, t := range tokens {
+		if testNameRE.MatchString(t) && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -133,3 +133,26 @@ func TestDecodeCwdAndContents(t *testing.T) {
 		})
 	}
 }
+
+func TestFailedTests(t *testing.T) {
+	for _, tt := range []struct {
+		name, out string
+		want      []string
+	}{
+		{"go", "=== RUN   TestAdd\n--- FAIL: TestAdd (0.00s)\n    --- FAIL: TestAdd/zero (0.00s)\n--- FAIL: TestSub (0.00s)\nFAIL\n", []string{"TestAdd", "TestSub"}},
+		{"pytest", "FAILED tests/test_x.py::test_parse - AssertionError: 1 != 2\nFAILED tests/test_y.py::test_b\n=== 2 failed in 0.1s ===",
+			[]string{"tests/test_x.py::test_parse", "tests/test_y.py::test_b"}},
+		{"cargo", "test parser::tests::empty ... FAILED\ntest parser::tests::one ... ok\n", []string{"parser::tests::empty"}},
+		{"none", "ok  \texample.com/add\t0.01s\n", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if d := cmp.Diff(tt.want, FailedTests(tt.out)); d != "" {
+				t.Errorf("failed (-want +got):\n%s", d)
+			}
+		})
+	}
+	if d := cmp.Diff([]string{"TestAdd", "test_parse", "tests/test_x.py::test_b"},
+		TestNames([]string{"TestAdd", "add.go", "test_parse", "tests/test_x.py::test_b", "Testing", "go test ./..."})); d != "" {
+		t.Errorf("names (-want +got):\n%s", d)
+	}
+}
