@@ -284,3 +284,52 @@ func TestTestWeakening(t *testing.T) {
 		}, verdict: "FAIL", reason: "adds t.Skip"},
 	})
 }
+
+// TestSelectionCoverage: a run counts only when what it selects covers
+// the packages the session changed, the tests the prompt names and the
+// tests that failed earlier in the session.
+func TestSelectionCoverage(t *testing.T) {
+	const goFail = "--- FAIL: TestAdd (0.00s)\n    add_test.go:7: Add(1, 2) = -1\nFAIL\nFAIL\texample.com/add\t0.01s\n"
+	runChangeCases(t, []changeCase{
+		{name: "the whole module", build: func(s *session) {
+			s.editFile("/repo/internal/add/add.go", addGo, "a - b", "a + b")
+			s.run("go test ./...", goOK)
+		}, verdict: "PASS"},
+		{name: "another package only", build: func(s *session) {
+			s.editFile("/repo/internal/add/add.go", addGo, "a - b", "a + b")
+			s.run("go test ./cmd/...", goOK)
+		}, verdict: "FAIL", reason: "n=6 left out the package /repo/internal/add changed at n=4", next: "selects what was left out"},
+		{name: "the changed package by cd", build: func(s *session) {
+			s.editFile("/repo/internal/add/add.go", addGo, "a - b", "a + b")
+			s.run("cd internal/add && go test", goOK)
+		}, verdict: "PASS"},
+		{name: "-run leaves out the failing test", build: func(s *session) {
+			s.bashIn("/repo", "go test ./...", goFail)
+			s.editFile("/repo/add.go", addGo, "a - b", "a + b")
+			s.run("go test -run TestSub ./...", goOK)
+		}, verdict: "FAIL", reason: "TestAdd, which failed at n=4"},
+		{name: "-run keeps the failing test", build: func(s *session) {
+			s.bashIn("/repo", "go test ./...", goFail)
+			s.editFile("/repo/add.go", addGo, "a - b", "a + b")
+			s.run("go test -run 'TestAdd$' ./...", goOK)
+		}, verdict: "PASS"},
+		{name: "-skip drops the test the prompt names", prompt: "Make `TestAdd` pass: fix `add.go` and run `go test ./...`.", build: func(s *session) {
+			s.editFile("/repo/add.go", addGo, "a - b", "a + b")
+			s.run("go test -skip TestAdd ./...", goOK)
+		}, verdict: "FAIL", reason: "TestAdd, named in the prompt"},
+		{name: "pytest -k leaves out the failing test", prompt: "Fix `parse.py` and run `pytest`.", args: map[string]any{"command_substring": "pytest"},
+			build: func(s *session) {
+				s.run("pytest", "FAILED tests/test_parse.py::test_empty - assert 1 == 0\n==== 1 failed, 3 passed in 0.05s ====\n")
+				s.run("pytest -k test_other", "==== 1 passed, 3 deselected in 0.01s ====\n")
+			}, verdict: "FAIL", reason: "tests/test_parse.py::test_empty, which failed at n=4"},
+		{name: "command_zero_exit too", validator: "command_zero_exit", build: func(s *session) {
+			s.run("go test ./...", goFail)
+			s.run("go test -run TestSub ./...", goOK)
+		}, verdict: "FAIL", reason: "it left out TestAdd, which failed at n=4"},
+		{name: "make covers everything", prompt: "Fix `add.go` and run `make test`.", args: map[string]any{"command_substring": "make test"},
+			build: func(s *session) {
+				s.run("go test ./...", goFail)
+				s.run("make test", goOK)
+			}, verdict: "PASS"},
+	})
+}

@@ -2,6 +2,8 @@ package validate
 
 import (
 	"fmt"
+	"path"
+	"slices"
 	"strings"
 
 	"github.com/claimcheck/claimcheck/pkg/command"
@@ -106,4 +108,82 @@ func (v *runView) next(cmd string, retry func(string) string) string {
 		where = "in the session's project " + v.project
 	}
 	return fmt.Sprintf("run `%s` %s, then %s", cmd, where, retry(`{"command_substring":"`+cmd+`"}`))
+}
+
+// scope is what a run of the session's tests must select: the Go
+// packages the session changed, the tests the prompt names and the tests
+// that failed in earlier runs of the session.
+type scope struct {
+	named   []string
+	failed  []failure
+	changed []change
+}
+
+type failure struct {
+	n    uint64
+	test string
+}
+
+type change struct {
+	n   uint64
+	dir string // the changed Go file's directory, absolute
+}
+
+func newScope(ct *schemas.Contract, after []evidence.Entry) scope {
+	tf := ct.TargetFields
+	sc := scope{named: evidence.TestNames(append(slices.Clone(tf.BacktickTokens), tf.Keywords...))}
+	for _, e := range after {
+		if !e.Done {
+			continue
+		}
+		if e.Tool == "Bash" && e.Output != "" {
+			for _, t := range evidence.FailedTests(e.Output) {
+				sc.failed = append(sc.failed, failure{e.N, t})
+			}
+		}
+		if evidence.IsEdit(e.Tool) && !e.Failed && strings.HasSuffix(e.FilePath, ".go") {
+			p := e.FilePath
+			if !path.IsAbs(p) && e.Cwd != "" {
+				p = path.Join(e.Cwd, p)
+			}
+			if path.IsAbs(p) {
+				sc.changed = append(sc.changed, change{e.N, path.Dir(path.Clean(p))})
+			}
+		}
+	}
+	return sc
+}
+
+// leftOut says what the run at e left out of the scope (what changed or
+// failed before it, and what the prompt names): "" when it selected all
+// of it, or when its selection cannot be read.
+func (sc scope) leftOut(rv *runView, e evidence.Entry) string {
+	var out []string
+	add := func(s string) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, r := range rv.runs[e.N] {
+		sel := command.SelectionOf(r.Prog)
+		if !sel.Known {
+			continue
+		}
+		for _, c := range sc.changed {
+			if c.n < e.N && r.Dir != "" && !sel.CoversDir(c.dir, r.Dir) {
+				add(fmt.Sprintf("the package %s changed at n=%d", c.dir, c.n))
+			}
+		}
+		for _, t := range sc.named {
+			if !sel.CoversTest(t) {
+				add(fmt.Sprintf("%s, named in the prompt", t))
+			}
+		}
+		for _, f := range sc.failed {
+			if f.n < e.N && !sel.CoversTest(f.test) {
+				add(fmt.Sprintf("%s, which failed at n=%d", f.test, f.n))
+			}
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -325,6 +325,10 @@ func commandZeroExit(cmd string, v env, after []evidence.Entry) Result {
 	if why := rv.problem(last); why != "" {
 		return fail(rv.next(cmd, retry), fmt.Sprintf("the latest run of `%s` (n=%d) is not a run of the session's change: %s", cmd, last.N, why))
 	}
+	if left := newScope(v.ct, after).leftOut(rv, last); left != "" {
+		return fail(fmt.Sprintf("run `%s` so that it selects what was left out, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
+			fmt.Sprintf("the latest run of `%s` (n=%d) selected less than the session's change: it left out %s", cmd, last.N, left))
+	}
 	if rv.lastMove != nil && rv.lastMove.N > last.N {
 		return fail(fmt.Sprintf("run `%s` again in the tree as you leave it, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
 			fmt.Sprintf("%s at n=%d came after the latest run of `%s` (n=%d); it no longer counts", rv.moveWhy, rv.lastMove.N, cmd, last.N))
@@ -386,6 +390,7 @@ type rejected struct {
 	stale                           int
 	unrecognized                    int
 	filtered, noTests, notTheChange []string
+	narrow                          []string
 }
 
 func testPass(tc testClaim, v env, after []evidence.Entry) Result {
@@ -399,6 +404,7 @@ func testPass(tc testClaim, v env, after []evidence.Entry) Result {
 	want := mustWant(cmd)
 	rv := newRunView(want, v.project, after, runs)
 	stale := stalePoint(after, v.ct, rv)
+	sc := newScope(v.ct, after)
 	last := runs[len(runs)-1]
 	lastSum := last.Summary()
 	switch {
@@ -418,6 +424,10 @@ func testPass(tc testClaim, v env, after []evidence.Entry) Result {
 		}
 		if why := rv.problem(r); why != "" {
 			rej.notTheChange = append(rej.notTheChange, fmt.Sprintf("n=%d: %s", r.N, why))
+			continue
+		}
+		if left := sc.leftOut(rv, r); left != "" {
+			rej.narrow = append(rej.narrow, fmt.Sprintf("n=%d left out %s", r.N, left))
 			continue
 		}
 		o := command.Observe(r.Command, want)
@@ -490,6 +500,12 @@ func testPassReasons(tc testClaim, v env, rv *runView, stale staleness, rej reje
 		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` did not run the session's change: %s", len(rej.notTheChange), cmd,
 			strings.Join(rej.notTheChange, "; ")))
 		next = rv.next(cmd, retry)
+	}
+	if len(rej.narrow) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` selected less than the session's change: %s", len(rej.narrow), cmd,
+			strings.Join(rej.narrow, "; ")))
+		next = fmt.Sprintf("run `%s` so that it selects what was left out (the changed packages, the named and the failing tests), then %s",
+			cmd, again)
 	}
 	if rej.unrecognized > 0 {
 		reasons = append(reasons, fmt.Sprintf(
