@@ -99,7 +99,7 @@ func gitMove(args []string, quoted string) Move {
 		}
 	case "checkout":
 		switch {
-		case slices.Contains(rest, "--") || slices.ContainsFunc(ops, func(o string) bool { return o == "." || strings.ContainsAny(o, "./*") }):
+		case slices.Contains(rest, "--") || slices.ContainsFunc(ops, func(o string) bool { return strings.ContainsAny(o, "./*") }):
 			return Move{SetsAside: quoted + " replaces files with their committed versions"}
 		case len(ops) == 1 && ops[0] == "-":
 			return Move{Restores: quoted + " goes back to the previous branch"}
@@ -340,7 +340,7 @@ func RunDir(prog []string) (dir, flag string) {
 				continue
 			}
 			flag = o + " " + v
-			if slices.Contains(fileOpts, o) && !(name == "mvn" || strings.HasSuffix(name, "mvnw")) || strings.HasSuffix(v, ".xml") {
+			if slices.Contains(fileOpts, o) && name != "mvn" && !strings.HasSuffix(name, "mvnw") || strings.HasSuffix(v, ".xml") {
 				v = path.Dir(v)
 			}
 			dir = v

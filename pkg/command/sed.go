@@ -98,7 +98,7 @@ func readSed(script string) (edits []Edit, ok bool) {
 				}
 				addr, s = unescapeSed(s[1:end]), s[end+1:]
 			case s != "" && (s[0] >= '0' && s[0] <= '9' || s[0] == '$'):
-				i := strings.IndexFunc(s, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '$') })
+				i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '$' })
 				if i < 0 {
 					return nil, false
 				}

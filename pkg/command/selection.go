@@ -149,7 +149,10 @@ func (s Selection) CoversTest(name string) bool {
 		}
 		if len(s.Targets) > 0 && file != "" && !slices.ContainsFunc(s.Targets, func(t string) bool {
 			tf, tn, node := strings.Cut(t, "::")
-			return sameFile(tf, file) && (!node || tn == fn) || !node && !strings.HasSuffix(tf, ".py") && within(path.Clean(file), path.Clean(tf))
+			if node {
+				return sameFile(tf, file) && tn == fn
+			}
+			return sameFile(tf, file) || !strings.HasSuffix(tf, ".py") && within(path.Clean(file), path.Clean(tf))
 		}) {
 			return false
 		}

@@ -33,7 +33,8 @@ func TestFileKind(p string) string {
 		base == "Cargo.toml" || base == "pom.xml" || strings.HasPrefix(base, "build.gradle") || base == "Taskfile.yml":
 		return RunnerFile
 	case strings.HasPrefix(base, "jest.config.") || strings.HasPrefix(base, "vitest.config.") || strings.HasPrefix(base, ".mocharc.") ||
-		strings.HasPrefix(base, "vitest.workspace.") || strings.HasPrefix(base, "karma.conf") || strings.HasPrefix(base, "playwright.config."):
+		strings.HasPrefix(base, "vitest.workspace.") || strings.HasPrefix(base, "karma.conf") ||
+		strings.HasPrefix(base, "playwright.config."):
 		return RunnerFile
 	case strings.HasSuffix(base, "_test.go"):
 		return TestFile
@@ -434,7 +435,8 @@ func shellChanges(e Entry, known map[string]string) []TestChange {
 			compare(&c, strings.Join(olds, "\n"), strings.Join(news, "\n"), false)
 			delete(known, key)
 		case c.Kind == TestFile:
-			c.Weakens = append(c.Weakens, "writes it with a shell command whose effect claimcheck cannot read (`"+clipCommand(e.Command)+"`)")
+			c.Weakens = append(c.Weakens,
+				"writes it with a shell command whose effect claimcheck cannot read (`"+clipCommand(e.Command)+"`)")
 			delete(known, key)
 		default:
 			c.What = append(c.What, "writes it with a shell command claimcheck cannot read (`"+clipCommand(e.Command)+"`)")

@@ -323,7 +323,8 @@ func commandZeroExit(cmd string, v env, after []evidence.Entry) Result {
 	}
 	rv := newRunView(mustWant(cmd), v.project, after, runs)
 	if why := rv.problem(last); why != "" {
-		return fail(rv.next(cmd, retry), fmt.Sprintf("the latest run of `%s` (n=%d) is not a run of the session's change: %s", cmd, last.N, why))
+		return fail(rv.next(cmd, retry),
+			fmt.Sprintf("the latest run of `%s` (n=%d) is not a run of the session's change: %s", cmd, last.N, why))
 	}
 	if left := newScope(v.ct, after).leftOut(rv, last); left != "" {
 		return fail(fmt.Sprintf("run `%s` so that it selects what was left out, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
