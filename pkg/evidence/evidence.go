@@ -27,6 +27,9 @@ type Entry struct {
 	HookEvent string
 	Tool      string // tool_name
 	Contract  *schemas.Contract
+	// Cwd is the payload's cwd: the directory Claude Code ran the tool in
+	// (or the prompt was sent from); "" when the payload has none.
+	Cwd string
 
 	// Tool events (PostToolUse, PostToolUseFailure) only.
 	Done     bool   // a completed tool call: evidence
@@ -39,7 +42,11 @@ type Entry struct {
 	Input    string // the whole tool_input as JSON text
 	Output   string // stdout+stderr, the error text, or the tool response as text
 	HTTPCode int    // WebFetch response code when reported
-	Elided   bool   // the payload was shortened in the ledger (full text in an artifact)
+	// Before is the file's content before an Edit, MultiEdit or Write, when
+	// the tool reported it (tool_response.originalFile). A Read's content,
+	// when it read the whole file, is its Output.
+	Before string
+	Elided bool // the payload was shortened in the ledger (full text in an artifact)
 
 	// The tool loop (PreToolUse and tool events): see Loop.
 	ToolUseID   string
@@ -63,6 +70,9 @@ type parsedCommand struct {
 
 	summaryOnce sync.Once
 	summary     Summary
+
+	movesOnce sync.Once
+	moves     bool
 }
 
 // Calls returns Command parsed into simple commands (command.Parse), parsing
@@ -86,6 +96,16 @@ func (e Entry) Writes() (paths []string, unknown bool) {
 	}
 	e.parsed.writesOnce.Do(func() { e.parsed.writes, e.parsed.unknown = command.Writes(e.Command) })
 	return e.parsed.writes, e.parsed.unknown
+}
+
+// MovesTree returns command.MovesTree of Calls, computed once per decoded
+// entry like Calls: every claim reads every earlier line for moves.
+func (e Entry) MovesTree() bool {
+	if e.parsed == nil {
+		return command.MovesTree(e.Calls())
+	}
+	e.parsed.movesOnce.Do(func() { e.parsed.moves = command.MovesTree(e.Calls()) })
+	return e.parsed.moves
 }
 
 // Summary returns Summarize of the entry's Output, computed once per decoded
@@ -115,20 +135,29 @@ func Decode(s schemas.Entry) Entry {
 		return e
 	}
 	if s.HookEvent == schemas.HookPreToolUse {
-		if e.InputDigest == "" { // recorded before ingest kept the digest
-			var p struct {
-				ToolInput jsontext.Value `json:"tool_input"`
-			}
-			if json.Unmarshal([]byte(*s.Payload), &p, json.RejectUnknownMembers(false)) == nil {
+		var p struct {
+			Cwd       string         `json:"cwd"`
+			ToolInput jsontext.Value `json:"tool_input"`
+		}
+		if json.Unmarshal([]byte(*s.Payload), &p, json.RejectUnknownMembers(false)) == nil {
+			e.Cwd = p.Cwd
+			if e.InputDigest == "" { // recorded before ingest kept the digest
 				e.Input = string(p.ToolInput)
 			}
 		}
 		return e
 	}
 	if s.HookEvent != schemas.HookPostToolUse && s.HookEvent != schemas.HookPostToolUseFailure {
+		var p struct {
+			Cwd string `json:"cwd"`
+		}
+		if json.Unmarshal([]byte(*s.Payload), &p, json.RejectUnknownMembers(false)) == nil {
+			e.Cwd = p.Cwd
+		}
 		return e
 	}
 	var p struct {
+		Cwd          string         `json:"cwd"`
 		ToolInput    jsontext.Value `json:"tool_input"`
 		ToolResponse jsontext.Value `json:"tool_response"`
 		Error        string         `json:"error"`
@@ -138,6 +167,7 @@ func Decode(s schemas.Entry) Entry {
 		return e
 	}
 	e.Done = true
+	e.Cwd = p.Cwd
 	e.Failed = s.HookEvent == schemas.HookPostToolUseFailure || p.IsInterrupt
 	e.Input = string(p.ToolInput)
 	var in struct {
@@ -165,13 +195,20 @@ func Decode(s schemas.Entry) Entry {
 		return e
 	}
 	var out struct {
-		Stdout      string `json:"stdout"`
-		Stderr      string `json:"stderr"`
-		Interrupted bool   `json:"interrupted"`
-		Code        int    `json:"code"`
-		Result      string `json:"result"`
+		Stdout      string         `json:"stdout"`
+		Stderr      string         `json:"stderr"`
+		Interrupted bool           `json:"interrupted"`
+		Code        int            `json:"code"`
+		Result      string         `json:"result"`
+		Original    jsontext.Value `json:"originalFile"`
+		File        jsontext.Value `json:"file"`
 	}
 	if json.Unmarshal(p.ToolResponse, &out, json.RejectUnknownMembers(false)) == nil {
+		_ = json.Unmarshal(out.Original, &e.Before)
+		if content, ok := readContent(e.Tool, out.File); ok {
+			e.Output = content
+			return e
+		}
 		e.Output = out.Stdout
 		if out.Stderr != "" {
 			e.Output += "\n" + out.Stderr
@@ -192,6 +229,23 @@ func Decode(s schemas.Entry) Entry {
 		}
 	}
 	return e
+}
+
+// readContent is the content of a Read of a whole text file.
+func readContent(tool string, file jsontext.Value) (string, bool) {
+	if tool != "Read" || len(file) == 0 {
+		return "", false
+	}
+	var f struct {
+		Content    string `json:"content"`
+		NumLines   int    `json:"numLines"`
+		StartLine  int    `json:"startLine"`
+		TotalLines int    `json:"totalLines"`
+	}
+	if json.Unmarshal(file, &f, json.RejectUnknownMembers(false)) != nil || f.StartLine > 1 || f.NumLines < f.TotalLines {
+		return "", false
+	}
+	return f.Content, true
 }
 
 // IsEdit reports a file-changing tool.
@@ -453,4 +507,43 @@ func SamePath(a, b string) bool {
 		return false
 	}
 	return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
+}
+
+// ---- failing tests ---------------------------------------------------------
+
+var failedTestRE = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)|^FAILED (\S+?)(?: - .*)?\s*$|^test (\S+) \.\.\. FAILED\s*$`)
+
+// FailedTests returns the names of the tests a runner's output reports
+// failing, once each, in order: go test's `--- FAIL: TestX` (the top-level
+// test of a subtest), pytest's `FAILED path::name`, cargo's
+// `test name ... FAILED`.
+func FailedTests(output string) []string {
+	if !has(output, "FAIL") {
+		return nil
+	}
+	var out []string
+	for _, m := range failedTestRE.FindAllStringSubmatch(output, -1) {
+		name := m[1] + m[2] + m[3]
+		if m[1] != "" {
+			name, _, _ = strings.Cut(name, "/")
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+var testNameRE = regexp.MustCompile(`^(?:Test[A-Z0-9_]\w*|test_\w+|[\w./-]+\.py::\w+(?:::\w+)?)$`)
+
+// TestNames are the tokens that name a test: TestXxx, test_xxx,
+// path.py::name.
+func TestNames(tokens []string) []string {
+	var out []string
+	for _, t := range tokens {
+		if testNameRE.MatchString(t) && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

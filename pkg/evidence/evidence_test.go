@@ -3,6 +3,9 @@ package evidence
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
@@ -95,4 +98,61 @@ func FuzzSummarize(f *testing.F) {
 			t.Errorf("Summarize(%q) = %+v with prefilters, %+v without", out, got, want)
 		}
 	})
+}
+
+// TestDecodeCwdAndContents: the payload's cwd, a whole Read's content and
+// an edit's originalFile reach the entry; a partial Read's does not.
+func TestDecodeCwdAndContents(t *testing.T) {
+	for _, tt := range []struct {
+		name, hook, tool, payload string
+		want                      Entry
+	}{
+		{"prompt", "UserPromptSubmit", "", `{"session_id":"s","cwd":"/repo","hook_event_name":"UserPromptSubmit","prompt":"fix it"}`,
+			Entry{Cwd: "/repo"}},
+		{"pre", "PreToolUse", "Bash", `{"session_id":"s","cwd":"/repo/a","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`,
+			Entry{Cwd: "/repo/a", Input: `{"command":"ls"}`}},
+		{"read", "PostToolUse", "Read", `{"cwd":"/repo","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{"file_path":"/repo/a_test.go"},` +
+			`"tool_response":{"type":"text","file":{"filePath":"/repo/a_test.go","content":"package a\n","numLines":2,"startLine":1,"totalLines":2}}}`,
+			Entry{Cwd: "/repo", Done: true, FilePath: "/repo/a_test.go", Input: `{"file_path":"/repo/a_test.go"}`, Output: "package a\n"}},
+		{"partial read", "PostToolUse", "Read", `{"cwd":"/repo","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{"file_path":"/repo/a_test.go","offset":5},` +
+			`"tool_response":{"type":"text","file":{"filePath":"/repo/a_test.go","content":"x\n","numLines":1,"startLine":5,"totalLines":9}}}`,
+			Entry{Cwd: "/repo", Done: true, FilePath: "/repo/a_test.go", Input: `{"file_path":"/repo/a_test.go","offset":5}`}},
+		{"edit", "PostToolUse", "Edit", `{"cwd":"/repo","hook_event_name":"PostToolUse","tool_name":"Edit",` +
+			`"tool_input":{"file_path":"/repo/a.go","old_string":"a","new_string":"b","replace_all":false},` +
+			`"tool_response":{"filePath":"/repo/a.go","oldString":"a","newString":"b","originalFile":"a\n","structuredPatch":[]}}`,
+			Entry{Cwd: "/repo", Done: true, FilePath: "/repo/a.go", Before: "a\n",
+				Input: `{"file_path":"/repo/a.go","old_string":"a","new_string":"b","replace_all":false}`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.payload
+			got := Decode(schemas.Entry{Kind: schemas.EntryEvent, HookEvent: tt.hook, ToolName: tt.tool, Payload: &p})
+			tt.want.Kind, tt.want.HookEvent, tt.want.Tool = schemas.EntryEvent, tt.hook, tt.tool
+			if d := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(Entry{})); d != "" {
+				t.Errorf("entry (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestFailedTests(t *testing.T) {
+	for _, tt := range []struct {
+		name, out string
+		want      []string
+	}{
+		{"go", "=== RUN   TestAdd\n--- FAIL: TestAdd (0.00s)\n    --- FAIL: TestAdd/zero (0.00s)\n--- FAIL: TestSub (0.00s)\nFAIL\n", []string{"TestAdd", "TestSub"}},
+		{"pytest", "FAILED tests/test_x.py::test_parse - AssertionError: 1 != 2\nFAILED tests/test_y.py::test_b\n=== 2 failed in 0.1s ===",
+			[]string{"tests/test_x.py::test_parse", "tests/test_y.py::test_b"}},
+		{"cargo", "test parser::tests::empty ... FAILED\ntest parser::tests::one ... ok\n", []string{"parser::tests::empty"}},
+		{"none", "ok  \texample.com/add\t0.01s\n", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if d := cmp.Diff(tt.want, FailedTests(tt.out)); d != "" {
+				t.Errorf("failed (-want +got):\n%s", d)
+			}
+		})
+	}
+	if d := cmp.Diff([]string{"TestAdd", "test_parse", "tests/test_x.py::test_b"},
+		TestNames([]string{"TestAdd", "add.go", "test_parse", "tests/test_x.py::test_b", "Testing", "go test ./..."})); d != "" {
+		t.Errorf("names (-want +got):\n%s", d)
+	}
 }

@@ -32,6 +32,19 @@ type Result struct {
 	NextStep string
 	Matched  []schemas.Position
 	Contract *schemas.Position
+	// Notes are facts the verdict shows whatever it is: edits of tests
+	// and of what defines the test command, declared weakenings, runs in
+	// a directory that cannot be known. Each names the entry (n=).
+	Notes []string
+}
+
+// env is what judging a claim needs besides its arguments.
+type env struct {
+	ct *schemas.Contract
+	// project is the session's project directory (projectDir), "" when
+	// the payloads do not say.
+	project string
+	retry   func(string) string
 }
 
 func refused(next string, reasons ...string) Result {
@@ -82,7 +95,7 @@ func Evaluate(in Input) Result {
 	if reason := bind(c.Validator, rule, args, ct); reason != "" {
 		r = refused("bind the arguments to the contract of the prompt at n="+fmt.Sprint(pos.N)+" and run "+retry("…"), reason)
 	} else {
-		r = judgeTrusted(c, rule, args, ct, after, retry)
+		r = judgeTrusted(c, rule, args, env{ct: ct, project: projectDir(in.Entries, ci), retry: retry}, after)
 	}
 	r.Contract = &pos
 	return r
@@ -91,8 +104,7 @@ func Evaluate(in Input) Result {
 // judgeTrusted judges on the tool results the agent's tool loop produced
 // (evidence.Loop). When only results that did not come from it would back
 // the claim, the verdict is REFUSED and names them.
-func judgeTrusted(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, ct *schemas.Contract, after []evidence.Entry,
-	retry func(string) string) Result {
+func judgeTrusted(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, v env, after []evidence.Entry) Result {
 	untrusted := map[uint64]string{}
 	trusted := after
 	for i, e := range after {
@@ -104,11 +116,11 @@ func judgeTrusted(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, 
 			trusted[i].Done = false
 		}
 	}
-	r := judge(c, rule, args, ct, trusted, retry)
+	r := judge(c, rule, args, v, trusted)
 	if r.Verdict == schemas.Pass || len(untrusted) == 0 {
 		return r
 	}
-	all := judge(c, rule, args, ct, after, retry)
+	all := judge(c, rule, args, v, after)
 	if all.Verdict != schemas.Pass {
 		return r
 	}
@@ -118,7 +130,7 @@ func judgeTrusted(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, 
 			reasons = append(reasons, fmt.Sprintf("the tool result at n=%d did not come from the agent's tool loop: %s", m.N, why))
 		}
 	}
-	return refused("make the tool call yourself (a real Bash, Edit or WebFetch call of this session), then "+retry("…"), reasons...)
+	return refused("make the tool call yourself (a real Bash, Edit or WebFetch call of this session), then "+v.retry("…"), reasons...)
 }
 
 // bind checks that the arguments name something the contract asked for.
@@ -235,13 +247,14 @@ func bind(validator string, rule policy.ValidatorRule, args policy.Args, ct *sch
 
 // evidence looks for what the validator requires among the entries after
 // the contract.
-func judge(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, ct *schemas.Contract, after []evidence.Entry,
-	retry func(string) string) Result {
+func judge(c schemas.Claim, rule policy.ValidatorRule, args policy.Args, v env, after []evidence.Entry) Result {
+	ct, retry := v.ct, v.retry
 	switch c.Validator {
 	case "command_zero_exit":
-		return commandZeroExit(args.String("command_substring"), after, retry)
+		return commandZeroExit(args.String("command_substring"), v, after)
 	case "test_pass":
-		return testPass(args.String("command_substring"), int(args.Int("min_runs")), ct, after, retry)
+		return testPass(testClaim{cmd: args.String("command_substring"), minRuns: int(args.Int("min_runs")),
+			declared: args.String("declared_test_changes")}, v, after)
 	case "file_diff_present":
 		return fileDiff(args.String("path"), after, retry)
 	case "http_2xx":
@@ -291,7 +304,8 @@ func firstLine(s string) string {
 	return s
 }
 
-func commandZeroExit(cmd string, after []evidence.Entry, retry func(string) string) Result {
+func commandZeroExit(cmd string, v env, after []evidence.Entry) Result {
+	retry := v.retry
 	runs := runsOf(cmd, after)
 	if len(runs) == 0 {
 		return fail(fmt.Sprintf("run `%s`, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
@@ -307,13 +321,28 @@ func commandZeroExit(cmd string, after []evidence.Entry, retry func(string) stri
 			retry(`{"command_substring":"`+cmd+`"}`)),
 			fmt.Sprintf("the latest run of `%s` (n=%d) ran no test: %s", cmd, last.N, why))
 	}
+	rv := newRunView(mustWant(cmd), v.project, after, runs)
+	if why := rv.problem(last); why != "" {
+		return fail(rv.next(cmd, retry),
+			fmt.Sprintf("the latest run of `%s` (n=%d) is not a run of the session's change: %s", cmd, last.N, why))
+	}
+	if left := newScope(v.ct, after).leftOut(rv, last); left != "" {
+		return fail(fmt.Sprintf("run `%s` so that it selects what was left out, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
+			fmt.Sprintf("the latest run of `%s` (n=%d) selected less than the session's change: it left out %s", cmd, last.N, left))
+	}
+	if rv.lastMove != nil && rv.lastMove.N > last.N {
+		return fail(fmt.Sprintf("run `%s` again in the tree as you leave it, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
+			fmt.Sprintf("%s at n=%d came after the latest run of `%s` (n=%d); it no longer counts", rv.moveWhy, rv.lastMove.N, cmd, last.N))
+	}
 	if o := observe(last, cmd); !o.Status {
 		return fail(
 			fmt.Sprintf("run `%s` as a command of its own (not before `||`, `;` or `|`; or after `set -o pipefail`), then %s", cmd,
 				retry(`{"command_substring":"`+cmd+`"}`)),
 			fmt.Sprintf("the latest run of `%s` (n=%d) exited 0 only as far as its line shows: %s", cmd, last.N, o.StatusWhy))
 	}
-	return pass(last)
+	r := pass(last)
+	r.Notes = rv.notes
+	return r
 }
 
 // mustWant is command.Want for a cmd runsOf has already accepted.
@@ -329,24 +358,54 @@ func observe(e evidence.Entry, cmd string) command.Observation {
 	return command.Observe(e.Command, want)
 }
 
-func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.Entry, retry func(string) string) Result {
-	if minRuns < 1 {
-		minRuns = 1
+// testClaim is a test_pass claim's arguments.
+type testClaim struct {
+	cmd      string
+	minRuns  int
+	declared string // declared_test_changes
+}
+
+// staleness is the latest entry after which earlier runs no longer count:
+// an edit of a bound path, or a line that moved the tree (git stash …).
+type staleness struct {
+	entry *evidence.Entry
+	what  string // "the edit of x.go", "`git stash` …"
+	edit  string // the path edited, for the next step
+}
+
+func stalePoint(after []evidence.Entry, ct *schemas.Contract, rv *runView) staleness {
+	var st staleness
+	for i := range after {
+		if what, ok := evidence.EditOf(after[i], ct.TargetFields.Paths); ok {
+			st = staleness{entry: &after[i], what: "the edit of " + what, edit: what}
+		}
 	}
+	if rv.lastMove != nil && (st.entry == nil || rv.lastMove.N >= st.entry.N) {
+		st = staleness{entry: rv.lastMove, what: rv.moveWhy}
+	}
+	return st
+}
+
+// rejected are the runs of a test_pass claim that did not count, by why.
+type rejected struct {
+	stale                           int
+	unrecognized                    int
+	filtered, noTests, notTheChange []string
+	narrow                          []string
+}
+
+func testPass(tc testClaim, v env, after []evidence.Entry) Result {
+	cmd, retry := tc.cmd, v.retry
+	minRuns := max(tc.minRuns, 1)
 	runs := runsOf(cmd, after)
 	if len(runs) == 0 {
 		return fail(fmt.Sprintf("run `%s`, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
 			fmt.Sprintf("looked for a run of `%s` after the prompt: none found", cmd))
 	}
-	// The latest edit of a bound path (any edit when the contract names
-	// none), with the Edit/Write tools or a shell command that writes it.
-	var lastEdit *evidence.Entry
-	edited := ""
-	for i := range after {
-		if what, ok := evidence.EditOf(after[i], ct.TargetFields.Paths); ok {
-			lastEdit, edited = &after[i], what
-		}
-	}
+	want := mustWant(cmd)
+	rv := newRunView(want, v.project, after, runs)
+	stale := stalePoint(after, v.ct, rv)
+	sc := newScope(v.ct, after)
 	last := runs[len(runs)-1]
 	lastSum := last.Summary()
 	switch {
@@ -358,19 +417,24 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 			fmt.Sprintf("the latest run of `%s` (n=%d) reports %d failed", cmd, last.N, lastSum.Failed))
 	}
 	var passing []evidence.Entry
-	stale := 0
-	unrecognized := 0
-	var filtered, noTests []string
-	want, _ := command.Want(cmd)
+	var rej rejected
 	for _, r := range runs {
 		if why := command.NoTestsParsed(r.Calls(), want); why != "" {
-			noTests = append(noTests, fmt.Sprintf("n=%d: %s", r.N, why))
+			rej.noTests = append(rej.noTests, fmt.Sprintf("n=%d: %s", r.N, why))
+			continue
+		}
+		if why := rv.problem(r); why != "" {
+			rej.notTheChange = append(rej.notTheChange, fmt.Sprintf("n=%d: %s", r.N, why))
+			continue
+		}
+		if left := sc.leftOut(rv, r); left != "" {
+			rej.narrow = append(rej.narrow, fmt.Sprintf("n=%d left out %s", r.N, left))
 			continue
 		}
 		o := command.Observe(r.Command, want)
 		if !o.Output {
 			// A filter may have cut failures out of what was recorded.
-			filtered = append(filtered, fmt.Sprintf("n=%d: %s", r.N, o.OutputWhy))
+			rej.filtered = append(rej.filtered, fmt.Sprintf("n=%d: %s", r.N, o.OutputWhy))
 			continue
 		}
 		if !o.Status {
@@ -378,52 +442,87 @@ func testPass(cmd string, minRuns int, ct *schemas.Contract, after []evidence.En
 			// summary decides, unless another command could have printed
 			// one (`echo 'Tests: 5 passed'; npm test || true`).
 			if other := otherCommand(r, want); other != "" {
-				filtered = append(filtered, fmt.Sprintf("n=%d: %s, and `%s` ran in the same line", r.N, o.StatusWhy, other))
+				rej.filtered = append(rej.filtered, fmt.Sprintf("n=%d: %s, and `%s` ran in the same line", r.N, o.StatusWhy, other))
 				continue
 			}
 		}
 		s := r.Summary()
 		if r.Failed || !s.Recognized || s.Failed > 0 || s.Passed == 0 {
 			if !r.Failed && !s.Recognized {
-				unrecognized++
+				rej.unrecognized++
 			}
 			continue
 		}
-		if lastEdit != nil && r.N < lastEdit.N {
-			stale++
+		if stale.entry != nil && r.N < stale.entry.N {
+			rej.stale++
 			continue
 		}
 		passing = append(passing, r)
 	}
-	if len(passing) >= minRuns {
-		return pass(passing...)
+	changes := testChanges(after, tc.declared)
+	notes := append(rv.notes, changes.notes...)
+	if len(passing) >= minRuns && len(changes.weakening) == 0 {
+		r := pass(passing...)
+		r.Notes = notes
+		return r
 	}
-	var reasons []string
-	next := fmt.Sprintf("run `%s` again, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`))
-	if stale > 0 && lastEdit != nil {
+	next, reasons := testPassReasons(tc, v, rv, stale, rej, len(passing), changes)
+	r := fail(next, reasons...)
+	r.Notes = notes
+	return r
+}
+
+// testPassReasons says why a test_pass claim failed, and what to do.
+func testPassReasons(tc testClaim, v env, rv *runView, stale staleness, rej rejected, passing int,
+	changes testEdits) (next string, reasons []string) {
+	cmd, retry, minRuns := tc.cmd, v.retry, max(tc.minRuns, 1)
+	again := retry(`{"command_substring":"` + cmd + `"}`)
+	next = fmt.Sprintf("run `%s` again, then %s", cmd, again)
+	if rej.stale > 0 && stale.entry != nil {
 		reasons = append(reasons,
-			fmt.Sprintf("the edit of %s at n=%d came after the passing run(s) of `%s`; they no longer count", edited, lastEdit.N, cmd))
-		next = fmt.Sprintf("re-run `%s` after your last edit (%s), then %s", cmd, edited, retry(`{"command_substring":"`+cmd+`"}`))
+			fmt.Sprintf("%s at n=%d came after the passing run(s) of `%s`; they no longer count", stale.what, stale.entry.N, cmd))
+		if stale.edit != "" {
+			next = fmt.Sprintf("re-run `%s` after your last edit (%s), then %s", cmd, stale.edit, again)
+		} else {
+			next = fmt.Sprintf("re-run `%s` in the tree as you leave it, then %s", cmd, again)
+		}
 	}
-	if len(filtered) > 0 {
+	if len(rej.filtered) > 0 {
 		reasons = append(reasons, fmt.Sprintf(
-			"%d run(s) of `%s` do not count, since the record may not show their whole, own result (a filter can cut failures, another command can print a summary): %s", len(filtered), cmd, strings.Join(filtered, "; ")))
+			"%d run(s) of `%s` do not count, since the record may not show their whole, own result (a filter can cut failures, another command can print a summary): %s", len(rej.filtered), cmd, strings.Join(rej.filtered, "; ")))
 		next = fmt.Sprintf(
-			"run `%s` on its own, without filtering its output (no `| tail`, `| grep`, `> file`, `|| true`; `2>&1 | tee file` is fine), then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`))
+			"run `%s` on its own, without filtering its output (no `| tail`, `| grep`, `> file`, `|| true`; `2>&1 | tee file` is fine), then %s", cmd, again)
 	}
-	if len(noTests) > 0 {
-		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` ran no test: %s", len(noTests), cmd, strings.Join(noTests, "; ")))
-		next = fmt.Sprintf("run `%s` so that it runs the tests (without the option named), then %s", cmd,
-			retry(`{"command_substring":"`+cmd+`"}`))
+	if len(rej.noTests) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` ran no test: %s", len(rej.noTests), cmd, strings.Join(rej.noTests, "; ")))
+		next = fmt.Sprintf("run `%s` so that it runs the tests (without the option named), then %s", cmd, again)
 	}
-	if unrecognized > 0 {
+	if len(rej.notTheChange) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` did not run the session's change: %s", len(rej.notTheChange), cmd,
+			strings.Join(rej.notTheChange, "; ")))
+		next = rv.next(cmd, retry)
+	}
+	if len(rej.narrow) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d run(s) of `%s` selected less than the session's change: %s", len(rej.narrow), cmd,
+			strings.Join(rej.narrow, "; ")))
+		next = fmt.Sprintf("run `%s` so that it selects what was left out (the changed packages, the named and the failing tests), then %s",
+			cmd, again)
+	}
+	if rej.unrecognized > 0 {
 		reasons = append(reasons, fmt.Sprintf(
-			"%d run(s) of `%s` had no test summary claimcheck recognises (pytest, go test, cargo test, jest, vitest, mocha, maven surefire)", unrecognized, cmd))
+			"%d run(s) of `%s` had no test summary claimcheck recognises (pytest, go test, cargo test, jest, vitest, mocha, maven surefire)", rej.unrecognized, cmd))
 	}
-	reasons = append(reasons,
-		fmt.Sprintf(
-			"found %d of %d required passing run(s) with at least 1 passed and 0 failed after the last edit", len(passing), minRuns))
-	return fail(next, reasons...)
+	if len(changes.weakening) > 0 {
+		reasons = append(reasons, "the session weakened the tests or what runs them, and the claim does not declare it: "+
+			strings.Join(changes.weakening, "; "))
+		next = fmt.Sprintf("undo the weakening and run `%s` again, or declare it: %s", cmd,
+			retry(`{"command_substring":"`+cmd+`","declared_test_changes":"what you changed in the tests and why"}`))
+	}
+	if passing < minRuns {
+		reasons = append(reasons, fmt.Sprintf(
+			"found %d of %d required passing run(s) with at least 1 passed and 0 failed after the last edit", passing, minRuns))
+	}
+	return next, reasons
 }
 
 func fileDiff(path string, after []evidence.Entry, retry func(string) string) Result {
