@@ -466,6 +466,11 @@ func (s *Service) decide(session string, claim *schemas.Claim, view *sessionView
 		Contract: r.Contract, Policy: schemas.PolicyRef{Version: s.policy.Version, Digest: s.policy.Digest},
 		Verifier: s.cfg.ID,
 	}
+	// Notes (the session's edits of tests and of what runs them, …) are
+	// part of every verdict, a PASS's only reasons.
+	for _, n := range r.Notes {
+		v.Reasons = append(v.Reasons, "note: "+n)
+	}
 	if v.Reasons == nil {
 		v.Reasons = []string{}
 	}

@@ -57,7 +57,9 @@ attestation.
 
 Claim types and validators (default policy):
   done, partial  command_zero_exit {"command_substring"}
-                 test_pass {"command_substring", "min_runs" (default 1)}
+                 test_pass {"command_substring", "min_runs" (default 1),
+                   "declared_test_changes" (why a test was skipped, removed or
+                   loosened; the final message must then say so too)}
                  file_diff_present {"path"}
                  http_2xx {"url"}
   delegation     fetch_attempt_proof {"keyword"}
@@ -303,6 +305,9 @@ func printVerdict(w interface{ Write([]byte) (int, error) }, v schemas.Verdict) 
 		}
 		if len(ev) > 0 {
 			fmt.Fprintf(w, "evidence: ledger entries %s of session %s\n", strings.Join(ev, ", "), v.SessionID)
+		}
+		for _, r := range v.Reasons {
+			fmt.Fprintf(w, "- %s\n", r)
 		}
 		fmt.Fprintf(w, "attestation: %s (signed; cite it in your final message)\n", v.AttestationID)
 	default:

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/claimcheck/claimcheck/pkg/policy"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/finalblock"
@@ -200,3 +202,32 @@ func notes(m finalblock.Message) []string {
 	}
 	return out
 }
+
+// untoldTestChanges: an attestation whose claim declared a weakening of
+// the tests (test_pass's declared_test_changes: a skip added, an assertion
+// loosened) backs the stop only when the final message tells the human so,
+// in the prose or the block's summary, what_succeeded or what_remains.
+func untoldTestChanges(m finalblock.Message, usable []Attestation) (Result, bool) {
+	text := fold(m.Prose)
+	if b := m.Block; b != nil {
+		text += "\n" + fold(b.Summary) + "\n" + fold(b.WhatSucceeded) + "\n" + fold(b.WhatRemains)
+	}
+	for _, a := range usable {
+		var args struct {
+			Declared string `json:"declared_test_changes"`
+		}
+		if json.Unmarshal([]byte(a.Args), &args, json.RejectUnknownMembers(false)) != nil || strings.TrimSpace(args.Declared) == "" {
+			continue
+		}
+		if !strings.Contains(text, fold(args.Declared)) {
+			return block(RuleUntoldChange,
+				fmt.Sprintf("put the declaration in the block's what_succeeded or what_remains as written: %q", args.Declared),
+				fmt.Sprintf("attestation %s passed with a declared change that weakens the tests (%q), and the final message does not say so",
+					a.ID, clip(args.Declared, 160))), true
+		}
+	}
+	return Result{}, false
+}
+
+// fold lower-cases s and collapses its white space.
+func fold(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }

@@ -213,3 +213,36 @@ func TestMixedScriptIsRecorded(t *testing.T) {
 		}
 	}
 }
+
+// A pass that declared a weakening of the tests counts only when the final
+// message tells the human, in the prose or the block.
+func TestDeclaredTestChangesMustBeTold(t *testing.T) {
+	const declared = "TestAddOverflow is skipped: it needs the 128-bit build"
+	ev := fakeEvidence{"01KAC0D0000000000000000001": {ID: "01KAC0D0000000000000000001", Claim: "done", Validator: "test_pass",
+		Args: `{"command_substring":"go test ./...","declared_test_changes":"` + declared + `"}`}}
+	cite := []string{"01KAC0D0000000000000000001"}
+	for _, tc := range []struct {
+		name string
+		edit func(*finalblock.Message)
+		rule string
+	}{
+		{"not told", func(*finalblock.Message) {}, RuleUntoldChange},
+		{"in what_remains", func(m *finalblock.Message) { m.Block.WhatRemains = "Note: " + declared + "." }, RuleAllowed},
+		{"in the prose, other case and spacing", func(m *finalblock.Message) {
+			m.Prose = "Done.  testaddoverflow is SKIPPED: it needs\nthe 128-bit build"
+		}, RuleAllowed},
+		{"only half of it", func(m *finalblock.Message) { m.Block.Summary = "TestAddOverflow is skipped" }, RuleUntoldChange},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := message("done", cite)
+			tc.edit(&m)
+			r := Decide(t.Context(), Input{Message: m, Evidence: ev, Policy: defaultPolicy(t)})
+			if r.Rule != tc.rule {
+				t.Fatalf("got %s: %v", r.Rule, r.Reasons)
+			}
+			if tc.rule == RuleUntoldChange && !strings.Contains(r.NextStep, declared) {
+				t.Fatalf("next step %q does not give the words", r.NextStep)
+			}
+		})
+	}
+}

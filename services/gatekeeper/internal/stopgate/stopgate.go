@@ -113,6 +113,7 @@ const (
 	RuleNoChange      = "stop.done_without_change"
 	RuleUnprovable    = "stop.claim_not_provable"
 	RuleUnreadText    = "stop.unread_language"
+	RuleUntoldChange  = "stop.test_change_not_told"
 )
 
 // Result is the decision.
@@ -262,6 +263,9 @@ func decide(ctx context.Context, in Input) Result {
 			return block(RulePartialSlots, "fill "+strings.Join(missing, ", ")+" in the claimcheck block",
 				"a partial block needs what_succeeded, what_remains and next_route_or_question; empty: "+strings.Join(missing, ", "))
 		}
+	}
+	if r, blocked := untoldTestChanges(m, usable); blocked {
+		return r
 	}
 	if r, blocked := needsChange(in, fb, usable); blocked {
 		return r
