@@ -2,6 +2,8 @@ package command
 
 import (
 	"strings"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
 // Edit is one textual change a command makes to a file: Old becomes New
@@ -176,14 +178,7 @@ func unescapeSed(s string) string {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\\' && i+1 < len(s) {
 			i++
-			switch s[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			default:
-				b.WriteByte(s[i])
-			}
+			b.WriteByte(shell.Escaped(s[i]))
 			continue
 		}
 		b.WriteByte(s[i])

@@ -167,19 +167,25 @@ func readQuoted(s, q string) (text string, n int, ok bool) {
 		}
 		if s[i] == '\\' && i+1 < len(s) {
 			i++
-			switch s[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			default:
-				b.WriteByte(s[i])
-			}
+			b.WriteByte(Escaped(s[i]))
 			continue
 		}
 		b.WriteByte(s[i])
 	}
 	return "", 0, false
+}
+
+// Escaped is the byte a backslash escape \c stands for in a string
+// literal as the analysis reads it: a newline for n, a tab for t, c
+// itself otherwise.
+func Escaped(c byte) byte {
+	switch c {
+	case 'n':
+		return '\n'
+	case 't':
+		return '\t'
+	}
+	return c
 }
 
 // callBefore returns the identifier a literal at pos is an argument of:

@@ -231,26 +231,26 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 
 // loadPretool loads a pretool.v1 file, or the built-in policy for "".
 func loadPretool(file string) (*pretool.Policy, error) {
-	v, err := validation.New()
-	if err != nil {
-		return nil, err
-	}
-	if file != "" {
-		return pretool.LoadFile(file, v)
-	}
-	return pretool.Default(v)
+	return load(file, pretool.LoadFile, pretool.Default)
 }
 
 // loadClaimPolicy loads a policy.v1 file, or the built-in policy for "".
 func loadClaimPolicy(file string) (*policy.Policy, error) {
+	return load(file, policy.LoadFile, policy.Default)
+}
+
+// load loads a policy file, or the built-in policy for "".
+func load[P any](file string, fromFile func(string, *validation.Validator) (P, error),
+	builtIn func(*validation.Validator) (P, error)) (P, error) {
 	v, err := validation.New()
 	if err != nil {
-		return nil, err
+		var zero P
+		return zero, err
 	}
 	if file != "" {
-		return policy.LoadFile(file, v)
+		return fromFile(file, v)
 	}
-	return policy.Default(v)
+	return builtIn(v)
 }
 
 // Ready returns nil once the gate subjects are served.
