@@ -222,8 +222,8 @@ func untoldTestChanges(m finalblock.Message, usable []Attestation) (Result, bool
 		if !strings.Contains(text, fold(args.Declared)) {
 			return block(RuleUntoldChange,
 				fmt.Sprintf("put the declaration in the block's what_succeeded or what_remains as written: %q", args.Declared),
-				fmt.Sprintf("attestation %s passed with a declared change that weakens the tests (%q), and the final message does not say so",
-					a.ID, clip(args.Declared, 160))), true
+				fmt.Sprintf("attestation %s passed with a declared change that weakens the tests (%q), "+
+					"and the final message does not say so", a.ID, clip(args.Declared, 160))), true
 		}
 	}
 	return Result{}, false
