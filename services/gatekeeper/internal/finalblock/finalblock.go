@@ -199,6 +199,12 @@ func Parse(msg string) Message {
 		}
 		m.Block, m.BlockErr = parseBlock(b.name, b.content, b.size)
 	}
-	m.Phrases = findPhrases(m.Prose)
+	m.readField(FieldProse, m.Prose, s.codes, false)
+	if b := m.Block; b != nil {
+		m.readField(fieldSummary, b.Summary, nil, true)
+		m.readField(fieldWhatSucceeded, b.WhatSucceeded, nil, true)
+		m.readField(fieldWhatRemains, b.WhatRemains, nil, true)
+		m.readField(fieldNextRouteOrQuestion, b.NextRouteOrQuestion, nil, true)
+	}
 	return m
 }

@@ -56,7 +56,7 @@ func TestParse(t *testing.T) {
 			msg: "I've fixed the nil dereference.\n\n## Changes\n- `pkg/x.go`: check `cfg` before use\n- `pkg/x_test.go`: regression test `TestNilConfig`\n\n" +
 				"```bash\n$ go test ./pkg/...\nok  \tpkg\t0.012s\n```\n\n" + doneBlock,
 			block: wantDone,
-			kinds: []string{KindDone},
+			kinds: []string{KindDone, KindDone}, // the prose's "fixed", the summary's "Fixed"
 			prose: "I've fixed the nil dereference.\n\n## Changes\n- `…`: check `…` before use\n- `…`: regression test `…`",
 		},
 		{
@@ -99,12 +99,13 @@ func TestParse(t *testing.T) {
 			name:  "CRLF line endings",
 			msg:   "All tests pass.\r\n\r\n" + strings.ReplaceAll(doneBlock, "\n", "\r\n") + "\r\n",
 			block: wantDone,
-			kinds: []string{KindDone},
+			kinds: []string{KindDone, KindDone},
 		},
 		{
 			name:  "block followed by a closing remark",
 			msg:   doneBlock + "\n\nLet me know if you want the retry logic too.",
 			block: wantDone,
+			kinds: []string{KindDone}, // the summary's "Fixed"
 			prose: "Let me know if you want the retry logic too.",
 		},
 

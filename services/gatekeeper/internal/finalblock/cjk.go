@@ -1,0 +1,222 @@
+package finalblock
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// cjkWindow is how many characters before a phrase, within its clause, the
+// substring tables look at for negators and hypotheticals.
+const cjkWindow = 12
+
+// findCJK returns the phrases of the substring tables (Japanese, Chinese,
+// Korean), leftmost-longest, without overlap, in the sentences that hold
+// Han, Kana or Hangul. A phrase is matched rune by rune, case-insensitively,
+// with blanks in the text skipped (Korean writes spaces between words,
+// and people write 테스트통과 as well as 테스트 통과).
+func (w *words) findCJK(out []found) []found {
+	text := w.text
+	var ends []end
+	for s := 0; s < len(text); {
+		e, next, question := sentenceAt(text, s)
+		if !hasCJK(text[s:e]) {
+			s = next
+			continue
+		}
+		for p := s; p < e; {
+			r, size := utf8.DecodeRuneInString(text[p:])
+			n := runeTrie.next[lowerRune(r)]
+			if n == nil || isASCIIAlnum(r) && p > s && endsWithASCIIAlnum(text[s:p]) {
+				p += size
+				continue
+			}
+			ends = ends[:0]
+			q := p + size
+			if len(n.rules) > 0 {
+				ends = append(ends, end{q, n.rules})
+			}
+			for q < e {
+				r, sz := utf8.DecodeRuneInString(text[q:])
+				if unicode.IsSpace(r) {
+					q += sz
+					continue
+				}
+				c := n.next[lowerRune(r)]
+				if c == nil {
+					break
+				}
+				n, q = c, q+sz
+				if len(n.rules) > 0 {
+					ends = append(ends, end{q, n.rules})
+				}
+			}
+			matched := false
+			for k := len(ends) - 1; k >= 0 && !matched; k-- {
+				for _, r := range ends[k].rules {
+					if w.countsCJK(r, s, p, ends[k].at, e, question) {
+						f := found{start: p, end: ends[k].at, kind: r.kind, scope: r.scope, lang: r.lang.tag, rule: r}
+						if f.kind == KindDone && f.scope == "" {
+							f.scope = ScopeWork
+						}
+						out = append(out, f)
+						p, matched = ends[k].at, true
+						break
+					}
+				}
+			}
+			if !matched {
+				p += size
+			}
+		}
+		s = next
+	}
+	return out
+}
+
+// sentenceAt returns the end of the sentence that starts at s, where the
+// next one starts, and whether it is a question.
+func sentenceAt(text string, s int) (e, next int, question bool) {
+	for e = s; e < len(text); {
+		r, size := utf8.DecodeRuneInString(text[e:])
+		switch r {
+		case '?', '？', '؟':
+			return e, e + size, true
+		case '\n', '。', '!', '！':
+			return e, e + size, false
+		case '.':
+			if e+1 == len(text) || text[e+1] == ' ' || text[e+1] == '\n' {
+				return e, e + size, false
+			}
+		}
+		e += size
+	}
+	return e, e, false
+}
+
+func hasCJK(s string) bool {
+	for _, r := range s {
+		if isCJK(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCIIAlnum(r rune) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+}
+
+func endsWithASCIIAlnum(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return isASCIIAlnum(r)
+}
+
+func startsWithASCIIAlnum(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return isASCIIAlnum(r)
+}
+
+// isClauseBreak reports whether r ends a clause in the substring tables.
+func isClauseBreak(r rune) bool {
+	return strings.ContainsRune(",;:()[]{}\"|、，；：（）「」『』—–…~", r)
+}
+
+// countsCJK decides whether text[p:q], matching r in the sentence [s, e),
+// is a claim.
+func (w *words) countsCJK(r *compiled, s, p, q, e int, question bool) bool {
+	l, text := r.lang, w.text
+	statement := r.kind != KindDelegation
+	if statement && question {
+		return false
+	}
+	// Not inside a Latin word ("domain" is not "main").
+	if endsWithASCIIAlnum(text[p:q]) && startsWithASCIIAlnum(text[q:e]) {
+		return false
+	}
+	before := strings.TrimRightFunc(text[s:p], unicode.IsSpace)
+	after := strings.TrimLeftFunc(text[q:e], unicode.IsSpace)
+	if endsWithQuote(before) && startsWithQuote(after) {
+		return false
+	}
+	for _, x := range l.subNegBefore {
+		if strings.HasSuffix(before, x) {
+			return false
+		}
+	}
+	for _, x := range r.notAfterSub {
+		if strings.HasSuffix(before, x) {
+			return false
+		}
+	}
+	for _, x := range r.notBeforeSub {
+		if startsWithAffix(after, x) {
+			return false
+		}
+	}
+	if statement {
+		for _, x := range l.subAfter {
+			if startsWithAffix(after, x) {
+				return false
+			}
+		}
+	}
+	clause := clauseTail(before)
+	for _, x := range l.subNegators {
+		if strings.Contains(clause, x) {
+			return false
+		}
+	}
+	if statement {
+		for _, x := range l.subHypotheticals {
+			if strings.Contains(clause, x) {
+				return false
+			}
+		}
+	}
+	if r.final && after != "" {
+		first, _ := utf8.DecodeRuneInString(after)
+		if !isClauseBreak(first) && !hasAnyAffix(after, l.subJoiners) {
+			return false
+		}
+	}
+	return true
+}
+
+// startsWithAffix: s starts with x; an x ending in $ must also end its
+// clause there ("か$" is the question particle, not the か of から).
+func startsWithAffix(s, x string) bool {
+	if stem, ok := strings.CutSuffix(x, "$"); ok {
+		rest, ok := strings.CutPrefix(s, stem)
+		if !ok {
+			return false
+		}
+		r, _ := utf8.DecodeRuneInString(rest)
+		return rest == "" || isClauseBreak(r) || unicode.IsSpace(r)
+	}
+	return strings.HasPrefix(s, x)
+}
+
+func hasAnyAffix(s string, list []string) bool {
+	for _, x := range list {
+		if startsWithAffix(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// clauseTail returns the end of before within its clause, at most
+// cjkWindow characters.
+func clauseTail(before string) string {
+	i, n := len(before), 0
+	for i > 0 && n < cjkWindow {
+		r, size := utf8.DecodeLastRuneInString(before[:i])
+		if isClauseBreak(r) {
+			break
+		}
+		i -= size
+		n++
+	}
+	return before[i:]
+}
