@@ -40,6 +40,9 @@ func (m *Message) readField(field, text string, codes []string, mask bool) {
 	fs = w.findStatus(withoutOverlaps(fs))
 	fs = withoutOverlaps(fs)
 	for _, f := range fs {
+		if matchHook != nil && f.rule != nil {
+			matchHook(f.rule)
+		}
 		s, e := n.span(f.start, f.end)
 		m.Phrases = append(m.Phrases, Phrase{Kind: f.kind, Scope: f.scope, Lang: f.lang, Field: field, Text: text[s:e], Offset: s})
 	}
@@ -48,6 +51,9 @@ func (m *Message) readField(field, text string, codes []string, mask bool) {
 		slices.SortStableFunc(m.Findings[nFindings:], func(a, b Finding) int { return a.Offset - b.Offset })
 	}
 }
+
+// matchHook, when set (by tests), sees the rule of every phrase found.
+var matchHook func(*compiled)
 
 // withoutOverlaps sorts the phrases of the several matchers by position
 // and drops any that overlaps an earlier one (on a tie, the longer wins).

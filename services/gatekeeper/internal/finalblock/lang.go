@@ -28,6 +28,17 @@ type langSpec struct {
 	conjunctions      string // start a new clause
 	linking           string // make the next word a predicate (is, are, …)
 	negAfter          string // cancel every kind when they follow the phrase in its clause (nicht, pas, inte)
+	// complementizers open a clause that the look-back for negators and
+	// hypotheticals crosses into the clause before ("Stellen Sie sicher,
+	// dass alle Tests grün sind"; "Убедитесь, что все тесты проходят").
+	complementizers string
+	// parentheticals are set off by commas without ending the clause
+	// ("Пришлите, пожалуйста, ключ").
+	parentheticals string
+	// markers are letters peculiar to the language: where the same words
+	// are in two tables (Russian and Ukrainian "готово"), a sentence holding
+	// one of them names the language.
+	markers string
 	// Affixes of single words: negSuffixes, negPrefixes act as negators,
 	// hypSuffixes as hypotheticals, linkSuffixes as linking words
 	// (English n't, 'll, 's).
@@ -52,11 +63,16 @@ type lang struct {
 	negSuffixes, negPrefixes, hypSuffixes, linkSuffixes                   []string
 	subNegators, subHypotheticals, subNegBefore, subAfter, subJoiners     []string
 	hasNegAfterWords                                                      bool
+	complementizers                                                       map[string]bool
+	markers                                                               string
 }
 
 // langSpecs lists the tables. Where two tables hold the same words (the
 // Russian and Ukrainian "готово"), the first listed names the language.
-var langSpecs = []*langSpec{&english, &notation}
+var langSpecs = []*langSpec{&english, &notation, &german}
+
+// parentheticals of every table.
+var parentheticals = map[string]bool{}
 
 // languages are the compiled tables, in the order of langSpecs.
 var languages = compileLanguages(langSpecs)
@@ -76,7 +92,12 @@ func compileLanguages(specs []*langSpec) []*lang {
 			l.negSuffixes, l.negPrefixes = normFields(s.negSuffixes), normFields(s.negPrefixes)
 			l.hypSuffixes, l.linkSuffixes = normFields(s.hypSuffixes), normFields(s.linkSuffixes)
 			l.hasNegAfterWords = len(l.negAfter) > 0
+			l.complementizers = normSet(s.complementizers)
+			for w := range normSet(s.parentheticals) {
+				parentheticals[w] = true
+			}
 		}
+		l.markers = s.markers
 		out[i] = l
 	}
 	return out
@@ -283,6 +304,31 @@ func (n *rnode) add(s string, c *compiled) {
 		n.rules = append(n.rules, c)
 	}
 }
+
+// Rule builders for the tables: done(scope, phrase), blocked(phrase) and
+// request(phrase) make a row; the methods add its exceptions.
+func done(scope, phrase string) rule { return rule{kind: KindDone, scope: scope, phrase: phrase} }
+func blocked(phrase string) rule     { return rule{kind: KindBlocked, phrase: phrase} }
+func request(phrase string) rule     { return rule{kind: KindDelegation, phrase: phrase} }
+
+// pred: counts only as a predicate.
+func (r rule) pred() rule { r.predicate = true; return r }
+
+// fin: counts only at the end of its clause, or before one of endOr.
+func (r rule) fin(endOr ...string) rule {
+	r.final, r.endOr = true, strings.Join(endOr, " ")
+	return r
+}
+
+// na: not right after one of the words; nb: not right before one.
+func (r rule) na(words string) rule { r.notAfter = words; return r }
+func (r rule) nb(words string) rule { r.notBefore = words; return r }
+
+// ul: not after one of the words earlier in its clause.
+func (r rule) ul(words string) rule { r.unless = words; return r }
+
+// needing: only after one of the words earlier in its clause.
+func (r rule) needing(words string) rule { r.needs = words; return r }
 
 // expand lists the word sequences a phrase pattern matches.
 func expand(p string) [][]string {

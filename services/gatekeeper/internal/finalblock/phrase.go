@@ -346,12 +346,16 @@ func (w *words) findWords(out []found) []found {
 		matched := false
 		for len(ends) > 0 && !matched {
 			k := longest(ends)
+			var pick *compiled
 			for _, r := range ends[k].rules {
-				if w.counts(r, i, ends[k].at) {
-					out = append(out, w.phrase(r, i, ends[k].at))
-					i, matched = ends[k].at, true
-					break
+				if (pick == nil || pick.lang != r.lang && r.lang.markers != "" && w.sentenceHas(i, r.lang.markers)) &&
+					w.counts(r, i, ends[k].at) {
+					pick = r
 				}
+			}
+			if pick != nil {
+				out = append(out, w.phrase(pick, i, ends[k].at))
+				i, matched = ends[k].at, true
 			}
 			ends = append(ends[:k], ends[k+1:]...)
 		}
@@ -360,6 +364,17 @@ func (w *words) findWords(out []found) []found {
 		}
 	}
 	return out
+}
+
+// sentenceHas reports whether the sentence of token i holds one of the
+// runes of set.
+func (w *words) sentenceHas(i int, set string) bool {
+	s := w.toks[i].sentence
+	start, end := w.toks[w.sentStart[s]].start, len(w.text)
+	if int(s)+1 < len(w.sentStart) {
+		end = w.toks[w.sentStart[s+1]].start
+	}
+	return strings.ContainsAny(w.text[start:end], set)
 }
 
 func longest(ends []end) int {
@@ -379,7 +394,7 @@ func (w *words) walk(n *node, i, j int, ends []end) []end {
 	if j > i && len(n.rules) > 0 {
 		ends = append(ends, end{j, n.rules})
 	}
-	if j >= len(w.toks) || j > i && w.toks[j].brk != brkNone {
+	if j >= len(w.toks) || j > i && !w.sameClause(j) {
 		return ends
 	}
 	t := &w.toks[j]
@@ -402,6 +417,13 @@ func (w *words) walk(n *node, i, j int, ends []end) []end {
 		}
 	}
 	return ends
+}
+
+// sameClause: token j continues the clause of token j-1: no boundary, or
+// a comma around a parenthetical ("пришлите, пожалуйста, ключ").
+func (w *words) sameClause(j int) bool {
+	t := &w.toks[j]
+	return t.brk == brkNone || t.brk == brkClause && (parentheticals[t.word] || parentheticals[w.toks[j-1].word])
 }
 
 // found is a phrase in the normalised text.
@@ -501,7 +523,7 @@ func (w *words) counts(r *compiled, i, j int) bool {
 	}
 	needed := len(r.needs) == 0
 	for k, steps := i-1, 0; k >= 0 && steps < window; k, steps = k-1, steps+1 {
-		if toks[k+1].brk != brkNone {
+		if !w.sameClause(k+1) && !(toks[k+1].brk == brkClause && l.complementizers[toks[k+1].word]) {
 			break
 		}
 		word := toks[k].word
