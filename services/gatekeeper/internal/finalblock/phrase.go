@@ -346,13 +346,7 @@ func (w *words) findWords(out []found) []found {
 		matched := false
 		for len(ends) > 0 && !matched {
 			k := longest(ends)
-			var pick *compiled
-			for _, r := range ends[k].rules {
-				if (pick == nil || pick.lang != r.lang && r.lang.markers != "" && w.sentenceHas(i, r.lang.markers)) &&
-					w.counts(r, i, ends[k].at) {
-					pick = r
-				}
-			}
+			pick := w.pick(ends[k].rules, i, ends[k].at)
 			if pick != nil {
 				out = append(out, w.phrase(pick, i, ends[k].at))
 				i, matched = ends[k].at, true
@@ -364,6 +358,33 @@ func (w *words) findWords(out []found) []found {
 		}
 	}
 	return out
+}
+
+// pick returns the rule, of those matching the words [i, j), that makes
+// them a claim, or nil. Where the words are in several tables (Spanish and
+// Portuguese "está terminado") and one table's rules cancel them (Spanish
+// "no"), they are no claim: the language is not known for sure. Where
+// several count, the table whose language's letters the sentence holds
+// names the language, else the first.
+func (w *words) pick(rules []*compiled, i, j int) *compiled {
+	var pick *compiled
+	for _, r := range rules {
+		if !w.counts(r, i, j) {
+			continue
+		}
+		if pick == nil || pick.lang != r.lang && r.lang.markers != "" && w.sentenceHas(i, r.lang.markers) {
+			pick = r
+		}
+	}
+	if pick == nil || len(rules) == 1 {
+		return pick
+	}
+	for _, r := range rules {
+		if r.kind == pick.kind && r.lang != pick.lang && !w.counts(r, i, j) {
+			return nil
+		}
+	}
+	return pick
 }
 
 // sentenceHas reports whether the sentence of token i holds one of the
@@ -523,7 +544,7 @@ func (w *words) counts(r *compiled, i, j int) bool {
 	}
 	needed := len(r.needs) == 0
 	for k, steps := i-1, 0; k >= 0 && steps < window; k, steps = k-1, steps+1 {
-		if !w.sameClause(k+1) && !(toks[k+1].brk == brkClause && l.complementizers[toks[k+1].word]) {
+		if !w.sameClause(k+1) && (toks[k+1].brk != brkClause || !l.complementizers[toks[k+1].word]) {
 			break
 		}
 		word := toks[k].word

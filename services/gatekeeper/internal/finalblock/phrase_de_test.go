@@ -2,6 +2,7 @@ package finalblock
 
 import "testing"
 
+//nolint:misspell // the words are another language's
 var _ = register("de", []langCase{
 	// work
 	{"Fertig.", []ks{d(ScopeWork, "Fertig")}},

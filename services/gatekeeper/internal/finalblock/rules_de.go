@@ -1,6 +1,8 @@
 package finalblock
 
 // german is the reviewed German table.
+//
+//nolint:misspell // the words are another language's
 var german = langSpec{
 	tag: "de",
 	rules: []rule{
@@ -33,7 +35,8 @@ var german = langSpec{
 		blocked("(ich|wir) (kann|können|konnte|konnten) nicht (fortfahren|weitermachen|weiterarbeiten)"),
 		blocked("(ich bin|wir sind) (gerade |derzeit |momentan |immer noch |noch |)blockiert"),
 		blocked("(ich stecke|wir stecken) (gerade |immer noch |)fest"),
-		blocked("(ich|wir) (habe|haben|hatte|hatten) (keinen zugriff|keine berechtigung|keine berechtigungen|keine zugangsdaten|keine rechte)"),
+		blocked("(ich|wir) (habe|haben|hatte|hatten) " +
+			"(keinen zugriff|keine berechtigung|keine berechtigungen|keine zugangsdaten|keine rechte)"),
 		blocked("(mir|uns) fehlen (die |)(berechtigungen|zugangsdaten|rechte)"),
 		// delegation
 		request("bitte (schick|schicke|schicken sie|sende|senden sie|gib|geben sie|stell|stellen sie|füge|fügen sie|führe|führen sie|" +
