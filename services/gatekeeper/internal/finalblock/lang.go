@@ -69,7 +69,7 @@ type lang struct {
 
 // langSpecs lists the tables. Where two tables hold the same words (the
 // Russian and Ukrainian "готово"), the first listed names the language.
-var langSpecs = []*langSpec{&english, &notation, &german, &french, &spanish, &portuguese, &italian}
+var langSpecs = []*langSpec{&english, &notation, &german, &french, &spanish, &portuguese, &italian, &dutch, &swedish, &polish, &czech}
 
 // parentheticals of every table.
 var parentheticals = map[string]bool{}
