@@ -69,7 +69,10 @@ type lang struct {
 
 // langSpecs lists the tables. Where two tables hold the same words (the
 // Russian and Ukrainian "готово"), the first listed names the language.
-var langSpecs = []*langSpec{&english, &notation, &german, &french, &spanish, &portuguese, &italian, &dutch, &swedish, &polish, &czech}
+var langSpecs = []*langSpec{
+	&english, &notation, &german, &french, &spanish, &portuguese, &italian, &dutch, &swedish,
+	&polish, &czech, &russian, &ukrainian, &turkish,
+}
 
 // parentheticals of every table.
 var parentheticals = map[string]bool{}
