@@ -28,6 +28,7 @@ type langSpec struct {
 	conjunctions      string // start a new clause
 	linking           string // make the next word a predicate (is, are, …)
 	negAfter          string // cancel every kind when they follow the phrase in its clause (nicht, pas, inte)
+	askAfter          string // cancel done and blocked when they follow it: question tags (Turkish mı, Vietnamese chưa)
 	// complementizers open a clause that the look-back for negators and
 	// hypotheticals crosses into the clause before ("Stellen Sie sicher,
 	// dass alle Tests grün sind"; "Убедитесь, что все тесты проходят").
@@ -59,7 +60,7 @@ type lang struct {
 	tag                                                                   string
 	substr                                                                bool
 	negators, hypotheticals, hypPairs, imperatives, leadIns, conjunctions map[string]bool
-	linking, negAfter                                                     map[string]bool
+	linking, negAfter, askAfter                                           map[string]bool
 	negSuffixes, negPrefixes, hypSuffixes, linkSuffixes                   []string
 	subNegators, subHypotheticals, subNegBefore, subAfter, subJoiners     []string
 	hasNegAfterWords                                                      bool
@@ -71,7 +72,7 @@ type lang struct {
 // Russian and Ukrainian "готово"), the first listed names the language.
 var langSpecs = []*langSpec{
 	&english, &notation, &german, &french, &spanish, &portuguese, &italian, &dutch, &swedish,
-	&polish, &czech, &russian, &ukrainian, &turkish,
+	&polish, &czech, &russian, &ukrainian, &turkish, &vietnamese, &indonesian, &hindi, &arabic,
 }
 
 // parentheticals of every table.
@@ -94,7 +95,8 @@ func compileLanguages(specs []*langSpec) []*lang {
 			l.linking, l.negAfter = normSet(s.linking), normSet(s.negAfter)
 			l.negSuffixes, l.negPrefixes = normFields(s.negSuffixes), normFields(s.negPrefixes)
 			l.hypSuffixes, l.linkSuffixes = normFields(s.hypSuffixes), normFields(s.linkSuffixes)
-			l.hasNegAfterWords = len(l.negAfter) > 0
+			l.askAfter = normSet(s.askAfter)
+			l.hasNegAfterWords = len(l.negAfter)+len(l.askAfter) > 0
 			l.complementizers = normSet(s.complementizers)
 			for w := range normSet(s.parentheticals) {
 				parentheticals[w] = true

@@ -575,7 +575,7 @@ func (w *words) counts(r *compiled, i, j int) bool {
 	}
 	if l.hasNegAfterWords {
 		for k := j; k < len(toks) && k < j+afterWindow && toks[k].brk == brkNone; k++ {
-			if l.negAfter[toks[k].word] {
+			if l.negAfter[toks[k].word] || statement && l.askAfter[toks[k].word] {
 				return false
 			}
 		}

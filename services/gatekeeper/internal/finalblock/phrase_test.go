@@ -238,7 +238,8 @@ func TestRuleWords(t *testing.T) {
 		if l.substr {
 			continue
 		}
-		for _, set := range []map[string]bool{l.negators, l.hypotheticals, l.imperatives, l.leadIns, l.conjunctions, l.linking, l.negAfter} {
+		for _, set := range []map[string]bool{l.negators, l.hypotheticals, l.imperatives, l.leadIns, l.conjunctions, l.linking, l.negAfter,
+			l.askAfter, l.complementizers} {
 			for w := range set {
 				check(l.tag+" word list", w)
 			}

@@ -53,5 +53,5 @@ var french = langSpec{
 	leadIns:           "puis ensuite alors maintenant d'abord",
 	conjunctions:      "et mais donc car puis ensuite parce cependant pourtant or",
 	linking:           "est sont c'est était étaient tout maintenant désormais bien enfin déjà a ont",
-	complementizers:   "que qu'",
+	complementizers:   "que",
 }
