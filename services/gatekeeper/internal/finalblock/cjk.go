@@ -51,18 +51,26 @@ func (w *words) findCJK(out []found) []found {
 					ends = append(ends, end{q, n.rules})
 				}
 			}
-			matched := false
+			// Once the longest phrase of a kind fails here (完了しましたか),
+			// a shorter one of that kind (完了) is not tried.
+			matched, failed := false, [3]bool{}
 			for k := len(ends) - 1; k >= 0 && !matched; k-- {
 				for _, r := range ends[k].rules {
-					if w.countsCJK(r, s, p, ends[k].at, e, question) {
-						f := found{start: p, end: ends[k].at, kind: r.kind, scope: r.scope, lang: r.lang.tag, rule: r}
-						if f.kind == KindDone && f.scope == "" {
-							f.scope = ScopeWork
-						}
-						out = append(out, f)
-						p, matched = ends[k].at, true
-						break
+					ki := kindIndex(r.kind)
+					if failed[ki] {
+						continue
 					}
+					if !w.countsCJK(r, s, p, ends[k].at, e, question) {
+						failed[ki] = true
+						continue
+					}
+					f := found{start: p, end: ends[k].at, kind: r.kind, scope: r.scope, lang: r.lang.tag, rule: r}
+					if f.kind == KindDone && f.scope == "" {
+						f.scope = ScopeWork
+					}
+					out = append(out, f)
+					p, matched = ends[k].at, true
+					break
 				}
 			}
 			if !matched {
@@ -72,6 +80,16 @@ func (w *words) findCJK(out []found) []found {
 		s = next
 	}
 	return out
+}
+
+func kindIndex(kind string) int {
+	switch kind {
+	case KindBlocked:
+		return 1
+	case KindDelegation:
+		return 2
+	}
+	return 0
 }
 
 // sentenceAt returns the end of the sentence that starts at s, where the
@@ -161,9 +179,12 @@ func (w *words) countsCJK(r *compiled, s, p, q, e int, question bool) bool {
 			}
 		}
 	}
+	// A negator earlier in the clause cancels a completion (还没有全部完成);
+	// blockage and requests are negative or conditional themselves
+	// (没有密钥我无法继续), so only negBefore, right before them, does.
 	clause := clauseTail(before)
 	for _, x := range l.subNegators {
-		if strings.Contains(clause, x) {
+		if r.kind == KindDone && strings.Contains(clause, x) {
 			return false
 		}
 	}

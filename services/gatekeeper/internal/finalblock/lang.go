@@ -73,6 +73,7 @@ type lang struct {
 var langSpecs = []*langSpec{
 	&english, &notation, &german, &french, &spanish, &portuguese, &italian, &dutch, &swedish,
 	&polish, &czech, &russian, &ukrainian, &turkish, &vietnamese, &indonesian, &hindi, &arabic,
+	&japanese, &chineseBoth, &chineseSimplified, &chineseTraditional, &korean,
 }
 
 // parentheticals of every table.
