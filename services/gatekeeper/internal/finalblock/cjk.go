@@ -1,6 +1,7 @@
 package finalblock
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -26,31 +27,13 @@ func (w *words) findCJK(out []found) []found {
 		}
 		for p := s; p < e; {
 			r, size := utf8.DecodeRuneInString(text[p:])
-			n := runeTrie.next[lowerRune(r)]
+			n := runeTrie.next(lowerRune(r))
 			if n == nil || isASCIIAlnum(r) && p > s && endsWithASCIIAlnum(text[s:p]) {
 				p += size
 				continue
 			}
-			ends = ends[:0]
-			q := p + size
-			if len(n.rules) > 0 {
-				ends = append(ends, end{q, n.rules})
-			}
-			for q < e {
-				r, sz := utf8.DecodeRuneInString(text[q:])
-				if unicode.IsSpace(r) {
-					q += sz
-					continue
-				}
-				c := n.next[lowerRune(r)]
-				if c == nil {
-					break
-				}
-				n, q = c, q+sz
-				if len(n.rules) > 0 {
-					ends = append(ends, end{q, n.rules})
-				}
-			}
+			ends = w.walkRunes(n, p+size, e, ends[:0])
+			slices.SortStableFunc(ends, func(a, b end) int { return a.at - b.at })
 			// Once the longest phrase of a kind fails here (完了しましたか),
 			// a shorter one of that kind (完了) is not tried.
 			matched, failed := false, [3]bool{}
@@ -90,6 +73,53 @@ func kindIndex(kind string) int {
 		return 2
 	}
 	return 0
+}
+
+// walkRunes follows the rune trie from n, the text matched up to q, and
+// collects where phrases end, within the sentence ending at e.
+func (w *words) walkRunes(n *rnode, q, e int, ends []end) []end {
+	if len(n.rules) > 0 {
+		ends = append(ends, end{q, n.rules})
+	}
+	if next := skipSpaces(w.text, q, e); next < e {
+		r, size := utf8.DecodeRuneInString(w.text[next:])
+		if c := n.next(lowerRune(r)); c != nil {
+			ends = w.walkRunes(c, next+size, e, ends)
+		}
+	}
+	for _, g := range n.groups {
+		var buf [4]int
+		for _, ge := range w.runeGroupEnds(g.sub, q, e, buf[:0]) {
+			ends = w.walkRunes(g.child, ge, e, ends)
+		}
+	}
+	return ends
+}
+
+// runeGroupEnds follows a group's trie and returns where its alternatives
+// end.
+func (w *words) runeGroupEnds(n *rnode, q, e int, out []int) []int {
+	if n.end {
+		out = append(out, q)
+	}
+	if next := skipSpaces(w.text, q, e); next < e {
+		r, size := utf8.DecodeRuneInString(w.text[next:])
+		if c := n.next(lowerRune(r)); c != nil {
+			out = w.runeGroupEnds(c, next+size, e, out)
+		}
+	}
+	return out
+}
+
+func skipSpaces(text string, q, e int) int {
+	for q < e {
+		r, size := utf8.DecodeRuneInString(text[q:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		q += size
+	}
+	return q
 }
 
 // sentenceAt returns the end of the sentence that starts at s, where the

@@ -1,6 +1,7 @@
 package finalblock
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -186,11 +187,48 @@ func normWord(s string) string {
 	return b.String()
 }
 
-// node is a node of the word trie.
+// node is a node of the word trie. Most nodes have a child or two, so
+// children are a slice until there are many (a map for each node would
+// make building the trie slow).
 type node struct {
-	next    map[string]*node
-	affixes []affix     // words matched by prefix or suffix
-	rules   []*compiled // phrases that end here
+	words   []string
+	kids    []*node
+	index   map[string]*node // when there are many children
+	affixes []affix          // words matched by prefix or suffix
+	groups  []groupEdge      // groups of many alternatives, matched by their own trie
+	rules   []*compiled      // phrases that end here
+	end     bool             // in a group's trie: an alternative ends here
+}
+
+// groupEdge is a group of a pattern with many alternatives, past the first
+// word: its alternatives are a trie of their own (sub), and what follows
+// the group hangs once from child, instead of once under each alternative
+// (the English deploy row would otherwise need thousands of nodes).
+type groupEdge struct {
+	key        string
+	sub, child *node
+}
+
+// bigGroup is how many alternatives make a group a groupEdge.
+const bigGroup = 3
+
+// groupTries caches the tries of the groups, by their text.
+var groupTries = map[string]*node{}
+
+// manyKids is when a node's children get an index.
+const manyKids = 8
+
+// next returns the child of a word, nil for none.
+func (n *node) next(w string) *node {
+	if n.index != nil {
+		return n.index[w]
+	}
+	for i, x := range n.words {
+		if x == w {
+			return n.kids[i]
+		}
+	}
+	return nil
 }
 
 // affix is a pattern word "stem*" (any word starting with stem) or
@@ -233,30 +271,65 @@ func buildTries(specs []*langSpec, langs []*lang) (*node, *rnode) {
 		for _, r := range s.rules {
 			c := &compiled{rule: r, lang: langs[i], id: len(allRules)}
 			allRules = append(allRules, c)
+			groups := parsePattern(r.phrase)
 			if s.substr {
 				c.notAfterSub, c.notBeforeSub = strings.Fields(r.notAfter), strings.Fields(r.notBefore)
-				for _, seq := range expand(r.phrase) {
-					runes.add(normWord(strings.Join(seq, "")), c)
-				}
+				runes.insert(groups, c, true)
 				continue
 			}
 			c.notAfter, c.notBefore = wordSet(r.notAfter), wordSet(r.notBefore)
 			c.unless, c.needs, c.notIn = wordSet(r.unless), wordSet(r.needs), wordSet(r.notIn)
-			for _, seq := range expand(r.phrase) {
-				if len(seq) > 0 {
-					words.add(seq, c)
-				}
-			}
+			words.insert(groups, c, true)
 		}
 	}
 	return words, runes
 }
 
-func (n *node) add(seq []string, c *compiled) {
-	for _, w := range seq {
-		n = n.child(w)
+// insert adds every sequence of the groups to the trie, group by group,
+// so that a pattern with many alternatives shares its prefixes instead of
+// being expanded first. atRoot: nothing matched yet (an empty sequence
+// adds nothing).
+func (n *node) insert(groups [][][]string, c *compiled, atRoot bool) {
+	if len(groups) == 0 {
+		if !atRoot && (len(n.rules) == 0 || n.rules[len(n.rules)-1] != c) {
+			n.rules = append(n.rules, c)
+		}
+		return
 	}
-	n.rules = append(n.rules, c)
+	if !atRoot && len(groups[0]) > bigGroup {
+		key := strings.Join(strings.Fields(fmt.Sprint(groups[0])), " ")
+		var child *node
+		for _, g := range n.groups {
+			if g.key == key {
+				child = g.child
+			}
+		}
+		if child == nil {
+			sub := groupTries[key]
+			if sub == nil {
+				sub = &node{}
+				for _, alt := range groups[0] {
+					m := sub
+					for _, w := range alt {
+						m = m.child(w)
+					}
+					m.end = true
+				}
+				groupTries[key] = sub
+			}
+			child = &node{}
+			n.groups = append(n.groups, groupEdge{key: key, sub: sub, child: child})
+		}
+		child.insert(groups[1:], c, false)
+		return
+	}
+	for _, alt := range groups[0] {
+		m := n
+		for _, w := range alt {
+			m = m.child(w)
+		}
+		m.insert(groups[1:], c, atRoot && len(alt) == 0)
+	}
 }
 
 func (n *node) child(w string) *node {
@@ -274,41 +347,119 @@ func (n *node) child(w string) *node {
 	if !strings.HasPrefix(w, "<") {
 		w = normWord(w)
 	}
-	if n.next == nil {
-		n.next = make(map[string]*node)
+	if child := n.next(w); child != nil {
+		return child
 	}
-	child := n.next[w]
-	if child == nil {
-		child = &node{}
-		n.next[w] = child
+	child := &node{}
+	n.words, n.kids = append(n.words, w), append(n.kids, child)
+	switch {
+	case n.index != nil:
+		n.index[w] = child
+	case len(n.words) > manyKids:
+		n.index = make(map[string]*node, len(n.words))
+		for i, x := range n.words {
+			n.index[x] = n.kids[i]
+		}
 	}
 	return child
 }
 
 // rnode is a node of the rune trie of the substring tables.
 type rnode struct {
-	next  map[rune]*rnode
-	rules []*compiled
+	runes  []rune
+	kids   []*rnode
+	index  map[rune]*rnode // when there are many children
+	groups []runeGroupEdge
+	rules  []*compiled
+	end    bool // in a group's trie: an alternative ends here
 }
 
-func (n *rnode) add(s string, c *compiled) {
-	for _, r := range s {
-		if unicode.IsSpace(r) {
-			continue
+// runeGroupEdge is groupEdge for the rune trie.
+type runeGroupEdge struct {
+	key        string
+	sub, child *rnode
+}
+
+var runeGroupTries = map[string]*rnode{}
+
+func (n *rnode) next(r rune) *rnode {
+	if n.index != nil {
+		return n.index[r]
+	}
+	for i, x := range n.runes {
+		if x == r {
+			return n.kids[i]
 		}
-		if n.next == nil {
-			n.next = make(map[rune]*rnode)
+	}
+	return nil
+}
+
+func (n *rnode) child(r rune) *rnode {
+	if child := n.next(r); child != nil {
+		return child
+	}
+	child := &rnode{}
+	n.runes, n.kids = append(n.runes, r), append(n.kids, child)
+	switch {
+	case n.index != nil:
+		n.index[r] = child
+	case len(n.runes) > manyKids:
+		n.index = make(map[rune]*rnode, len(n.runes))
+		for i, x := range n.runes {
+			n.index[x] = n.kids[i]
 		}
-		child := n.next[r]
+	}
+	return child
+}
+
+// insert adds every sequence of the groups, rune by rune, blanks left
+// out, as node.insert does.
+func (n *rnode) insert(groups [][][]string, c *compiled, atRoot bool) {
+	if len(groups) == 0 {
+		if !atRoot && (len(n.rules) == 0 || n.rules[len(n.rules)-1] != c) {
+			n.rules = append(n.rules, c)
+		}
+		return
+	}
+	if !atRoot && len(groups[0]) > bigGroup {
+		key := fmt.Sprint(groups[0])
+		var child *rnode
+		for _, g := range n.groups {
+			if g.key == key {
+				child = g.child
+			}
+		}
 		if child == nil {
+			sub := runeGroupTries[key]
+			if sub == nil {
+				sub = &rnode{}
+				for _, alt := range groups[0] {
+					sub.path(alt).end = true
+				}
+				runeGroupTries[key] = sub
+			}
 			child = &rnode{}
-			n.next[r] = child
+			n.groups = append(n.groups, runeGroupEdge{key: key, sub: sub, child: child})
 		}
-		n = child
+		child.insert(groups[1:], c, false)
+		return
 	}
-	if n != nil {
-		n.rules = append(n.rules, c)
+	for _, alt := range groups[0] {
+		m := n.path(alt)
+		m.insert(groups[1:], c, atRoot && m == n)
 	}
+}
+
+// path returns the node the words lead to, blanks left out.
+func (n *rnode) path(words []string) *rnode {
+	for _, w := range words {
+		for _, r := range normWord(w) {
+			if !unicode.IsSpace(r) {
+				n = n.child(r)
+			}
+		}
+	}
+	return n
 }
 
 // Rule builders for the tables: done(scope, phrase), blocked(phrase) and
@@ -336,13 +487,15 @@ func (r rule) ul(words string) rule { r.unless = words; return r }
 // needing: only after one of the words earlier in its clause.
 func (r rule) needing(words string) rule { r.needs = words; return r }
 
-// expand lists the word sequences a phrase pattern matches.
-func expand(p string) [][]string {
-	seqs := [][]string{nil}
+// parsePattern splits a phrase pattern into groups of alternatives, each
+// alternative a sequence of words: "(i'm|i am) (still |)blocked" is
+// [[[i'm] [i am]] [[still] []] [[blocked]]].
+func parsePattern(p string) [][][]string {
+	var groups [][][]string
 	for {
 		p = strings.TrimLeft(p, " ")
 		if p == "" {
-			return seqs
+			return groups
 		}
 		var alts [][]string
 		if p[0] == '(' {
@@ -365,6 +518,14 @@ func expand(p string) [][]string {
 			alts = [][]string{{p[:end]}}
 			p = p[end:]
 		}
+		groups = append(groups, alts)
+	}
+}
+
+// expand lists the word sequences a phrase pattern matches.
+func expand(p string) [][]string {
+	seqs := [][]string{nil}
+	for _, alts := range parsePattern(p) {
 		var out [][]string
 		for _, s := range seqs {
 			for _, a := range alts {
@@ -374,4 +535,5 @@ func expand(p string) [][]string {
 		}
 		seqs = out
 	}
+	return seqs
 }

@@ -279,7 +279,8 @@ var vocab = sync.OnceValue(func() *vocabulary {
 	v := &vocabulary{words: map[string]bool{}, skeleton: map[string]string{}}
 	var walk func(n *node)
 	walk = func(n *node) {
-		for w, child := range n.next {
+		for i, w := range n.words {
+			child := n.kids[i]
 			if !strings.HasPrefix(w, "<") {
 				v.words[w] = true
 			}
@@ -287,6 +288,10 @@ var vocab = sync.OnceValue(func() *vocabulary {
 		}
 		for _, a := range n.affixes {
 			walk(a.child)
+		}
+		for _, g := range n.groups {
+			walk(g.sub)
+			walk(g.child)
 		}
 	}
 	walk(wordTrie)

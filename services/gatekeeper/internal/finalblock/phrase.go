@@ -62,7 +62,8 @@ type words struct {
 	sentStart []int  // per sentence: index of its first token
 	failure   []int8 // per sentence: 0 not yet known, 1 no failure reported, 2 a failure reported
 	codes     []string
-	cjk       bool // some word is Han, Kana or Hangul
+	cjk       bool               // some word is Han, Kana or Hangul
+	markers   map[markerKey]bool // sentenceHas, cached
 }
 
 // asciiWord marks the ASCII bytes that belong to a word: letters, digits
@@ -340,18 +341,31 @@ type end struct {
 // findWords returns the claim phrases of the word tables, leftmost-longest,
 // without overlap.
 func (w *words) findWords(out []found) []found {
-	var ends []end
+	var (
+		ends  []end
+		rules []*compiled
+	)
 	for i := 0; i < len(w.toks); {
 		ends = w.walk(wordTrie, i, i, ends[:0])
 		matched := false
 		for len(ends) > 0 && !matched {
-			k := longest(ends)
-			pick := w.pick(ends[k].rules, i, ends[k].at)
-			if pick != nil {
-				out = append(out, w.phrase(pick, i, ends[k].at))
-				i, matched = ends[k].at, true
+			// The rules of every path that ends at the same word are
+			// weighed together.
+			at := ends[longest(ends)].at
+			rules = rules[:0]
+			kept := ends[:0]
+			for _, e := range ends {
+				if e.at == at {
+					rules = append(rules, e.rules...)
+				} else {
+					kept = append(kept, e)
+				}
 			}
-			ends = append(ends[:k], ends[k+1:]...)
+			ends = kept
+			if pick := w.pick(rules, i, at); pick != nil {
+				out = append(out, w.phrase(pick, i, at))
+				i, matched = at, true
+			}
 		}
 		if !matched {
 			i++
@@ -391,11 +405,25 @@ func (w *words) pick(rules []*compiled, i, j int) *compiled {
 // runes of set.
 func (w *words) sentenceHas(i int, set string) bool {
 	s := w.toks[i].sentence
+	key := markerKey{s, set}
+	if has, ok := w.markers[key]; ok {
+		return has
+	}
 	start, end := w.toks[w.sentStart[s]].start, len(w.text)
 	if int(s)+1 < len(w.sentStart) {
 		end = w.toks[w.sentStart[s+1]].start
 	}
-	return strings.ContainsAny(w.text[start:end], set)
+	has := strings.ContainsAny(w.text[start:end], set)
+	if w.markers == nil {
+		w.markers = map[markerKey]bool{}
+	}
+	w.markers[key] = has
+	return has
+}
+
+type markerKey struct {
+	sentence int32
+	set      string
 }
 
 func longest(ends []end) int {
@@ -419,16 +447,16 @@ func (w *words) walk(n *node, i, j int, ends []end) []end {
 		return ends
 	}
 	t := &w.toks[j]
-	if c := n.next[t.word]; c != nil {
+	if c := n.next(t.word); c != nil {
 		ends = w.walk(c, i, j+1, ends)
 	}
 	if t.class != clsNone {
-		if c := n.next[classWords[t.class]]; c != nil {
+		if c := n.next(classWords[t.class]); c != nil {
 			ends = w.walk(c, i, j+1, ends)
 		}
 	}
 	if j > i {
-		if c := n.next[anyWord]; c != nil {
+		if c := n.next(anyWord); c != nil {
 			ends = w.walk(c, i, j+1, ends)
 		}
 	}
@@ -437,7 +465,34 @@ func (w *words) walk(n *node, i, j int, ends []end) []end {
 			ends = w.walk(n.affixes[k].child, i, j+1, ends)
 		}
 	}
+	for _, g := range n.groups {
+		var buf [4]int
+		for _, e := range w.groupEnds(g.sub, i, j, buf[:0]) {
+			ends = w.walk(g.child, i, e, ends)
+		}
+	}
 	return ends
+}
+
+// groupEnds follows a group's trie from token j (the phrase started at
+// token i) and returns where its alternatives end.
+func (w *words) groupEnds(n *node, i, j int, out []int) []int {
+	if n.end {
+		out = append(out, j)
+	}
+	if j >= len(w.toks) || j > i && !w.sameClause(j) {
+		return out
+	}
+	t := &w.toks[j]
+	if c := n.next(t.word); c != nil {
+		out = w.groupEnds(c, i, j+1, out)
+	}
+	if t.class != clsNone {
+		if c := n.next(classWords[t.class]); c != nil {
+			out = w.groupEnds(c, i, j+1, out)
+		}
+	}
+	return out
 }
 
 // sameClause: token j continues the clause of token j-1: no boundary, or
