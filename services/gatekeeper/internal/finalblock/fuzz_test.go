@@ -37,6 +37,10 @@ func FuzzParse(f *testing.F) {
 	f.Add("````markdown\n```claimcheck\n{}\n```\n````\n~~~\nunclosed", "", "", uint8(0), uint8(0))
 	f.Add("`` ` `` ``` `x` ```` | Done | ✅", "I’m blocked by the VPN; you'll need to grant access", "summary with ``` inside", uint8(5), uint8(4))
 	f.Add("\t```claimcheck\r\n{\"type\":\"partial\"}\r\n\t```\r\n", "", "caf\xe9", uint8(2), uint8(1))
+	f.Add("dоne, аll tests раss\u200b ｄｏｎｅ | Tests | ✅ |\n- [x] lint", "テストはすべて成功しました。まだ完了していません", "所有测试都通过了",
+		uint8(0), uint8(1))
+	f.Add("Готово. Пришлите, пожалуйста, ключ. Будь ласка, надішліть логи", "การทดสอบผ่าน 12/12 ✅", "모든 테스트가 통과했습니다",
+		uint8(1), uint8(2))
 	f.Fuzz(func(t *testing.T, msg, after, summary string, typ, nClaims uint8) {
 		m := Parse(msg)
 		checkInvariants(t, msg, m)
