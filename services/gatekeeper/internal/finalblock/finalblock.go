@@ -1,7 +1,10 @@
 // Package finalblock reads an agent's final message for the Stop gate: the
 // fenced ```claimcheck JSON block that states what the turn achieved and
-// cites the attestations backing it, the prose around that block, and the
-// completion, blockage and delegation claims the prose makes in words.
+// cites the attestations backing it, the prose around that block, the
+// completion, blockage and delegation claims that the prose and the block's
+// prose members make in words (in some twenty languages) or in status
+// notation, and findings the gate must see: words in mixed scripts, and
+// results reported in a language no table reads.
 //
 // Parse is pure and total: it never panics, never fails, and runs in time
 // linear in the message. A missing block is not an error (Message.Block is
@@ -36,20 +39,93 @@
 //     quotes are part of the quote, so a final block must not be quoted;
 //   - code spans do not cross line ends.
 //
-// Claim phrases. The prose is split into words (letters, digits and the
+// Claim phrases. Phrases are read in the prose and in the final block's
+// prose members (summary, what_succeeded, what_remains,
+// next_route_or_question; their inline code spans are masked the same
+// way), and Message.Phrases lists them in that order, each with the Field
+// it was found in and its Offset into that field's text.
+//
+// Normalisation. Before matching, a field is normalised: invisible format
+// characters are removed (bidirectional controls, zero-width space, joiner
+// and non-joiner, word joiner, BOM, soft hyphen, variation selectors, tag
+// characters and the other default-ignorable code points: every Cf,
+// Other_Default_Ignorable_Code_Point and Variation_Selector character but
+// the visible prepended concatenation marks), then NFKC is applied
+// (fullwidth and mathematical letters, ligatures). A word that mixes
+// scripts, or is made only of characters whose UTS #39 confusable
+// prototype is ASCII ("dоne" with a Cyrillic о, "ɑll" with a Latin alpha,
+// Greek "ΟΚ"), and whose UTS #39 skeleton is the skeleton of a word of the
+// tables, is read as that word; genuine words of other scripts are left
+// alone (Russian "готово" is a table word itself, and "все" holds letters
+// with no ASCII prototype). Matching runs on the normalised text; a map
+// from its bytes back to the text as written gives Phrase.Text and Offset,
+// so they quote the field as written, look-alikes and invisible characters
+// included.
+//
+// Word tables. Most tables (English, German, French, Spanish, Portuguese,
+// Italian, Dutch, Swedish, Polish, Czech, Russian, Ukrainian, Turkish,
+// Vietnamese, Indonesian, Hindi, Arabic; rules*.go) are read word by
+// word. A field is split into words (letters, digits, marks and the
 // identifier characters of paths, flags and file names, so done_test.go,
-// --fixed-strings and TestDone are single words that match nothing), and
-// matched, case-insensitively and with ’ read as ', against the reviewed
-// phrase table in rules.go. A match does not count when it is negated ("not
-// done", "isn't fixed yet", "no tests pass", "almost done"), quoted as a
-// mention (the "done" state), glued to code (done(), `x`_done), or excluded
-// by its row (the fixed size, validation is done by the middleware); done and
-// blocked phrases also do not count in questions ("Is it done?") or
-// hypotheticals ("once it's done", "this will be fixed", "make sure all tests
-// pass"). Requests stay requests when asked as questions or conditionally
-// ("Could you send me the key?"). Negation and hypotheticals are looked for
-// in the words before the phrase within its clause; a line end ends a
-// sentence. Hedged claims ("this should be fixed now") count.
+// --fixed-strings and TestDone are single words that match nothing) and
+// matched, case-insensitively and with ’ read as ' (and Arabic without
+// vowel marks, ı as i), against every table at once, leftmost-longest. A
+// match does not count when it is negated ("not done", "isn't fixed yet",
+// "no tests pass", "almost done", "Es funktioniert nicht"), quoted as a
+// mention (the "done" state), glued to code (done(), `x`_done), or
+// excluded by its row (the fixed size, validation is done by the
+// middleware); done and blocked phrases also do not count in questions
+// ("Is it done?", "Tamamlandı mı?") or hypotheticals ("once it's done",
+// "this will be fixed", "make sure all tests pass"). Requests stay requests
+// when asked as questions or conditionally ("Could you send me the
+// key?"). Negation and hypotheticals are looked for in the words before
+// the phrase within its clause (across a comma before a complementizer:
+// "Stellen Sie sicher, dass alle Tests grün sind"), and for some languages
+// after it (nicht, pas, inte, değil); a line end ends a sentence. Hedged
+// claims ("this should be fixed now") count. Where the same words are in
+// several tables and one table's rules cancel them, they are no claim.
+// Saying what was not run or verified is not a blockage: "I could not run
+// the tests here; nothing is verified" yields no phrase.
+//
+// Substring tables. Japanese, Chinese (Simplified "zh-Hans", Traditional
+// "zh-Hant", both "zh") and Korean (rules_ja.go, rules_zh.go, rules_ko.go)
+// are written without spaces between words, or with particles glued to
+// them, so they are matched rune by rune within a sentence, spaces
+// skipped. Their rows end in a positive, finished form (完了しました,
+// 通过了, 통과했습니다), what follows a phrase is checked for conditions,
+// questions and "after" (たら, か, 吗, 后, 면, 여부), a bare noun (完了,
+// 部署完成, 테스트 통과) counts only at the end of its clause, and a
+// negator earlier in the clause (没有, 未, 미) cancels a done phrase.
+//
+// Scopes. A done phrase carries the Scope of what it asserts: ScopeWork
+// for the work in general (done, fixed, works), or tests (all tests pass,
+// 12/12 passed), build (it compiles), lint (vet is clean, no lint errors,
+// formatted), deploy (deployed to production, is live), merge (merged into
+// main, pushed), fetch (the endpoint returns 200), perf (40% faster),
+// coverage (coverage is 85%), security (no vulnerabilities), deps (bumped
+// x to v1.2.3), migration (migration applied) or change ("I updated
+// `config.yaml`"). A phrase about an inline code span takes the scope of
+// the command ("`go vet ./...` is clean" is lint).
+//
+// Status notation. Check marks (✅ ✔ ✓ ☑ 🟢) next to the name of a check
+// ("✅ tests", "Build ✅"), "Build: ✅" and "Tests: 12/12" lines, and rows of
+// Markdown tables and list items that pair a check with a pass ("| Unit
+// tests | ✅ |", "| Lint | passing |", "- [x] migrations") are done
+// phrases with Lang "und", scoped by the check they name (ScopeWork for a
+// check mark or checked box beside anything else in a table or list).
+// Crosses and red marks (❌ ✗ 🔴), FAIL, "3 failed" and counts of part
+// (11/12) are no claim, and make a row that holds them none.
+//
+// Findings. A word that mixes scripts beyond UTS #39's highly restrictive
+// combinations (Latin with Han and Kana, with Han and Bopomofo, or with
+// Han and Hangul; Common and Inherited characters and digits aside) is a
+// FindingMixedScript naming the scripts ("pаss": Latin+Cyrillic). A
+// sentence written mostly in a script no table reads (Thai, Greek, Hebrew,
+// Georgian, …) that carries results vocabulary any language shares (counts
+// such as 12/12, percentages, status marks, and Latin loanwords such as
+// test, build, deploy, CI, OK, PASS, FAIL) and in which no phrase was
+// found is a FindingUnreadLanguage naming the script and the vocabulary.
+// Text in an unread Latin-script language is not recognised as such.
 package finalblock
 
 import (
@@ -199,6 +275,12 @@ func Parse(msg string) Message {
 		}
 		m.Block, m.BlockErr = parseBlock(b.name, b.content, b.size)
 	}
-	m.Phrases = findPhrases(m.Prose)
+	m.readField(FieldProse, m.Prose, s.codes, false)
+	if b := m.Block; b != nil {
+		m.readField(fieldSummary, b.Summary, nil, true)
+		m.readField(fieldWhatSucceeded, b.WhatSucceeded, nil, true)
+		m.readField(fieldWhatRemains, b.WhatRemains, nil, true)
+		m.readField(fieldNextRouteOrQuestion, b.NextRouteOrQuestion, nil, true)
+	}
 	return m
 }

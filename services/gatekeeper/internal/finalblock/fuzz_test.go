@@ -2,6 +2,7 @@ package finalblock
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -36,6 +37,10 @@ func FuzzParse(f *testing.F) {
 	f.Add("````markdown\n```claimcheck\n{}\n```\n````\n~~~\nunclosed", "", "", uint8(0), uint8(0))
 	f.Add("`` ` `` ``` `x` ```` | Done | ✅", "I’m blocked by the VPN; you'll need to grant access", "summary with ``` inside", uint8(5), uint8(4))
 	f.Add("\t```claimcheck\r\n{\"type\":\"partial\"}\r\n\t```\r\n", "", "caf\xe9", uint8(2), uint8(1))
+	f.Add("dоne, аll tests раss\u200b ｄｏｎｅ | Tests | ✅ |\n- [x] lint", "テストはすべて成功しました。まだ完了していません", "所有测试都通过了",
+		uint8(0), uint8(1))
+	f.Add("Готово. Пришлите, пожалуйста, ключ. Будь ласка, надішліть логи", "การทดสอบผ่าน 12/12 ✅", "모든 테스트가 통과했습니다",
+		uint8(1), uint8(2))
 	f.Fuzz(func(t *testing.T, msg, after, summary string, typ, nClaims uint8) {
 		m := Parse(msg)
 		checkInvariants(t, msg, m)
@@ -63,15 +68,26 @@ func FuzzParse(f *testing.F) {
 		if diff := cmp.Diff(want, embedded.Block); diff != "" {
 			t.Fatalf("embedded block (-want +got):\n%s", diff)
 		}
-		// Cutting the block out leaves the same claims as a blank line would.
+		// Cutting the block out leaves the same claims in the prose as a
+		// blank line would.
 		plain := Parse(msg + "\n\n" + after)
-		if diff := cmp.Diff(texts(plain.Phrases), texts(embedded.Phrases)); diff != "" {
+		if diff := cmp.Diff(texts(plain.Phrases), texts(proseOnly(embedded.Phrases))); diff != "" {
 			t.Fatalf("phrases around the block differ from the plain prose (-plain +embedded):\n%s", diff)
 		}
 	})
 }
 
 func hasFence(s string) bool { return strings.Contains(s, "```") || strings.Contains(s, "~~~") }
+
+func proseOnly(ps []Phrase) []Phrase {
+	var out []Phrase
+	for _, p := range ps {
+		if p.Field == FieldProse {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 func texts(ps []Phrase) []string {
 	var out []string
@@ -106,17 +122,56 @@ func checkInvariants(t *testing.T, msg string, m Message) {
 			}
 		}
 	}
-	prev := 0
+	fields := []string{FieldProse, fieldSummary, fieldWhatSucceeded, fieldWhatRemains, fieldNextRouteOrQuestion}
+	field, prev := 0, 0
 	for _, p := range m.Phrases {
-		if !oneOf(p.Kind, KindDone, KindBlocked, KindDelegation) {
-			t.Fatalf("phrase kind %q", p.Kind)
+		if !oneOf(p.Kind, KindDone, KindBlocked, KindDelegation) || (p.Kind == KindDone) != (p.Scope != "") || p.Lang == "" {
+			t.Fatalf("phrase %+v", p)
 		}
-		if p.Text == "" || p.Offset < prev || p.Offset+len(p.Text) > len(m.Prose) {
-			t.Fatalf("phrase %+v out of order or outside the prose (%d bytes)", p, len(m.Prose))
+		i := slices.Index(fields, p.Field)
+		if i < field {
+			t.Fatalf("phrase %+v: field out of order", p)
 		}
-		if got := m.Prose[p.Offset : p.Offset+len(p.Text)]; !strings.EqualFold(got, p.Text) {
-			t.Fatalf("prose at %d is %q, not %q", p.Offset, got, p.Text)
+		if i > field {
+			field, prev = i, 0
+		}
+		text := fieldText(m, p.Field)
+		if p.Text == "" || p.Offset < prev || p.Offset+len(p.Text) > len(text) {
+			t.Fatalf("phrase %+v out of order or outside its field (%d bytes)", p, len(text))
+		}
+		if got := text[p.Offset : p.Offset+len(p.Text)]; got != p.Text {
+			t.Fatalf("%s at %d is %q, not %q", p.Field, p.Offset, got, p.Text)
 		}
 		prev = p.Offset + len(p.Text)
 	}
+	for _, f := range m.Findings {
+		if !oneOf(f.Kind, FindingMixedScript, FindingUnreadLanguage) || f.Detail == "" || !slices.Contains(fields, f.Field) {
+			t.Fatalf("finding %+v", f)
+		}
+		text := fieldText(m, f.Field)
+		if f.Text == "" || f.Offset < 0 || f.Offset+len(f.Text) > len(text) || text[f.Offset:f.Offset+len(f.Text)] != f.Text {
+			t.Fatalf("finding %+v is not in its field %q", f, text)
+		}
+	}
+}
+
+// fieldText returns the text a Phrase or Finding of the field points into.
+func fieldText(m Message, field string) string {
+	if field == FieldProse {
+		return m.Prose
+	}
+	if m.Block == nil {
+		return ""
+	}
+	switch field {
+	case fieldSummary:
+		return m.Block.Summary
+	case fieldWhatSucceeded:
+		return m.Block.WhatSucceeded
+	case fieldWhatRemains:
+		return m.Block.WhatRemains
+	case fieldNextRouteOrQuestion:
+		return m.Block.NextRouteOrQuestion
+	}
+	return ""
 }

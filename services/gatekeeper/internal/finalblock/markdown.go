@@ -22,6 +22,7 @@ type candidate struct {
 type scanned struct {
 	prose  string
 	blocks []candidate
+	codes  []string // contents of the prose's code spans, in order
 }
 
 // scan walks the message line by line, in one pass: fenced code blocks and
@@ -90,7 +91,7 @@ func scan(msg string) scanned {
 		}
 		gap, blank = false, strings.Trim(line, " \t") == ""
 		lines++
-		sp.write(&b, line)
+		sp.write(&b, line, &s.codes)
 	}
 	s.prose = strings.Trim(b.String(), "\n")
 	return s
@@ -171,13 +172,25 @@ type spanScratch struct {
 }
 
 // write copies a prose line to b with each inline code span replaced by
-// CodePlaceholder. A code span (CommonMark) opens with a run of n backticks
-// and closes at the next run of exactly n backticks; a run with no partner
-// is literal text. Linear: the partner of every run is found in one
-// backward pass.
-func (sp *spanScratch) write(b *strings.Builder, line string) {
+// CodePlaceholder, and appends the contents of the spans to codes.
+func (sp *spanScratch) write(b *strings.Builder, line string, codes *[]string) {
+	pos := 0
+	sp.spans(line, func(s, e, n int) {
+		b.WriteString(line[pos:s])
+		b.WriteString(CodePlaceholder)
+		*codes = append(*codes, strings.TrimSpace(line[s+n:e-n]))
+		pos = e
+	})
+	b.WriteString(line[pos:])
+}
+
+// spans calls fn, in order, with each inline code span of a line: its
+// bytes [s, e) and the length n of its backtick runs. A code span
+// (CommonMark) opens with a run of n backticks and closes at the next run
+// of exactly n backticks; a run with no partner is literal text. Linear:
+// the partner of every run is found in one backward pass.
+func (sp *spanScratch) spans(line string, fn func(s, e, n int)) {
 	if strings.Count(line, "`") < 2 {
-		b.WriteString(line)
 		return
 	}
 	sp.starts, sp.lens = sp.starts[:0], sp.lens[:0]
@@ -204,17 +217,13 @@ func (sp *spanScratch) write(b *strings.Builder, line string) {
 		}
 		sp.last[sp.lens[k]] = k
 	}
-	pos := 0
 	for k := 0; k < len(sp.starts); {
 		j := sp.next[k]
 		if j < 0 {
 			k++
 			continue
 		}
-		b.WriteString(line[pos:sp.starts[k]])
-		b.WriteString(CodePlaceholder)
-		pos = sp.starts[j] + sp.lens[j]
+		fn(sp.starts[k], sp.starts[j]+sp.lens[j], sp.lens[k])
 		k = j + 1
 	}
-	b.WriteString(line[pos:])
 }

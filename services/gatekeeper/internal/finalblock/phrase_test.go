@@ -1,6 +1,7 @@
 package finalblock
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,7 +163,7 @@ func TestPhraseOffsets(t *testing.T) {
 	m := Parse("Summary:\n```go\nx := done()\n```\nI’ve fixed it; `go test` passes.")
 	want := []Phrase{
 		{Kind: KindDone, Scope: ScopeWork, Lang: "en", Field: FieldProse, Text: "fixed", Offset: strings.Index(m.Prose, "fixed")},
-		{Kind: KindDone, Scope: ScopeWork, Lang: "en", Field: FieldProse, Text: "`…` passes", Offset: strings.Index(m.Prose, "`…`")},
+		{Kind: KindDone, Scope: ScopeTests, Lang: "en", Field: FieldProse, Text: "`…` passes", Offset: strings.Index(m.Prose, "`…`")},
 	}
 	if diff := cmp.Diff(want, m.Phrases); diff != "" {
 		t.Fatalf("phrases (-want +got):\n%s\nprose %q", diff, m.Prose)
@@ -174,51 +175,79 @@ func TestPhraseOffsets(t *testing.T) {
 	}
 }
 
-// TestRuleWords checks the phrase table: every word of every pattern is a
-// single word as the tokenizer reads it, so no row is dead.
+// TestRuleWords checks the phrase tables: every word of every pattern of a
+// word table is a single word as the tokenizer reads the normalised text,
+// so no row is dead; every row has a known kind and scope.
 func TestRuleWords(t *testing.T) {
 	check := func(where, w string) {
 		t.Helper()
-		if w == codeWord {
+		if strings.HasPrefix(w, "<") && strings.HasSuffix(w, ">") {
 			return
 		}
-		toks := tokenize(w).toks
-		if len(toks) != 1 || toks[0].word != w {
+		w = strings.Trim(w, "*")
+		toks := tokenize(normalize(w, false).text, nil).toks
+		if len(toks) != 1 || toks[0].word != normWord(w) {
 			t.Errorf("%s: word %q tokenizes as %+v", where, w, toks)
 		}
 	}
-	for _, r := range rules {
-		seqs := expand(r.phrase)
-		if len(seqs) == 0 {
-			t.Errorf("rule %q expands to nothing", r.phrase)
+	scopes := []string{"", ScopeWork, ScopeTests, ScopeBuild, ScopeChange, ScopeDeploy, ScopeMerge, ScopeFetch, ScopeLint, ScopePerf,
+		ScopeCoverage, ScopeSecurity, ScopeDeps, ScopeMigration}
+	for _, spec := range langSpecs {
+		if spec.tag == "" || len(spec.rules) == 0 {
+			t.Errorf("table %q is empty", spec.tag)
 		}
-		for _, seq := range seqs {
-			if len(seq) == 0 {
-				t.Errorf("rule %q has an empty expansion", r.phrase)
+		for _, r := range spec.rules {
+			where := spec.tag + ": " + r.phrase
+			seqs := expand(r.phrase)
+			if len(seqs) == 0 {
+				t.Errorf("%s: expands to nothing", where)
 			}
-			for _, w := range seq {
-				check(r.phrase, w)
+			for _, seq := range seqs {
+				if len(seq) == 0 {
+					t.Errorf("%s: has an empty expansion", where)
+				}
+				if spec.substr {
+					continue
+				}
+				for _, w := range seq {
+					check(where, w)
+				}
 			}
-		}
-		for _, list := range []string{r.notAfter, r.notBefore, r.unless} {
-			for _, w := range strings.Fields(list) {
-				check(r.phrase, w)
+			if !spec.substr {
+				for _, list := range []string{r.notAfter, r.notBefore, r.unless, r.needs, r.endOr} {
+					for _, w := range strings.Fields(list) {
+						check(where, w)
+					}
+				}
 			}
-		}
-		switch r.kind {
-		case KindDone, KindBlocked, KindDelegation:
-		default:
-			t.Errorf("rule %q has kind %q", r.phrase, r.kind)
+			switch r.kind {
+			case KindDone:
+			case KindBlocked, KindDelegation:
+				if r.scope != "" {
+					t.Errorf("%s: a %s row with scope %q", where, r.kind, r.scope)
+				}
+			default:
+				t.Errorf("%s: kind %q", where, r.kind)
+			}
+			if !slices.Contains(scopes, r.scope) {
+				t.Errorf("%s: scope %q", where, r.scope)
+			}
 		}
 	}
-	for _, set := range []map[string]bool{negators, hypotheticals, imperatives, leadIns, conjunctions, linking} {
-		for w := range set {
-			check("word list", w)
+	for _, l := range languages {
+		if l.substr {
+			continue
 		}
-	}
-	for pair := range hypotheticalPairs {
-		for _, w := range strings.Fields(pair) {
-			check("pair "+pair, w)
+		for _, set := range []map[string]bool{l.negators, l.hypotheticals, l.imperatives, l.leadIns, l.conjunctions, l.linking, l.negAfter,
+			l.askAfter, l.complementizers} {
+			for w := range set {
+				check(l.tag+" word list", w)
+			}
+		}
+		for pair := range l.hypPairs {
+			for _, w := range strings.Fields(pair) {
+				check(l.tag+" pair "+pair, w)
+			}
 		}
 	}
 }

@@ -1,0 +1,54 @@
+package finalblock
+
+import "testing"
+
+//nolint:misspell // the words are another language's
+var _ = register("nl", []langCase{
+	// work
+	{"Het is klaar.", []ks{d(ScopeWork, "is klaar")}},
+	{"Klaar.", []ks{d(ScopeWork, "Klaar")}},
+	{"Ik heb het opgelost.", []ks{d(ScopeWork, "heb het opgelost")}},
+	{"De login werkt weer.", []ks{d(ScopeWork, "werkt weer")}},
+	{"Alles werkt.", []ks{d(ScopeWork, "Alles werkt")}},
+	{"Het is nog niet klaar.", nil},
+	{"Het werkt niet.", nil},
+	{"Is het klaar?", nil},
+	{"Zodra het klaar is, laat ik het weten.", nil},
+	{"Ik ben klaar om te beginnen.", nil},
+	{"Het is bijna klaar.", nil},
+	// tests
+	{"Alle tests slagen.", []ks{d(ScopeTests, "Alle tests slagen")}},
+	{"De tests zijn groen.", []ks{d(ScopeTests, "De tests zijn groen")}},
+	{"De tests slagen niet.", nil},
+	{"Controleer of alle tests slagen.", nil},
+	// build
+	{"De build is geslaagd.", []ks{d(ScopeBuild, "De build is geslaagd")}},
+	{"Het project compileert zonder fouten.", []ks{d(ScopeBuild, "compileert zonder fouten")}},
+	{"De build werkt niet.", nil},
+	// deploy
+	{"Ik heb het naar productie gedeployed.", []ks{d(ScopeDeploy, "naar productie gedeployed")}},
+	{"Uitgerold naar staging.", []ks{d(ScopeDeploy, "Uitgerold naar staging")}},
+	{"De site staat live.", []ks{d(ScopeDeploy, "staat live")}},
+	{"Als het naar productie gedeployed is, test ik opnieuw.", nil},
+	// merge
+	{"Ik heb de fix naar main gemerged.", []ks{d(ScopeMerge, "naar main gemerged")}},
+	{"Gepusht naar main.", []ks{d(ScopeMerge, "Gepusht naar main")}},
+	{"De PR is gemerged.", []ks{d(ScopeMerge, "De PR is gemerged")}},
+	{"De PR is nog niet gemerged.", nil},
+	// blocked
+	{"Ik kan niet verder zonder de sleutel.", []ks{b("Ik kan niet verder")}},
+	{"Ik zit vast.", []ks{b("Ik zit vast")}},
+	{"Ik ben geblokkeerd door de firewall.", []ks{b("Ik ben geblokkeerd")}},
+	{"Ik heb geen toegang tot het cluster.", []ks{b("Ik heb geen toegang")}},
+	{"Als ik niet verder kan, laat ik het weten.", nil},
+	{"Ik kon de tests hier niet draaien; niets is geverifieerd.", nil},
+	// delegation
+	{"Kun je me de API-sleutel sturen?", []ks{q("Kun je me")}},
+	{"Stuur me de logs.", []ks{q("Stuur me")}},
+	{"Ik heb je goedkeuring nodig.", []ks{q("Ik heb je goedkeuring nodig")}},
+	{"Je moet de server herstarten.", []ks{q("Je moet")}},
+	{"Bekijk de diff.", nil},
+	{"```\nAlle tests slagen.\n```", nil},
+})
+
+func TestPhrasesDutch(t *testing.T) { runLang(t, "nl") }
