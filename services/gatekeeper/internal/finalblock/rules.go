@@ -90,19 +90,18 @@ const (
 
 // english is the reviewed English table. Add a row to extend it; the tests
 // in phrase_test.go show what each kind must and must not match.
-var english = langSpec{
-	tag:               "en",
-	rules:             append(append(append(englishWork, englishScoped...), englishScoped2...), englishBlockedDelegation...),
-	negators:          englishNegators,
-	hypotheticals:     englishHypotheticals,
-	hypotheticalPairs: englishHypotheticalPairs,
-	imperatives:       englishImperatives,
-	leadIns:           englishLeadIns,
-	conjunctions:      englishConjunctions,
-	linking:           englishLinking,
-	negSuffixes:       "n't",
-	hypSuffixes:       "'ll 'd",
-	linkSuffixes:      "'s 're 'm 've",
+var english = withEnglishGrammar(langSpec{
+	tag:   "en",
+	rules: append(append(append(englishWork, englishScoped...), englishScoped2...), englishBlockedDelegation...),
+})
+
+// withEnglishGrammar gives a table English's cancelling words: negators,
+// hypotheticals, imperatives, linking words and their suffixes.
+func withEnglishGrammar(l langSpec) langSpec {
+	l.negators, l.hypotheticals, l.hypotheticalPairs = englishNegators, englishHypotheticals, englishHypotheticalPairs
+	l.imperatives, l.leadIns, l.conjunctions, l.linking = englishImperatives, englishLeadIns, englishConjunctions, englishLinking
+	l.negSuffixes, l.hypSuffixes, l.linkSuffixes = "n't", "'ll 'd", "'s 're 'm 've"
+	return l
 }
 
 // englishWork: the work is finished, fixed or working.

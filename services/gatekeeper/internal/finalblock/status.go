@@ -22,7 +22,7 @@ const (
 
 // notation reads check marks next to the name of a check: "✅ tests",
 // "Build ✅". Its cancelling words are English's.
-var notation = langSpec{
+var notation = withEnglishGrammar(langSpec{
 	tag: langNotation,
 	rules: []rule{
 		{kind: KindDone, scope: ScopeTests, phrase: "<pass> (all |all the |)" + subjTests},
@@ -44,17 +44,7 @@ var notation = langSpec{
 		{kind: KindDone, scope: ScopeMigration, phrase: "<pass> " + subjMigration},
 		{kind: KindDone, scope: ScopeMigration, phrase: subjMigration + " <pass>"},
 	},
-	negators:          englishNegators,
-	hypotheticals:     englishHypotheticals,
-	hypotheticalPairs: englishHypotheticalPairs,
-	imperatives:       englishImperatives,
-	leadIns:           englishLeadIns,
-	conjunctions:      englishConjunctions,
-	linking:           englishLinking,
-	negSuffixes:       "n't",
-	hypSuffixes:       "'ll 'd",
-	linkSuffixes:      "'s 're 'm 've",
-}
+})
 
 // statusSubjects gives the scope of a row or list item from the name of
 // its check.
