@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/oneshot"
 	"github.com/claimcheck/claimcheck/pkg/payload"
@@ -39,7 +40,8 @@ type Config struct {
 	// fails closed.
 	GateDeadline time.Duration
 	// GateKeys is the key set the hook trusts for signed decisions
-	// (--gate-keys, CLAIMCHECK_HOOK_GATE_KEYS; default <state dir>/gate-keys.json).
+	// (--gate-keys, CLAIMCHECK_HOOK_GATE_KEYS; default <state dir>/gate-keys/<server>.json,
+	// one file per server: decision.KeySetPath).
 	GateKeys string
 	// FailOpen lists the gated events that are allowed, not blocked, when no
 	// valid decision arrives (--fail-open, CLAIMCHECK_HOOK_FAIL_OPEN: "Stop,PreToolUse").
@@ -60,9 +62,6 @@ type Config struct {
 
 // GatedEvents are the events the hook asks the gatekeeper about.
 var GatedEvents = map[string]bool{schemas.HookStop: true, schemas.HookPreToolUse: true}
-
-// GateKeysFile is the default trusted key set's name in the state dir.
-const GateKeysFile = "gate-keys.json"
 
 // DefaultNATSURL is where `claimcheck up` listens by default.
 const DefaultNATSURL = "nats://127.0.0.1:4222"
@@ -144,7 +143,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.DurationVar(&c.GateDeadline, "gate-deadline", c.GateDeadline,
 		"time from start to a verified gate decision; then block/deny (env CLAIMCHECK_HOOK_GATE_DEADLINE)")
 	fs.StringVar(&c.GateKeys, "gate-keys", c.GateKeys,
-		"key set trusted for signed gate decisions (default <state-dir>/gate-keys.json) (env CLAIMCHECK_HOOK_GATE_KEYS)")
+		"key set trusted for signed gate decisions (default <state-dir>/gate-keys/<server>.json, one per --nats-url) (env CLAIMCHECK_HOOK_GATE_KEYS)")
 	fs.Func("fail-open",
 		"comma-separated gated events (Stop, PreToolUse) to allow rather than block when no valid decision arrives (env CLAIMCHECK_HOOK_FAIL_OPEN)", c.setFailOpen)
 	fs.IntVar(&c.StopBlockCap, "stop-block-cap", c.StopBlockCap,
@@ -178,7 +177,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		c.inbox = subject.Inbox(subject.OriginHook, tok)
 	}
 	if c.GateKeys == "" && c.StateDir != "" {
-		c.GateKeys = filepath.Join(c.StateDir, GateKeysFile)
+		c.GateKeys = decision.KeySetPath(c.StateDir, c.NATSURL)
 	}
 	if c.AgentID == "" {
 		u := getenv("USER")

@@ -33,8 +33,10 @@ type gatekeeperStub struct {
 	t      *testing.T
 	signer *keyring.Signer
 	rogue  *keyring.Signer // a key the hook does not trust
-	nc     *nats.Conn
-	ids    *id.Generator
+	// rogueKeys are rogue's public keys.
+	rogueKeys []schemas.Key
+	nc        *nats.Conn
+	ids       *id.Generator
 
 	mu       sync.Mutex
 	requests []schemas.GateRequest
@@ -48,6 +50,11 @@ func newKeys(t *testing.T, dir string) (*keyring.Signer, []schemas.Key) {
 	return k.Signer, k.Keys()
 }
 
+// keysPath is the key set the hook trusts for the fixture's server.
+func (f *fixture) keysPath() string {
+	return decision.KeySetPath(filepath.Join(f.dir, "state"), f.env["CLAIMCHECK_NATS_URL"])
+}
+
 // gateSetup starts NATS, a stub gatekeeper and writes the trusted key set.
 func gateSetup(t *testing.T) (*fixture, *gatekeeperStub) {
 	t.Helper()
@@ -57,12 +64,12 @@ func gateSetup(t *testing.T) (*fixture, *gatekeeperStub) {
 	g := &gatekeeperStub{t: t, ids: id.NewGenerator(clock.Real{}, id.FastEntropy{})}
 	var keys []schemas.Key
 	g.signer, keys = newKeys(t, filepath.Join(f.dir, "keys"))
-	g.rogue, _ = newKeys(t, filepath.Join(f.dir, "rogue"))
+	g.rogue, g.rogueKeys = newKeys(t, filepath.Join(f.dir, "rogue"))
 	raw, _ := json.Marshal(keys)
-	if err := os.MkdirAll(filepath.Join(f.dir, "state"), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(f.keysPath()), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(f.dir, "state", GateKeysFile), raw, 0o600); err != nil {
+	if err := os.WriteFile(f.keysPath(), raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	g.nc, _ = natstest.Connect(t, f.env["CLAIMCHECK_NATS_URL"])
@@ -186,7 +193,7 @@ func TestGateAnswersAsClaudeCodeReadsThem(t *testing.T) {
 				t.Fatalf("decision records: %+v", recs)
 			}
 			// The record alone verifies: its decision is what was signed.
-			trusted, err := decision.LoadKeys(filepath.Join(f.dir, "state", GateKeysFile))
+			trusted, err := decision.LoadKeys(f.keysPath())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -466,6 +473,7 @@ func TestKeptConnectionLostUnderTheRecordIsReplaced(t *testing.T) {
 	f, g := gateSetup(t)
 	target := strings.TrimPrefix(f.env["CLAIMCHECK_NATS_URL"], "nats://")
 	p := startCutProxy(t, target, `"`+schemas.GateDecisionEvent+`"`)
+	f.env["CLAIMCHECK_HOOK_GATE_KEYS"] = f.keysPath() // the server's keys, reached through the proxy
 	f.env["CLAIMCHECK_NATS_URL"] = "nats://" + p.l.Addr().String()
 	g.set(func(_ schemas.GateRequest, d *schemas.GateDecision) []byte {
 		d.Decision, d.Reason = schemas.GateDeny, "recursive rm of /"
@@ -542,5 +550,37 @@ func TestFailClosedStopsCountTowardsTheCap(t *testing.T) {
 	}
 	if capped != 2 {
 		t.Fatalf("%d capped stops recorded, want 2", capped)
+	}
+}
+
+// Two claimcheck servers on one host keep separate trusted key sets: the
+// other server's key set neither replaces this server's nor is trusted for
+// this server's decisions.
+func TestKeySetsPerServer(t *testing.T) {
+	f, g := gateSetup(t)
+	other := "nats://127.0.0.1:1"
+	otherPath := decision.KeySetPath(filepath.Join(f.dir, "state"), other)
+	if otherPath == f.keysPath() {
+		t.Fatalf("two servers share %s", otherPath)
+	}
+	_, otherKeys := newKeys(t, filepath.Join(f.dir, "other"))
+	raw, _ := json.Marshal(otherKeys)
+	if err := os.WriteFile(otherPath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g.set(nil)
+	if r := runHook(t, f.env, hookJSON("sess-k", "Stop", stopPayload)); r.code != 0 || r.stdout != "" {
+		t.Fatalf("this server's signed allow after the other server wrote its keys: %+v", r)
+	}
+	// A decision signed with a key only the other server's set holds is
+	// not trusted here.
+	g.set(func(_ schemas.GateRequest, d *schemas.GateDecision) []byte { return g.sign(g.rogue, *d) })
+	raw, _ = json.Marshal(append(otherKeys, g.rogueKeys...))
+	if err := os.WriteFile(otherPath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runHook(t, f.env, hookJSON("sess-k", "Stop", stopPayload))
+	if !strings.HasPrefix(r.stdout, `{"decision":"block"`) || !strings.Contains(r.stderr, "does not verify") {
+		t.Fatalf("a key trusted only for another server was accepted: %+v", r)
 	}
 }

@@ -3,7 +3,6 @@ package hook
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -110,7 +109,7 @@ func TestSessionStartSelfTest(t *testing.T) {
 	}
 	// No gatekeeper and no key set: both are reported to user and agent.
 	_ = g.nc.Drain()
-	if err := os.Remove(filepath.Join(f.dir, "state", GateKeysFile)); err != nil {
+	if err := os.Remove(f.keysPath()); err != nil {
 		t.Fatal(err)
 	}
 	r := runHook(t, f.env, start)

@@ -262,11 +262,11 @@ func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured,
 			slog.Any("dir", cfg.Verifier.KeyDir), slog.String("fingerprint", k.Fingerprint))
 	}
 	// claimcheck-hook on this machine trusts decisions signed by these keys.
-	path := hookKeysPath(a.env.Getenv)
+	path := hookKeysPath(a.env.Getenv, srv.ClientURL())
 	if path == "" {
 		return nil
 	}
-	if n, err := writeHookKeys(ctx, keys, path); err != nil {
+	if n, err := writeHookKeys(ctx, keys, path, 0o600); err != nil {
 		log.WarnContext(ctx, "could not write the key set claimcheck-hook trusts; gated hooks will fail closed",
 			slog.String("path", path), slog.Any("err", err))
 	} else {
@@ -276,7 +276,7 @@ func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured,
 	// that does not know the new key fails closed once the old one stops
 	// signing.
 	if err := keys.Watch(ctx, func() {
-		if n, err := writeHookKeys(ctx, keys, path); err != nil {
+		if n, err := writeHookKeys(ctx, keys, path, 0o600); err != nil {
 			log.WarnContext(ctx, "could not rewrite the key set claimcheck-hook trusts after a registry change",
 				slog.String("path", path), slog.Any("err", err))
 		} else {
