@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/config"
+	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/intake"
@@ -37,20 +39,31 @@ func hookStateDir(getenv func(string) string) string {
 	return ""
 }
 
-// hookKeysPath is where claimcheck-hook looks for the key set it trusts.
-func hookKeysPath(getenv func(string) string) string {
+// hookKeysPath is where claimcheck-hook looks for the key set it trusts
+// for the server at natsURL: one file per server in its state directory
+// (decision.KeySetPath), so that two servers on one host keep their own.
+func hookKeysPath(getenv func(string) string, natsURL string) string {
 	if x := getenv("CLAIMCHECK_HOOK_GATE_KEYS"); x != "" {
 		return x
 	}
 	if d := hookStateDir(getenv); d != "" {
-		return filepath.Join(d, "gate-keys.json")
+		return decision.KeySetPath(d, natsURL)
 	}
 	return ""
 }
 
+// natsURL is the NATS URL the short-lived commands connect to (and the
+// hooks they install use).
+func (a *app) natsURL() string {
+	if u := a.v.GetString("nats.url"); u != "" {
+		return u
+	}
+	return nats.DefaultURL
+}
+
 // writeHookKeys writes the exported key set where the hook trusts it
 // (0600 in a 0700 directory, replaced atomically).
-func writeHookKeys(ctx context.Context, reg *keyring.Registry, path string) (int, error) {
+func writeHookKeys(ctx context.Context, reg *keyring.Registry, path string, mode os.FileMode) (int, error) {
 	keys, err := reg.List(ctx)
 	if err != nil {
 		return 0, err
@@ -62,7 +75,11 @@ func writeHookKeys(ctx context.Context, reg *keyring.Registry, path string) (int
 	if err != nil {
 		return 0, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dirMode := os.FileMode(0o700)
+	if mode&0o044 != 0 {
+		dirMode = 0o755 // a managed install's key set, read by the developer's user
+	}
+	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
 		return 0, fmt.Errorf("hook key set: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".gate-keys-*")
@@ -74,7 +91,7 @@ func writeHookKeys(ctx context.Context, reg *keyring.Registry, path string) (int
 		_ = tmp.Close()
 		return 0, fmt.Errorf("hook key set: %w", err)
 	}
-	if err := tmp.Chmod(0o600); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		_ = tmp.Close()
 		return 0, fmt.Errorf("hook key set: %w", err)
 	}
@@ -90,14 +107,22 @@ func writeHookKeys(ctx context.Context, reg *keyring.Registry, path string) (int
 // refreshHookKeys rewrites the hook's trusted key set after a key change,
 // when this machine has one.
 func (a *app) refreshHookKeys(ctx context.Context, reg *keyring.Registry) {
-	path := hookKeysPath(a.env.Getenv)
+	// A managed install's key set, when this process may write it.
+	if rec, ok, _ := readReceipt(defaultSystemDir); ok && rec.GateKeys != "" && needRights("install", rec.GateKeys) == nil {
+		if n, err := writeHookKeys(ctx, reg, rec.GateKeys, 0o644); err != nil {
+			fmt.Fprintf(a.env.Stderr, "warning: could not refresh %s (the managed hooks' trusted keys): %v\n", rec.GateKeys, err)
+		} else {
+			fmt.Fprintf(a.env.Stdout, "refreshed %s (%d keys): the managed hooks on this machine trust the new key set\n", rec.GateKeys, n)
+		}
+	}
+	path := hookKeysPath(a.env.Getenv, a.natsURL())
 	if path == "" {
 		return
 	}
 	if _, err := os.Stat(path); err != nil {
 		return
 	}
-	if n, err := writeHookKeys(ctx, reg, path); err != nil {
+	if n, err := writeHookKeys(ctx, reg, path, 0o600); err != nil {
 		fmt.Fprintf(a.env.Stderr, "warning: could not refresh %s (claimcheck-hook's trusted keys): %v\n", path, err)
 	} else {
 		fmt.Fprintf(a.env.Stdout,

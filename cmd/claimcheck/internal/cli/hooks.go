@@ -47,17 +47,26 @@ var hookEvents = []struct {
 
 func (a *app) hooksCommand() *cobra.Command {
 	hooks := &cobra.Command{Use: "hooks", Short: "Manage the agent CLI hooks that feed claimcheck"}
-	var settings, command string
-	var dryRun, sandbox bool
+	var settings, command, systemDir string
+	var dryRun, sandbox, managed bool
 	install := &cobra.Command{
 		Use:   "install",
 		Short: "Add claimcheck-hook to Claude Code's settings.json for every event claimcheck records",
 		Long: `install merges a command hook running claimcheck-hook into Claude Code's settings for
 every event claimcheck records, with an explicit timeout for each. It keeps every
 other hook and setting, updates its own entries in place when run again (so it is
-idempotent), and backs the file up before changing it.`,
+idempotent), and backs the file up before changing it.
+
+With --managed it writes Claude Code's managed settings instead
+(/etc/claude-code/managed-settings.json), with allowManagedHooksOnly: true, and the
+key set the hook trusts under /etc/claimcheck: neither the developer's user nor the
+agent can then change or disable the hooks. That needs root; without the rights it
+changes nothing and says so.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if settings == "" && managed {
+				settings = defaultManagedSettings
+			}
 			if settings == "" {
 				home := a.env.Getenv("HOME")
 				if home == "" {
@@ -74,51 +83,69 @@ idempotent), and backs the file up before changing it.`,
 				spec := a.sandboxSpec()
 				in.sandbox = &spec
 			}
-			res, err := installHooks(settings, in)
-			if err != nil {
-				return &exitError{ExitError, err}
-			}
-			w := a.env.Stdout
-			switch {
-			case res.Changed == 0 && !res.Sandbox:
-				fmt.Fprintf(w, "%s already runs claimcheck-hook for all %d events; nothing changed\n", settings, len(hookEvents))
-			case dryRun:
-				fmt.Fprintf(w, "would add %d and update %d hook entries in %s (dry run, nothing written)\n",
-					res.Added, res.Updated, settings)
-			default:
-				fmt.Fprintf(w, "added %d and updated %d hook entries in %s\n", res.Added, res.Updated, settings)
-				if res.Backup != "" {
-					fmt.Fprintf(w, "previous settings saved as %s\n", res.Backup)
+			if managed {
+				in.hookCmd += " --gate-keys " + shellQuote(managedKeysPath(systemDir, a.natsURL()))
+				if err := a.managedInstall(cmd.Context(), settings, systemDir, in); err != nil {
+					return &exitError{ExitError, err}
 				}
+				fmt.Fprintln(a.env.Stdout, "Claude Code reads hooks at session start: restart running sessions to pick this up.")
+				return nil
 			}
-			fmt.Fprintf(w, "hook command: %s\n", hookCmd)
-			if res.Sandbox {
-				fmt.Fprintf(w, "sandbox settings merged into %s\n", settings)
-			}
-			if orig, _, err := readSettings(settings); err == nil && orig != nil {
-				root := &object{}
-				if root.parse(orig) == nil {
-					for _, warn := range sandboxWarnings(root) {
-						fmt.Fprintln(w, "warning: "+warn)
-					}
-				}
-			}
-			printUnsandboxed(w, sandbox)
-			if !dryRun {
-				a.installHookKeys(cmd.Context())
-			}
-			fmt.Fprintln(w, "Claude Code reads hooks at session start: restart running sessions to pick this up.")
-			return nil
+			return a.userInstall(cmd.Context(), settings, in)
 		},
 	}
 	f := install.Flags()
-	f.StringVar(&settings, "settings", "", "settings file to change (default ~/.claude/settings.json)")
+	f.StringVar(&settings, "settings", "",
+		"settings file to change (default ~/.claude/settings.json; with --managed "+defaultManagedSettings+")")
 	f.StringVar(&command, "hook-command", "", "path of claimcheck-hook (default: next to this claimcheck binary, else on $PATH)")
 	f.BoolVar(&dryRun, "dry-run", false, "report what would change without writing")
 	f.BoolVar(&sandbox, "sandbox", false,
 		"also turn on Claude Code's sandbox for the agent's Bash commands, so they can neither reach NATS nor read claimcheck's credentials, keys and data (`claimcheck claim` runs outside it)")
+	f.BoolVar(&managed, "managed", false,
+		"install into Claude Code's managed settings with allowManagedHooksOnly, out of the developer's and the agent's reach (needs root)")
+	f.StringVar(&systemDir, "system-dir", defaultSystemDir, "with --managed: where the hook's trusted key sets and the install receipt go")
 	hooks.AddCommand(install, a.hooksUninstallCommand())
 	return hooks
+}
+
+// userInstall is `hooks install` into a settings file of the user's.
+func (a *app) userInstall(ctx context.Context, settings string, in install) error {
+	res, err := installHooks(settings, in)
+	if err != nil {
+		return &exitError{ExitError, err}
+	}
+	w := a.env.Stdout
+	switch {
+	case res.Changed == 0 && !res.Sandbox:
+		fmt.Fprintf(w, "%s already runs claimcheck-hook for all %d events; nothing changed\n", settings, len(hookEvents))
+	case in.dryRun:
+		fmt.Fprintf(w, "would add %d and update %d hook entries in %s (dry run, nothing written)\n",
+			res.Added, res.Updated, settings)
+	default:
+		fmt.Fprintf(w, "added %d and updated %d hook entries in %s\n", res.Added, res.Updated, settings)
+		if res.Backup != "" {
+			fmt.Fprintf(w, "previous settings saved as %s\n", res.Backup)
+		}
+	}
+	fmt.Fprintf(w, "hook command: %s\n", in.hookCmd)
+	if res.Sandbox {
+		fmt.Fprintf(w, "sandbox settings merged into %s\n", settings)
+	}
+	if orig, _, err := readSettings(settings); err == nil && orig != nil {
+		root := &object{}
+		if root.parse(orig) == nil {
+			for _, warn := range sandboxWarnings(root) {
+				fmt.Fprintln(w, "warning: "+warn)
+			}
+		}
+	}
+	printUnsandboxed(w, in.sandbox != nil)
+	printUserLevelGaps(w, settings)
+	if !in.dryRun {
+		a.installHookKeys(ctx)
+	}
+	fmt.Fprintln(w, "Claude Code reads hooks at session start: restart running sessions to pick this up.")
+	return nil
 }
 
 // sandboxSpec is what --sandbox keeps from the agent's Bash commands.
@@ -216,6 +243,8 @@ func shellQuote(s string) string {
 type installResult struct {
 	Added, Updated, Changed int
 	Backup                  string
+	// ManagedOnlyAdded: allowManagedHooksOnly was set (--managed).
+	ManagedOnlyAdded bool
 	// Sandbox reports that the sandbox settings changed (--sandbox).
 	Sandbox bool
 }
@@ -224,6 +253,7 @@ type installResult struct {
 type install struct {
 	hookCmd string
 	sandbox *sandboxSpec // nil: leave the sandbox settings alone
+	managed bool         // managed settings: allowManagedHooksOnly, world-readable
 	dryRun  bool
 	now     time.Time
 }
@@ -237,6 +267,9 @@ func installHooks(path string, in install) (installResult, error) {
 	if err != nil {
 		return res, err
 	}
+	if in.managed && orig == nil {
+		mode = 0o644 // Claude Code runs as the developer's user and must read it
+	}
 	root := &object{}
 	if len(bytes.TrimSpace(orig)) > 0 {
 		if err := root.parse(orig); err != nil {
@@ -245,6 +278,10 @@ func installHooks(path string, in install) (installResult, error) {
 	}
 	if res, err = mergeHooks(path, root, in.hookCmd); err != nil {
 		return res, err
+	}
+	if in.managed && mergeManagedOnly(root) {
+		res.ManagedOnlyAdded = true
+		res.Changed++
 	}
 	if in.sandbox != nil {
 		if res.Sandbox, err = mergeSandbox(path, root, *in.sandbox); err != nil {
@@ -540,8 +577,14 @@ func (o *object) encode() jsontext.Value {
 // installHookKeys writes the key set claimcheck-hook trusts for signed gate
 // decisions, when NATS is reachable now.
 func (a *app) installHookKeys(ctx context.Context) {
+	a.installHookKeysAt(ctx, hookKeysPath(a.env.Getenv, a.natsURL()), 0o600)
+}
+
+// installHookKeysAt writes the key set to path with the given mode (0644
+// in 0755 directories for a managed install, which the hook reads as the
+// developer's user).
+func (a *app) installHookKeysAt(ctx context.Context, path string, mode os.FileMode) {
 	w := a.env.Stdout
-	path := hookKeysPath(a.env.Getenv)
 	if i, ok, _ := a.identity(identity.RoleOperator); ok && i.Role == identity.RoleHook {
 		fmt.Fprintf(w,
 			"note: a hook identity may not read the key registry, so the gate's key set was not written to %s: copy it from the claimcheck server (`claimcheck keys export`) or run `claimcheck up` on this host. Until then Stop and PreToolUse fail closed.\n", path)
@@ -555,7 +598,7 @@ func (a *app) installHookKeys(ctx context.Context) {
 		var reg *keyring.Registry
 		if reg, err = keyring.OpenRegistry(ctx, js); err == nil {
 			var n int
-			if n, err = writeHookKeys(ctx, reg, path); err == nil {
+			if n, err = writeHookKeys(ctx, reg, path, mode); err == nil {
 				fmt.Fprintf(w, "wrote %s: claimcheck-hook trusts gate decisions signed by these %d keys\n", path, n)
 				return
 			}

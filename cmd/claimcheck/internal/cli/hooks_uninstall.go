@@ -12,11 +12,13 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
+
+	"github.com/claimcheck/claimcheck/pkg/decision"
 )
 
 func (a *app) hooksUninstallCommand() *cobra.Command {
-	var settings string
-	var dryRun bool
+	var settings, systemDir string
+	var dryRun, managed bool
 	cmd := &cobra.Command{
 		Use:   "uninstall",
 		Short: "Remove claimcheck-hook from Claude Code's settings.json, keeping everything else",
@@ -26,9 +28,28 @@ hook and setting stays. When what is left equals a backup that install made, tha
 backup's bytes are written back, so the file is as it was before install; otherwise
 the file is rewritten with the same members in the same order. The current file is
 backed up first. Sandbox settings that install --sandbox merged stay: they guard the
-agent's commands whether or not claimcheck records them.`,
+agent's commands whether or not claimcheck records them.
+
+With --managed it undoes install --managed: the handlers in Claude Code's managed
+settings, allowManagedHooksOnly if that install set it, the key set it wrote and its
+receipt.`,
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
+			var rec managedReceipt
+			if managed {
+				if settings == "" {
+					settings = defaultManagedSettings
+				}
+				var err error
+				if rec, _, err = readReceipt(systemDir); err != nil {
+					return &exitError{ExitError, err}
+				}
+				if !dryRun {
+					if err := needRights("uninstall", settings, systemDir); err != nil {
+						return &exitError{ExitError, err}
+					}
+				}
+			}
 			if settings == "" {
 				home := a.env.Getenv("HOME")
 				if home == "" {
@@ -36,11 +57,14 @@ agent's commands whether or not claimcheck records them.`,
 				}
 				settings = filepath.Join(home, ".claude", "settings.json")
 			}
-			res, err := uninstallHooks(settings, dryRun, time.Now())
+			res, err := uninstallHooks(settings, dryRun, time.Now(), rec.AddedManagedOnly)
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
 			w := a.env.Stdout
+			if managed && !dryRun {
+				a.removeManagedFiles(systemDir, rec)
+			}
 			switch {
 			case res.Removed == 0:
 				fmt.Fprintf(w, "%s runs no claimcheck-hook; nothing changed\n", settings)
@@ -60,6 +84,9 @@ agent's commands whether or not claimcheck records them.`,
 	}
 	cmd.Flags().StringVar(&settings, "settings", "", "settings file to change (default ~/.claude/settings.json)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would change without writing")
+	cmd.Flags().BoolVar(&managed, "managed", false, "undo install --managed (Claude Code's managed settings; needs root)")
+	cmd.Flags().StringVar(&systemDir, "system-dir", defaultSystemDir,
+		"with --managed: where install --managed put the key set and its receipt")
 	return cmd
 }
 
@@ -69,8 +96,9 @@ type uninstallResult struct {
 	Restored string // the install backup written back, if one matched
 }
 
-// uninstallHooks removes claimcheck's handlers from a settings file.
-func uninstallHooks(path string, dryRun bool, now time.Time) (uninstallResult, error) {
+// uninstallHooks removes claimcheck's handlers from a settings file (and
+// allowManagedHooksOnly when dropManagedOnly: install --managed set it).
+func uninstallHooks(path string, dryRun bool, now time.Time, dropManagedOnly bool) (uninstallResult, error) {
 	var res uninstallResult
 	orig, mode, err := readSettings(path)
 	if err != nil || len(bytes.TrimSpace(orig)) == 0 {
@@ -80,8 +108,18 @@ func uninstallHooks(path string, dryRun bool, now time.Time) (uninstallResult, e
 	if err := root.parse(orig); err != nil {
 		return res, fmt.Errorf("%s is not a JSON object Claude Code could read: %w (fix it, then run uninstall again)", path, err)
 	}
-	if res.Removed, err = removeHooks(path, root); err != nil || res.Removed == 0 || dryRun {
+	if res.Removed, err = removeHooks(path, root); err != nil {
 		return res, err
+	}
+	if dropManagedOnly {
+		if i := slices.Index(root.names, managedOnlyKey); i >= 0 {
+			root.names = slices.Delete(root.names, i, i+1)
+			root.values = slices.Delete(root.values, i, i+1)
+			res.Removed++
+		}
+	}
+	if res.Removed == 0 || dryRun {
+		return res, nil
 	}
 	if res.Restored, err = matchingBackup(path, root.encode()); err != nil {
 		return res, err
@@ -196,4 +234,23 @@ func matchingBackup(path string, want jsontext.Value) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// removeManagedFiles removes the key set and the receipt install --managed
+// wrote (the key set only where that install puts key sets).
+func (a *app) removeManagedFiles(systemDir string, rec managedReceipt) {
+	w := a.env.Stdout
+	keysDir := filepath.Join(systemDir, "hook", decision.KeySetDir)
+	if k := rec.GateKeys; k != "" && filepath.Dir(k) == keysDir {
+		if err := os.Remove(k); err == nil {
+			fmt.Fprintf(w, "removed the hook's key set %s\n", k)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(w, "warning: %v\n", err)
+		}
+	}
+	if err := os.Remove(receiptPath(systemDir)); err == nil {
+		fmt.Fprintf(w, "removed %s\n", receiptPath(systemDir))
+	} else if !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(w, "warning: %v\n", err)
+	}
 }
