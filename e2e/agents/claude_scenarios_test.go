@@ -56,8 +56,12 @@ func TestClaudeCode(t *testing.T) {
 func (w *world) setup(steps ...step) {
 	w.t.Helper()
 	w.startUp("127.0.0.1:0")
-	if r := w.claimcheck("hooks", "install"); r.code != 0 {
-		w.fatalf("claimcheck hooks install: %+v", r)
+	install := w.install
+	if install == nil {
+		install = []string{"hooks", "install"}
+	}
+	if r := w.claimcheck(install...); r.code != 0 {
+		w.fatalf("claimcheck %s: %+v", strings.Join(install, " "), r)
 	}
 	w.model = newModel(w.t, steps...)
 }

@@ -17,9 +17,9 @@ import (
 // The test binary runs twice. On the host network (netnsEnv unset) it finds
 // or builds claimcheck's binaries and installs the pinned clients with npm,
 // the only step that needs the registry. It then re-executes itself under
-// `unshare -rn` with netnsEnv set: there, in a network namespace whose only
-// interface is loopback, it checks that nothing else exists and runs the
-// tests. The agent clients never run anywhere else.
+// `unshare -rmn` (user, mount and network namespaces; /etc overlaid) with
+// netnsEnv set: there, in a network namespace whose only interface is
+// loopback, it checks that nothing else exists and runs the tests. The agent clients never run anywhere else.
 const (
 	netnsEnv = "CLAIMCHECK_AGENTS_NETNS"
 	// skipEnv carries why the clients cannot run here (no npm, no registry,
@@ -28,6 +28,9 @@ const (
 	// requiredEnv turns that skip into a failure (CI sets it: a run that
 	// cannot install or isolate the clients must not pass as green).
 	requiredEnv = "CLAIMCHECK_AGENTS_REQUIRED"
+	// noEtcEnv carries why /etc is not a private writable overlay in the
+	// namespace (the managed-settings scenario needs one).
+	noEtcEnv = "CLAIMCHECK_AGENTS_NO_ETC"
 )
 
 var (
@@ -65,8 +68,25 @@ func runMain(m *testing.M) int {
 		_ = os.Setenv(skipEnv, reason)
 		return inNamespace(m)
 	}
-	cmd := exec.Command("unshare", append([]string{"-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`, os.Args[0]}, os.Args[1:]...)...)
-	cmd.Env = append(os.Environ(), netnsEnv+"=1")
+	// A mount namespace too: /etc gets a writable overlay there, so that
+	// `claimcheck hooks install --managed` writes Claude Code's real managed
+	// settings path (/etc/claude-code) without touching the host's /etc.
+	etc, err := os.MkdirTemp("", "claimcheck-agents-etc-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agents:", err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(etc) }()
+	for _, d := range []string{"upper", "work"} {
+		if err := os.Mkdir(filepath.Join(etc, d), 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "agents:", err)
+			return 1
+		}
+	}
+	script := `ip link set lo up && { mount -t overlay overlay -o "lowerdir=/etc,upperdir=$ETC/upper,workdir=$ETC/work" /etc ||
+		export ` + noEtcEnv + `="cannot overlay /etc in a mount namespace"; } && exec "$0" "$@"`
+	cmd := exec.Command("unshare", append([]string{"-rmn", "sh", "-c", script, os.Args[0]}, os.Args[1:]...)...)
+	cmd.Env = append(os.Environ(), netnsEnv+"=1", "ETC="+etc)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	err = cmd.Run()
@@ -84,9 +104,9 @@ func runMain(m *testing.M) int {
 // prepareHost installs the pinned clients and checks that a loopback-only
 // namespace can be made. It returns why the clients cannot run here, or "".
 func prepareHost() string {
-	out, err := exec.Command("unshare", "-rn", "sh", "-c", "ip link set lo up").CombinedOutput()
+	out, err := exec.Command("unshare", "-rmn", "sh", "-c", "ip link set lo up").CombinedOutput()
 	if err != nil {
-		return fmt.Sprintf("cannot make a loopback-only network namespace (`unshare -rn sh -c 'ip link set lo up'`: %v %s); "+
+		return fmt.Sprintf("cannot make a loopback-only network namespace (`unshare -rmn sh -c 'ip link set lo up'`: %v %s); "+
 			"the agent clients may run nowhere else", err, strings.TrimSpace(string(out)))
 	}
 	cs, err := readClients()

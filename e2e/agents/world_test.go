@@ -28,6 +28,9 @@ type world struct {
 	natsURL string
 	up      *proctest.Proc
 	model   *model
+	// install is the claimcheck command setup installs the hooks with
+	// (default: `hooks install`, the user's settings).
+	install []string
 	// last is the latest client run, entries the latest ledger read (for
 	// the report).
 	last    *clientRun
