@@ -57,6 +57,14 @@ type Config struct {
 	// ProtectedPaths are added to the policy's protected paths (the data
 	// dir, hook state, the ledger's store).
 	ProtectedPaths []string `mapstructure:"protected_paths"`
+	// ConfigPaths configure claimcheck or the agent's hooks: the agent may
+	// read them but not write them (claimcheck's configuration file and
+	// binary, $CODEX_HOME's hook files, …), beside the policy's
+	// paths.configuration.
+	ConfigPaths []string `mapstructure:"config_paths"`
+	// HookBinaries are claimcheck-hook's executables: the agent may
+	// neither run nor write them.
+	HookBinaries []string `mapstructure:"hook_binaries"`
 	// Home is the agent user's home directory, for ~ and $HOME in commands
 	// (default: this process's home; set it when the gatekeeper runs as
 	// another user or on another host).
@@ -221,12 +229,17 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 		CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow})
 	s := &Service{
 		cfg: cfg, set: set, js: js, pretool: p, claims: claims,
-		runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home},
+		runtime: cfg.runtime(),
 		view:    view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w}), watch: w, m: m,
 		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
 	}
 	s.ready.NotReady("starting")
 	return s, nil
+}
+
+// runtime is what the pre-tool gate knows only at run time.
+func (c Config) runtime() pretool.Runtime {
+	return pretool.Runtime{ProtectedPaths: c.ProtectedPaths, ConfigPaths: c.ConfigPaths, HookBinaries: c.HookBinaries, Home: c.Home}
 }
 
 // loadPretool loads a pretool.v1 file, or the built-in policy for "".

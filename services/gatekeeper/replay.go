@@ -13,7 +13,6 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/schemas"
-	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/pretool"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/view"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/watch"
 )
@@ -68,7 +67,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, cfg Config, session str
 	}
 	s := &Service{cfg: cfg, set: service.Settings{Clock: clock.Real{}}, gen: id.NewGenerator(clock.Real{}, id.FastEntropy{}),
 		pretool: pol, claims: claims,
-		runtime: pretool.Runtime{ProtectedPaths: cfg.ProtectedPaths, Home: cfg.Home}, view: v, watch: w, policies: newPolicyCache(pkv),
+		runtime: cfg.runtime(), view: v, watch: w, policies: newPolicyCache(pkv),
 		keySet: func() *keyring.Set { return vs }}
 	var steps []*ReplayStep
 	byEvent := map[string]*ReplayStep{}

@@ -165,6 +165,7 @@ func (a *app) sandboxSpec() sandboxSpec {
 	add(a.dataDir())
 	add(hookStateDir(a.env.Getenv))
 	add(a.creds(identity.RoleHook))
+	a.protectConfig(&spec)
 	spec.excluded = []string{"claimcheck claim *"}
 	if exe, err := os.Executable(); err == nil {
 		spec.excluded = append(spec.excluded, exe+" claim *")

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -19,6 +20,15 @@ type sandboxSpec struct {
 	// credential, the signing keys, the store and its key), the hook's state
 	// directory (spool, trusted keys) and the hook's credentials.
 	denyRead []string
+	// denyWrite: the files that configure claimcheck or the agent's hooks
+	// outside a project, and claimcheck's binaries (sandbox.filesystem
+	// .denyWrite, absolute paths).
+	denyWrite []string
+	// denyEdit: the same files inside the project the session runs in, as
+	// permissions.deny Edit(...) rules relative to its directory, which
+	// Claude Code also applies to the sandbox's writes (OS level, Bash
+	// too) and to its own file tools.
+	denyEdit []string
 	// excluded: commands that run outside the sandbox (with Claude Code's
 	// permission rules): `claimcheck claim`, so that the agent can still
 	// back its claims with the hook's identity, which may only ask for
@@ -70,14 +80,64 @@ func mergeSandbox(path string, root *object, spec sandboxSpec) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("%s: sandbox.filesystem.%w", path, err)
 	}
-	if c {
+	cw, err := mergeList(fs, "denyWrite", spec.denyWrite)
+	if err != nil {
+		return false, fmt.Errorf("%s: sandbox.filesystem.%w", path, err)
+	}
+	if c || cw {
 		sb.set("filesystem", fs.encode())
 		changed = true
 	}
 	if changed {
 		root.set("sandbox", sb.encode())
 	}
-	return changed, nil
+	ce, err := mergeDenyEdits(root, spec.denyEdit)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	return changed || ce, nil
+}
+
+// protectConfig adds to spec what the sandbox keeps the agent's commands
+// from writing: claimcheck's binaries and configuration and the agent's
+// user-level hook settings (absolute), and the project's hook settings
+// (Edit rules relative to the session's directory).
+func (a *app) protectConfig(spec *sandboxSpec) {
+	pc := a.protectedConfig()
+	for _, p := range append(append(pc.hooks, pc.files...), "/etc/claude-code") {
+		if !slices.Contains(spec.denyWrite, p) {
+			spec.denyWrite = append(spec.denyWrite, p)
+		}
+	}
+	for _, f := range agentFiles {
+		rule := "Edit(" + f + ")"
+		if !strings.Contains(filepath.Base(f), ".") {
+			rule = "Edit(" + f + "/**)" // a directory
+		}
+		spec.denyEdit = append(spec.denyEdit, rule)
+	}
+}
+
+// mergeDenyEdits adds rules to the settings' permissions.deny, keeping the
+// user's permissions.
+func mergeDenyEdits(root *object, rules []string) (bool, error) {
+	if len(rules) == 0 {
+		return false, nil
+	}
+	perms := &object{}
+	if raw, ok := root.get("permissions"); ok {
+		if err := perms.parse(raw); err != nil {
+			return false, fmt.Errorf("\"permissions\" is not an object: %w", err)
+		}
+	}
+	c, err := mergeList(perms, "deny", rules)
+	if err != nil {
+		return false, fmt.Errorf("permissions.%w", err)
+	}
+	if c {
+		root.set("permissions", perms.encode())
+	}
+	return c, nil
 }
 
 // mergeList adds the missing values of add to o's string list name.

@@ -138,6 +138,10 @@ func (a *app) loadUp() (upConfig, error) {
 	if hd := hookStateDir(a.env.Getenv); hd != "" {
 		cfg.Gatekeeper.ProtectedPaths = append(cfg.Gatekeeper.ProtectedPaths, hd)
 	}
+	// Nor change its binaries, its configuration or the agent's hooks.
+	pc := a.protectedConfig()
+	cfg.Gatekeeper.HookBinaries = append(cfg.Gatekeeper.HookBinaries, pc.hooks...)
+	cfg.Gatekeeper.ConfigPaths = append(cfg.Gatekeeper.ConfigPaths, pc.files...)
 	for _, o := range []*stream.Options{&cfg.Ingest.Streams, &cfg.Verifier.Streams, &cfg.Gatekeeper.Streams, &cfg.Rotator.Streams} {
 		*o = cfg.Streams
 	}

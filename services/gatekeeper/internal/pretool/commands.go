@@ -104,7 +104,7 @@ func (a *analysis) Run(argv []shell.Field, st *shell.State, depth int) shell.Str
 		if prog == "" {
 			return shell.Stream{}
 		}
-		if a.p.c.hook[base] || a.ctx.hookPath != "" && a.ctx.resolve(prog, st.Cwd).Key() == a.ctx.hookPath {
+		if a.p.c.hook[base] || a.ctx.isHook(a.ctx.resolve(prog, st.Cwd), false) {
 			a.say(a.p.Actions.Claimcheck, msgHookExec, detail{cmd: cmdText(argv)})
 			return shell.Stream{}
 		}

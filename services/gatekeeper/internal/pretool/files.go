@@ -214,8 +214,39 @@ func (a *analysis) move(c call) shell.Stream {
 	for _, s := range srcs {
 		a.deleteTarget(argv, s, st, true)
 	}
-	a.writeTarget("mv", dest, st, false)
+	a.destination("mv", dest, srcs, st, destOpts{tree: true})
 	return shell.Stream{}
+}
+
+// destOpts say how cp, mv, ln, install and rsync fill their destination.
+type destOpts struct {
+	tree     bool // a directory tree may take the destination's place (mv, cp -r, ln, rsync)
+	contents bool // a source's contents go into the destination (rsync src/ dest)
+}
+
+// destination checks what cp, mv, ln, install and rsync write: the
+// destination itself; the file each source becomes when the destination
+// is a directory (cp settings.json .claude/ writes .claude/settings.json);
+// and, when a directory tree may take the destination's place (mv x
+// .claude, cp -r evil .claude), everything beneath it. A destination that
+// must be an existing directory (dest/, ., ~, a system root) is only
+// written into.
+func (a *analysis) destination(what string, dest shell.Field, srcs []shell.Field, st *shell.State, o destOpts) {
+	f := a.ctx.resolve(dest.S, st.Cwd)
+	into := strings.HasSuffix(dest.S, "/") || len(f.Segs) == 0 || f.Key() == a.ctx.cwd || a.ctx.isRoot(a.p.c.roots, f)
+	a.writeTarget(what, dest, st, o.tree && (!into || o.contents))
+	for _, src := range srcs {
+		if a.w.Stop() {
+			return
+		}
+		name := path.Base(strings.TrimRight(src.S, "/"))
+		if name == "." || name == ".." || name == "/" || name == "" {
+			continue
+		}
+		inside := shell.MergeField(dest, src)
+		inside.S, inside.Proc = strings.TrimRight(dest.S, "/")+"/"+name, nil
+		a.writeTarget(what, inside, st, o.tree)
+	}
 }
 
 // isRemote reports an scp/rsync operand naming another host.
@@ -282,7 +313,11 @@ func (a *analysis) copyFiles(base string, argv []shell.Field, o shell.Opts, st *
 		a.deleteTarget(argv, dest, st, true)
 		return
 	}
-	a.writeTarget(base, dest, st, false)
+	o2 := destOpts{tree: recursive || base == "ln"}
+	for _, s := range ops {
+		o2.contents = o2.contents || base == "rsync" && strings.HasSuffix(s.S, "/")
+	}
+	a.destination(base, dest, ops, st, o2)
 }
 
 // dd reads if= and writes of=; a device as of= is destroyed.

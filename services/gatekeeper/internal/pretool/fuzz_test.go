@@ -48,6 +48,8 @@ var shellSeeds = []string{
 	`python3 -c "import subprocess; subprocess.run(['rm', '-rf', '/'])"`, `perl -e 'qx{rm -rf ~}; exec "rm", "-rf", "/"'`,
 	`node -e "require('child_process').spawnSync('rm', ['-rf', '/'])"`, `python3 -c "exec('eval(\"exec(1)\")')"`,
 	`ruby -e 'system(%x(echo x)); FileUtils.rm_rf("/")'`, `python3 -c '"""unterminated'`,
+	"python3 <<'EOF'\nopen('.claude/settings.json','w')\nEOF", `cd .claude && python3 -c "open('settings.json','w')"`,
+	"mv .claude x; cp -r y/ .claude; rsync -a z/ .codex/", `echo "open('.claude/settings.json','w')" > s.py && python3 s.py`,
 }
 
 func FuzzDecideShell(f *testing.F) {

@@ -19,7 +19,12 @@ import "github.com/claimcheck/claimcheck/pkg/shell"
 //     rm -r of that path;
 //   - every other literal that could name a file: checked like a file the
 //     command reads (claimcheck's own files are refused, secrets files need
-//     the human).
+//     the human); and, since whether the code reads or writes a file cannot
+//     be told, one that names a file configuring the agent's hooks or
+//     claimcheck (paths.configuration, Runtime.ConfigPaths, the hook's
+//     executables), or a directory above one, is refused like a write
+//     (python3 -c "open('.claude/settings.json','w')"). Reading them is
+//     the Read tool's job.
 //
 // Code that builds names at run time (getattr(os, "sys"+"tem")) is beyond
 // this reading, as it is beyond any static check; docs/gate.md
@@ -68,6 +73,23 @@ func (a *analysis) inlineCode(c call, src shell.Field) {
 		}
 		if !l.Used && shell.MaybePath(l.Text) {
 			a.readTarget(prog+" inline code", shell.Field{S: l.Text}, st, readOpts{})
+			a.inlineConfig(prog, l.Text, st)
 		}
+	}
+}
+
+// inlineConfig refuses a literal of inline code that names a file
+// configuring the agent's hooks or claimcheck, or a directory above one.
+func (a *analysis) inlineConfig(prog, lit string, st *shell.State) {
+	f := a.ctx.resolve(lit, st.Cwd)
+	if len(f.Segs) == 0 && !f.Abs {
+		return
+	}
+	if a.ctx.isHook(f, true) {
+		a.say(a.p.Actions.ProtectedWrite, msgInlineConfig, detail{prog: prog, path: f.String(), pattern: "claimcheck-hook"})
+		return
+	}
+	if pat, ok := a.ctx.matchAny(a.ctx.config, f, true, true); ok {
+		a.say(a.p.Actions.ProtectedWrite, msgInlineConfig, detail{prog: prog, path: f.String(), pattern: shell.Display(pat.raw)})
 	}
 }

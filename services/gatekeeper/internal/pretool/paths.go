@@ -132,11 +132,29 @@ func (c *context) match(p pattern, f shell.Path, beneath bool) bool {
 	return false
 }
 
-// contains reports whether f is a directory strictly above what the
-// anchored pattern p names (rm -rf ~/.local removes ~/.local/share/claimcheck).
+// contains reports whether f is a directory strictly above what p names
+// (rm -rf ~/.local removes ~/.local/share/claimcheck). For a pattern that
+// is not anchored, f's last segments must name the pattern's first ones:
+// mv .claude x moves .claude/settings.json away, while rm -rf build, which
+// could hold a .claude/settings.json of its own, is no concern of p.
 func (c *context) contains(p pattern, f shell.Path) bool {
 	segs, anchored := c.full(p)
-	if !anchored || !f.Abs || len(f.Segs) >= len(segs) {
+	if !anchored {
+		for k := min(len(segs)-1, len(f.Segs)); k >= 1; k-- {
+			tail, ok := f.Segs[len(f.Segs)-k:], true
+			for i, s := range tail {
+				if !segMatch(segs[i], s, f.Glob, true) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				return true
+			}
+		}
+		return false
+	}
+	if !f.Abs || len(f.Segs) >= len(segs) {
 		return false
 	}
 	for i, s := range f.Segs {

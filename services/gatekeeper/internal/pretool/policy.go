@@ -82,7 +82,10 @@ type ToolRule struct {
 
 // Paths are path patterns (see the schema for their syntax).
 type Paths struct {
-	Protected           []string `json:"protected"`
+	Protected []string `json:"protected"`
+	// Configuration configures the agent's hooks or claimcheck itself:
+	// like Protected, and inline interpreter code may not name it.
+	Configuration       []string `json:"configuration,omitempty"`
 	Private             []string `json:"private"`
 	Sensitive           []string `json:"sensitive"`
 	SensitiveExceptions []string `json:"sensitive_exceptions"`
@@ -107,9 +110,9 @@ var ErrInvalid = errors.New("invalid pretool policy")
 
 // compiled is the policy in the form Decide uses.
 type compiled struct {
-	protected, private, sensitive, exceptions, roots []pattern
-	hook                                             map[string]bool
-	schemes                                          map[string]bool
+	protected, config, private, sensitive, exceptions, roots []pattern
+	hook                                                     map[string]bool
+	schemes                                                  map[string]bool
 }
 
 // Load parses and validates a pretool.v1 document. source names it in
@@ -170,6 +173,7 @@ func (p *Policy) compile() (*compiled, error) {
 		return out
 	}
 	c.protected = list("protected", p.Paths.Protected)
+	c.config = list("configuration", p.Paths.Configuration)
 	c.private = list("private", p.Paths.Private)
 	c.sensitive = list("sensitive", p.Paths.Sensitive)
 	c.exceptions = list("sensitive_exceptions", p.Paths.SensitiveExceptions)
@@ -220,11 +224,12 @@ func action(a string) string {
 // context is what one decision needs besides the policy: the run-time
 // paths, compiled against the caller's home and cwd.
 type context struct {
-	home     string // absolute home, or homeMarkerPath when unknown
-	homeSet  bool
-	cwd      string // absolute cwd, or "" when unknown
-	private  []pattern
-	hookPath string // resolved HookBinary, or ""
+	home      string // absolute home, or homeMarkerPath when unknown
+	homeSet   bool
+	cwd       string // absolute cwd, or "" when unknown
+	private   []pattern
+	config    []pattern // the policy's configuration paths and Runtime.ConfigPaths
+	hookPaths []string  // resolved HookBinaries
 }
 
 func (p *Policy) newContext(rt Runtime, cwd string) *context {
@@ -242,8 +247,29 @@ func (p *Policy) newContext(rt Runtime, cwd string) *context {
 			ctx.private = append(ctx.private, pat)
 		}
 	}
-	if rt.HookBinary != "" {
-		ctx.hookPath = ctx.resolve(rt.HookBinary, "").Key()
+	ctx.config = append(ctx.config, p.c.config...)
+	for _, s := range rt.ConfigPaths {
+		if pat, err := compilePattern(s); err == nil {
+			pat.runtime = true
+			ctx.config = append(ctx.config, pat)
+		}
+	}
+	for _, h := range rt.HookBinaries {
+		if h != "" {
+			ctx.hookPaths = append(ctx.hookPaths, ctx.resolve(h, "").Key())
+		}
 	}
 	return ctx
+}
+
+// isHook reports whether f is one of the hook's executables or, when
+// above, a directory holding one.
+func (c *context) isHook(f shell.Path, above bool) bool {
+	k := f.Key()
+	for _, h := range c.hookPaths {
+		if k == h || above && strings.HasPrefix(h, k+"/") {
+			return true
+		}
+	}
+	return false
 }

@@ -57,7 +57,7 @@ func TestLoadRejectsBadPolicies(t *testing.T) {
 		{"action allow", `"destructive":"deny"`, `"destructive":"allow"`, "/actions/destructive"},
 		{"missing action", `"dynamic":"ask",`, ``, "dynamic"},
 		{"missing section", `"urls":`, `"urlz":`, "urls"},
-		{"wrong array type", `"hook_programs":["claimcheck-hook"]`, `"hook_programs":"claimcheck-hook"`, "/shell/hook_programs"},
+		{"wrong array type", `"hook_programs":["claimcheck-hook","claimcheck-hook-tls"]`, `"hook_programs":"claimcheck-hook"`, "/shell/hook_programs"},
 		{"bad scheme", `"schemes":["http","https"]`, `"schemes":["http","file"]`, "/urls/schemes"},
 		{"bad domain", `"*.internal"`, `"*.inter nal"`, "/urls/denied_domains"},
 		{"bad tool name", `"Bash","PowerShell"`, `"Bash","Power Shell"`, "/tools/default/allow/1"},

@@ -19,8 +19,13 @@
 //     reading is package shell's (its Walker, its catalogue of programs,
 //     the same that the verifier reads commands with); the judging, and
 //     the reasons (reasons.go), are this package's;
-//   - file tools (Read, Write, Edit, …) by path: protected, private to
-//     claimcheck, sensitive;
+//   - file tools (Read, Write, Edit, …) by path: protected, the agent's
+//     and claimcheck's configuration, private to claimcheck, sensitive;
+//   - the files that configure the agent's hooks or claimcheck
+//     (paths.configuration, Runtime.ConfigPaths) may be read but not
+//     written, moved, removed or replaced through a directory above them,
+//     and inline interpreter code (python -c, a heredoc or static input to
+//     python3, a script written earlier in the command) may not name them;
 //   - WebFetch by URL: scheme, then the host as a WHATWG URL parser (and,
 //     to be safe, an RFC 3986 one) would see it — private, loopback,
 //     link-local, CGNAT, unique-local and metadata addresses in any encoding
@@ -37,8 +42,9 @@
 // lists them as sensitive_exceptions, so reading them needs no approval. A
 // glob that may reach beyond an exception (cat .e*) still asks.
 //
-// What the analysis cannot see: code run by interpreters from inline
-// strings (python -c, perl -e, awk's system()), scripts and Makefiles
+// What the analysis cannot see: what interpreters' inline code does
+// beyond the calls and literals inline.go reads (names built at run time,
+// awk's system()), scripts and Makefiles
 // already on disk, what programs do with their arguments (git aliases,
 // npm scripts, docker exec), symbolic links created in an earlier call,
 // the contents of archives, values from the environment or files
@@ -93,9 +99,16 @@ type Runtime struct {
 	// directory). The agent may neither write nor read them: they are
 	// treated like the policy's private paths.
 	ProtectedPaths []string
-	// HookBinary is the path of the claimcheck-hook executable, if known:
-	// running it under any name, or writing it, is denied.
-	HookBinary string
+	// HookBinaries are the paths of the claimcheck-hook executables
+	// (claimcheck-hook, claimcheck-hook-tls), if known: running one under
+	// any name, or writing it, is denied.
+	HookBinaries []string
+	// ConfigPaths are files and directories that configure claimcheck or
+	// the agent's hooks, known only at run time (claimcheck's configuration
+	// file, its binary, $CODEX_HOME's hook files, …). The agent may read
+	// them but not write them: they are treated like the policy's
+	// protected paths.
+	ConfigPaths []string
 	// Home is the user's home directory, for ~ and $HOME. Empty leaves them
 	// symbolic: policy patterns starting with ~/ still match them, absolute
 	// paths under the real home do not.

@@ -39,7 +39,7 @@ func defaultPolicy(t testing.TB) *Policy {
 // corpusRuntime is the machine the corpora are decided on.
 var corpusRuntime = Runtime{
 	ProtectedPaths: []string{"/home/dev/.local/share/claimcheck", "/home/dev/.local/state/claimcheck/hook", "/var/lib/claimcheck/nats"},
-	HookBinary:     "/usr/local/bin/claimcheck-hook",
+	HookBinaries:   []string{"/usr/local/bin/claimcheck-hook", "/usr/local/bin/claimcheck-hook-tls"},
 	Home:           "/home/dev",
 }
 

@@ -83,6 +83,8 @@ const (
 	msgDeniedCommand
 
 	msgProtectedWrite
+	msgConfigWrite
+	msgInlineConfig
 	msgSensitiveWrite
 	msgSensitiveRead
 
@@ -220,7 +222,7 @@ var messages = [...]struct{ rule, text string }{
 		"claimcheck refused {cmd}: claimcheck-hook is run by the agent CLI itself; an agent running it could forge events. Leave the hook to the CLI."},
 	msgPrivateWrite: {RulePrivateAccess,
 		"claimcheck refused {what} writing {path}: it is claimcheck's own data ({pattern}), which agents may not modify. Leave claimcheck's files alone; ask the user if something there needs changing."},
-	msgHookWrite: {RulePrivateAccess, "claimcheck refused {what} writing {path}: it is the claimcheck-hook executable."},
+	msgHookWrite: {RulePrivateAccess, "claimcheck refused {what} writing {path}: it is, or holds, the claimcheck-hook executable."},
 	msgPrivateRead: {RulePrivateAccess,
 		"claimcheck refused {what} reading {path}: it is claimcheck's own data ({pattern}: keys, ledger, hook state), which agents may not read. You do not need it to do your task; claimcheck records what you do by itself."},
 	msgDeniedCommand: {RuleDeniedCommand,
@@ -228,6 +230,10 @@ var messages = [...]struct{ rule, text string }{
 
 	msgProtectedWrite: {RuleWriteProtected,
 		"claimcheck refused {what} writing {path}: the path is protected by policy ({pattern}). Write inside the project instead, or ask the user to make this change."},
+	msgConfigWrite: {RuleWriteProtected,
+		"claimcheck refused {what} writing {path}: it is, or holds, the configuration of the agent's hooks or of claimcheck itself ({pattern}), which the agent under audit may not change. Leave it as it is; ask the user if it needs changing."},
+	msgInlineConfig: {RuleWriteProtected,
+		"claimcheck refused {prog} inline code naming {path}: it is, or holds, the configuration of the agent's hooks or of claimcheck itself ({pattern}), and claimcheck cannot tell whether inline code reads or writes a file, so inline code may not name it. To read it, use the Read tool; if it needs changing, ask the user."},
 	msgSensitiveWrite: {RuleWriteSensitive,
 		"claimcheck: {what} wants to write {path}, which matches the sensitive-file pattern {pattern} (files that usually hold secrets). Allow only if you expect this change."},
 	msgSensitiveRead: {RuleReadSensitive,

@@ -191,11 +191,12 @@ func decodePowerShell(s string) (string, bool) {
 	return shell.Sanitize(string(r)), true
 }
 
-// interpreter handles python, perl, node, …: inline code cannot be
-// analysed, but where it comes from can; a script read from stdin or a
-// downloaded file is download-and-run.
+// interpreter handles python, perl, node, …: inline code, and static code
+// reaching it on its input (a heredoc, echo … | python3) or in a file
+// written earlier in the command, is read like inline code (inline.go); a
+// script read from a download is download-and-run.
 func (a *analysis) interpreter(c call) shell.Stream {
-	argv, st, depth := c.argv, c.st, c.depth
+	argv, st := c.argv, c.st
 	prog, lang, tool := c.base, c.prog.Lang, c.prog.Tool
 	if c.prog.Has(shell.InPlace) {
 		a.perlInPlace(argv, st)
@@ -220,7 +221,7 @@ func (a *analysis) interpreter(c call) shell.Stream {
 		case tool != "" && (s == tool || strings.HasPrefix(s, tool) && len(s) > len(tool) && !strings.HasPrefix(s, "--")):
 			return shell.Stream{} // a module (python -m)
 		case s == "-":
-			a.streamScript(prog, st.Stdin, st, depth)
+			a.codeStream(c, prog, st.Stdin)
 			return shell.Stream{}
 		case strings.HasPrefix(s, "--"):
 			if _, _, ok := strings.Cut(s, "="); !ok && slices.Contains(c.prog.Spec.Long, s[2:]) {
@@ -231,12 +232,53 @@ func (a *analysis) interpreter(c call) shell.Stream {
 				i++
 			}
 		default:
-			a.scriptFile(prog, f, st, depth)
+			a.codeFile(c, f)
 			return shell.Stream{}
 		}
 	}
-	a.streamScript(prog, st.Stdin, st, depth)
+	a.codeStream(c, prog, st.Stdin)
 	return shell.Stream{}
+}
+
+// codeStream checks the code an interpreter reads from a stream (its
+// input, <(…)): static code like inline code; code from a download or a
+// decoder is download- or decode-and-run.
+func (a *analysis) codeStream(c call, what string, in shell.Stream) {
+	switch {
+	case in.Download:
+		a.say(a.p.Actions.DownloadExec, msgStreamDownloaded, detail{what: what})
+	case in.Static != nil:
+		a.inlineCode(c, shell.Field{S: *in.Static})
+		if in.Decoded {
+			a.say(a.p.Actions.DecodeExec, msgStreamDecoded, detail{what: what})
+		}
+	case in.Decoded:
+		a.say(a.p.Actions.DecodeExec, msgStreamDecoded, detail{what: what})
+	}
+}
+
+// codeFile checks the script file an interpreter runs: one written with
+// static content earlier in the command is read like inline code, one
+// read from its input or a process substitution like the stream's code.
+func (a *analysis) codeFile(c call, f shell.Field) {
+	st := c.st
+	if f.Proc != nil {
+		a.codeStream(c, c.base+" <(…)", *f.Proc)
+		return
+	}
+	if !f.Download && !f.Decoded {
+		p := a.ctx.resolve(f.S, st.Cwd)
+		if src, ok := st.Scripts[p.Key()]; ok {
+			a.p.checkRead(a.v, a.ctx, p, readOpts{what: c.base})
+			a.inlineCode(c, shell.Field{S: src})
+			return
+		}
+		if k := p.Key(); k == "/dev/stdin" || k == "/dev/fd/0" || k == "/proc/self/fd/0" {
+			a.codeStream(c, c.base, st.Stdin)
+			return
+		}
+	}
+	a.scriptFile(c.base, f, st, c.depth)
 }
 
 // perlInPlace checks the files perl -i edits.

@@ -128,12 +128,22 @@ func (p *Policy) checkWrite(v *verdict, ctx *context, f shell.Path, o writeOpts)
 		v.say(action(p.Actions.Claimcheck), msgPrivateWrite, detail{what: o.what, path: f.String(), pattern: shell.Display(pat.raw)})
 		return
 	}
-	if ctx.hookPath != "" && (f.Key() == ctx.hookPath || o.recursive && strings.HasPrefix(ctx.hookPath, f.Key()+"/")) {
+	if ctx.isHook(f, o.recursive) {
 		v.say(action(p.Actions.Claimcheck), msgHookWrite, detail{what: o.what, path: f.String()})
+		return
+	}
+	// The agent's configuration is named first, unless only a directory
+	// above it is written (rm -rf /etc is about /etc, not /etc/claude-code).
+	if pat, ok := ctx.matchAny(ctx.config, f, true, false); ok {
+		v.say(action(p.Actions.ProtectedWrite), msgConfigWrite, detail{what: o.what, path: f.String(), pattern: shell.Display(pat.raw)})
 		return
 	}
 	if pat, ok := ctx.matchAny(p.c.protected, f, true, o.recursive); ok {
 		v.say(action(p.Actions.ProtectedWrite), msgProtectedWrite, detail{what: o.what, path: f.String(), pattern: shell.Display(pat.raw)})
+		return
+	}
+	if pat, ok := ctx.matchAny(ctx.config, f, true, o.recursive); ok {
+		v.say(action(p.Actions.ProtectedWrite), msgConfigWrite, detail{what: o.what, path: f.String(), pattern: shell.Display(pat.raw)})
 		return
 	}
 	if pat, ok := ctx.sensitive(p, f); ok {

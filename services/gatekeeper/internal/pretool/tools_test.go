@@ -43,13 +43,14 @@ func runCases(t *testing.T, cases []decideCase) {
 // toolCases are the cases of the tools tests, by test.
 func toolCases(t testing.TB) map[string][]decideCase {
 	return map[string][]decideCase{
-		"TestFileTools":      fileToolCases(t),
-		"TestSymbolicHome":   symbolicHomeCases(t),
-		"TestAgentTools":     agentToolCases(t),
-		"TestToolRuleLists":  toolRuleListCases(t),
-		"TestMalformedInput": malformedInputCases(t),
-		"TestSizeCaps":       sizeCapCases(t),
-		"TestShellLimits":    shellLimitCases(t),
+		"TestFileTools":          fileToolCases(t),
+		"TestAgentConfiguration": agentConfigCases(t),
+		"TestSymbolicHome":       symbolicHomeCases(t),
+		"TestAgentTools":         agentToolCases(t),
+		"TestToolRuleLists":      toolRuleListCases(t),
+		"TestMalformedInput":     malformedInputCases(t),
+		"TestSizeCaps":           sizeCapCases(t),
+		"TestShellLimits":        shellLimitCases(t),
 	}
 }
 
