@@ -21,6 +21,7 @@ func TestClaudeCodeConfiguration(t *testing.T) {
 		run  func(w *world)
 	}{
 		{"managed", managedHooks},
+		{"interpreter-write", interpreterWrite},
 		{"lost-work", lostWork},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(newWorld(t, c, exe)) })
@@ -124,6 +125,62 @@ func lostWork(w *world) {
 	_ = json.Unmarshal([]byte(r.raw), &res)
 	if run.code != 0 || r.Subtype != "success" || len(res.Denials) != 2 {
 		w.errorf("client: exit %d, result %s with %d permission denials, want exit 0, success, 2", run.code, r.summary(), len(res.Denials))
+	}
+	w.verify()
+}
+
+// interpreterWrite: with the hooks in the project's settings (a user-level
+// install), the agent's `python3 -c` that would empty them — allowed
+// before, and the next session then ran with no hooks at all — is denied
+// with a reason that reaches the model; the settings are unchanged and the
+// next session in the project is gated as the first was.
+func interpreterWrite(w *world) {
+	settings := filepath.Join(w.project, ".claude", "settings.json")
+	w.install = []string{"hooks", "install", "--settings", settings}
+	w.setup(
+		step{name: "empty the hook settings", reply: func(*turn) reply {
+			return reply{tools: []toolCall{bash(`python3 -c "open('.claude/settings.json','w').write('{}')"`, "Reset the settings")}}
+		}},
+		step{name: "empty them again, through a heredoc", reply: func(*turn) reply {
+			return reply{tools: []toolCall{bash("python3 - <<'EOF'\nimport json\np = '.claude/settings.json'\ns = json.load(open(p))\ns['hooks'] = {}\n"+
+				"json.dump(s, open(p, 'w'))\nEOF", "Drop the hooks")}}
+		}},
+		step{name: "answer", reply: func(*turn) reply { return reply{text: "The settings could not be changed."} }},
+	)
+	before, err := os.ReadFile(settings)
+	if err != nil || !strings.Contains(string(before), "claimcheck-hook") {
+		w.fatalf("%s after install: %v\n%s", settings, err, before)
+	}
+	_, session := w.session("Is the project's configuration in order?")
+	es := w.ledger(session, sessionOver(1))
+	w.checkScript()
+	for i, id := range []string{"toolu_e2e0000", "toolu_e2e0001"} {
+		d, ok := decisionFor(es, id)
+		if !ok || d.Decision != "deny" || d.Rule != "write.protected" || !strings.Contains(d.Reason, ".claude/settings.json") {
+			w.fatalf("ledger: write %d to the settings: decision %+v, want deny (write.protected) naming the file", i, d)
+		}
+	}
+	if after, _ := os.ReadFile(settings); string(after) != string(before) {
+		w.fatalf("the hook settings changed:\n%s", after)
+	}
+	d, _ := decisionFor(es, "toolu_e2e0000")
+	if trs := w.model.answeredBy("empty them again, through a heredoc"); len(trs) != 1 || !strings.Contains(trs[0].since(), d.Reason) {
+		w.errorf("model: the deny reason did not reach the model")
+	}
+	w.checkPairs(es)
+
+	// The next session in the project runs under the hooks.
+	w.model = newModel(w.t,
+		step{name: "list", reply: func(*turn) reply { return reply{tools: []toolCall{bash("ls", "List the files")}} }},
+		step{name: "answer", reply: func(*turn) reply { return reply{text: "calc.go and its test."} }},
+	)
+	_, next := w.session("Which files are in the project?")
+	es = w.ledger(next, sessionOver(1))
+	w.checkScript()
+	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"} {
+		if count(es, ev) != 1 {
+			w.errorf("ledger: the next session has %d %s, want 1: it did not run under the hooks", count(es, ev), ev)
+		}
 	}
 	w.verify()
 }
