@@ -22,28 +22,9 @@ import (
 )
 
 // hookEvents are the Claude Code events claimcheck records, with the timeout
-// (seconds) installed for each. Claude Code's own default is 600 s; a hook
-// that hangs must not hold the agent that long. Gate events get more room.
-var hookEvents = []struct {
-	Name    string
-	Timeout int
-}{
-	{schemas.HookSessionStart, 10},
-	{schemas.HookUserPromptSubmit, 30},
-	{schemas.HookPreToolUse, 30},
-	{"PermissionRequest", 10},
-	{"PermissionDenied", 10},
-	{schemas.HookPostToolUse, 10},
-	{schemas.HookPostToolUseFailure, 10},
-	{schemas.HookNotification, 10},
-	{"SubagentStart", 10},
-	{schemas.HookSubagentStop, 30},
-	{schemas.HookStop, 30},
-	{"StopFailure", 10},
-	{schemas.HookPreCompact, 10},
-	{"PostCompact", 10},
-	{schemas.HookSessionEnd, 5},
-}
+// (seconds) installed for each (shared with claimcheck-hook's SessionStart
+// check of the hook configuration).
+var hookEvents = schemas.HookEvents
 
 func (a *app) hooksCommand() *cobra.Command {
 	hooks := &cobra.Command{Use: "hooks", Short: "Manage the agent CLI hooks that feed claimcheck"}
