@@ -99,6 +99,7 @@ idempotent), and backs the file up before changing it.`,
 	f.BoolVar(&sandbox, "sandbox", false,
 		"also turn on Claude Code's sandbox for the agent's Bash commands, so they can neither reach NATS nor read claimcheck's credentials, keys and data (`claimcheck claim` runs outside it)")
 	hooks.AddCommand(install, a.hooksUninstallCommand())
+	a.addHooksVerify(hooks, install)
 	return hooks
 }
 
