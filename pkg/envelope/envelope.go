@@ -39,11 +39,13 @@ func Event(eventID, sessionID, hookEvent string, seq uint64, received time.Time,
 // carrying beside it (not inside it: the payload stays the agent's bytes)
 // the hook configuration the session starts under. A nil cfg gives Event's
 // envelope.
-func SessionStart(eventID, sessionID string, seq uint64, received time.Time, src Source, raw []byte, cfg *schemas.HookConfig) ([]byte, error) {
+func SessionStart(eventID, sessionID string, seq uint64, received time.Time, src Source, raw []byte,
+	cfg *schemas.HookConfig) ([]byte, error) {
 	return event(eventID, sessionID, schemas.HookSessionStart, seq, received, src, raw, cfg)
 }
 
-func event(eventID, sessionID, hookEvent string, seq uint64, received time.Time, src Source, raw []byte, cfg *schemas.HookConfig) ([]byte, error) {
+func event(eventID, sessionID, hookEvent string, seq uint64, received time.Time, src Source, raw []byte,
+	cfg *schemas.HookConfig) ([]byte, error) {
 	b := make([]byte, 0, len(raw)+512)
 	var err error
 	str := func(name, v string) {

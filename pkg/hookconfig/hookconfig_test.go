@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -154,9 +155,11 @@ func TestReadJudgesEachLayer(t *testing.T) {
 }
 
 // checkRecord: the ledger form is schema-valid and holds no command line.
+var validator = sync.OnceValues(validation.New)
+
 func checkRecord(t *testing.T, c Config) {
 	t.Helper()
-	v, err := validation.New()
+	v, err := validator()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,9 +61,9 @@ func TestHookConfigDriftIsASignedFindingOncePerSession(t *testing.T) {
 	f.sessionStart("sess-ok", gated, now)
 	f.sessionStart("sess-drift", missing, now)
 	f.sessionStart("sess-drift", missing, now.Add(time.Second)) // resumed
-	recs := f.findings(1)
+	f.findings(1)
 	time.Sleep(3 * time.Second) // two more rounds of the findings loop: nothing more
-	recs = f.findings(1)
+	recs := f.findings(1)
 	if len(recs) != 1 {
 		t.Fatalf("%d findings, want 1: %+v", len(recs), recs)
 	}
@@ -98,9 +98,10 @@ func TestUngatedSessionIsAFinding(t *testing.T) {
 		t.Fatalf("%d findings before ungated_after", n)
 	}
 	clk.Set(t0.Add(11 * time.Minute))
-	recs := f.findings(1)
+	f.findings(1)
 	time.Sleep(2 * findingsRound)
-	if recs = f.findings(1); len(recs) != 1 {
+	recs := f.findings(1)
+	if len(recs) != 1 {
 		t.Fatalf("%d findings, want 1", len(recs))
 	}
 	g := recs[0].Finding

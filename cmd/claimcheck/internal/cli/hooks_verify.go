@@ -57,7 +57,8 @@ func (a *app) recordInstall(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return &exitError{ExitError, err}
 	}
-	if err := hookconfig.WriteInstallation(path, hookconfig.NewInstallation(abs, hookCmd, time.Now().UTC().Format(time.RFC3339))); err != nil {
+	in := hookconfig.NewInstallation(abs, hookCmd, time.Now().UTC().Format(time.RFC3339))
+	if err := hookconfig.WriteInstallation(path, in); err != nil {
 		return &exitError{ExitError, fmt.Errorf("record what was installed: %w", err)}
 	}
 	fmt.Fprintf(a.env.Stdout, "recorded the installed hook command in %s (`claimcheck hooks verify` compares with it)\n", path)
@@ -169,8 +170,8 @@ func report(c hookconfig.Config, from string) verifyReport {
 	rep := verifyReport{Verdict: c.Verdict, Missing: c.Missing, Reasons: c.Reasons, Expected: c.Expect.Command, ExpectedFrom: from,
 		Layers: []verifyLayer{}}
 	for _, l := range c.Layers {
-		rep.Layers = append(rep.Layers, verifyLayer{Layer: l.Kind, Path: l.Path, Present: l.Present, Parsed: l.Parsed, Effective: l.Effective,
-			Error: l.Err, Digest: l.Digest, Events: l.Events, Commands: l.Commands,
+		rep.Layers = append(rep.Layers, verifyLayer{Layer: l.Kind, Path: l.Path, Present: l.Present, Parsed: l.Parsed,
+			Effective: l.Effective, Error: l.Err, Digest: l.Digest, Events: l.Events, Commands: l.Commands,
 			AllowManagedHooksOnly: l.Settings.AllowManagedHooksOnly, DisableAllHooks: l.Settings.DisableAllHooks})
 	}
 	return rep
@@ -218,6 +219,7 @@ func (a *app) printVerify(rep verifyReport) {
 		fmt.Fprintf(w, "  %s\n", r)
 	}
 	if rep.Verdict != schemas.HooksGated {
-		fmt.Fprintln(w, "Run `claimcheck hooks install` (with --settings for the layer you use) to restore claimcheck's hooks; sessions started now are not gated.")
+		fmt.Fprintln(w, "Run `claimcheck hooks install` (with --settings for the layer you use) to restore claimcheck's hooks; "+
+			"sessions started now are not gated.")
 	}
 }

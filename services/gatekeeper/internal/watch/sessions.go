@@ -42,7 +42,8 @@ func (f Finding) Message(ungatedAfter time.Duration) string {
 		if f.Config != nil {
 			verdict = f.Config.Verdict
 			if n := len(f.Config.Missing); n > 0 {
-				missing = fmt.Sprintf("; %d of %d claimcheck events unhandled (%s)", n, len(schemas.HookEvents), strings.Join(f.Config.Missing, ", "))
+				missing = fmt.Sprintf("; %d of %d claimcheck events unhandled (%s)", n, len(schemas.HookEvents),
+					strings.Join(f.Config.Missing, ", "))
 			}
 			if len(f.Config.Reasons) > 0 {
 				reasons = "; " + strings.Join(f.Config.Reasons, "; ")
