@@ -113,6 +113,10 @@ type Envelope struct {
 	PayloadSize   int            `json:"payload_size"`
 	Payload       jsontext.Value `json:"payload,omitempty"`
 	Rejected      *Rejected      `json:"rejected,omitzero"`
+	// HookConfig, on SessionStart events only, is the hook configuration
+	// the session starts under. It travels beside the payload, which stays
+	// the agent's bytes.
+	HookConfig *HookConfig `json:"hook_config,omitzero"`
 }
 
 // Rejected says why the hook refused an input.
@@ -138,6 +142,7 @@ type Entry struct {
 	EventID       string      `json:"event_id,omitempty"`
 	Excerpt       string      `json:"excerpt,omitempty"`
 	Hash          string      `json:"hash,omitempty"`
+	HookConfig    *HookConfig `json:"hook_config,omitzero"`
 	HookEvent     string      `json:"hook_event,omitempty"`
 	Host          string      `json:"host,omitempty"`
 	IngestedAt    string      `json:"ingested_at"`

@@ -11,7 +11,7 @@ import (
 // their fields in the byte order of their JSON names (all ASCII, so the same
 // as RFC 8785's UTF-16 order).
 func TestEntryFieldsInCanonicalOrder(t *testing.T) {
-	for _, v := range []any{Entry{}, Artifact{}, Redaction{}, Contract{}, TargetFields{}, Hop{}, Claim{}, Verdict{}, Position{}, Range{}, PolicyRef{}, Predicate{}, Key{}} {
+	for _, v := range []any{Entry{}, Artifact{}, Redaction{}, Contract{}, TargetFields{}, Hop{}, Claim{}, Verdict{}, Position{}, Range{}, PolicyRef{}, Predicate{}, Key{}, HookConfig{}, HookLayer{}} {
 		typ := reflect.TypeOf(v)
 		var names []string
 		for i := range typ.NumField() {

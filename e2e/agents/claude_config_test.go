@@ -22,6 +22,7 @@ func TestClaudeCodeConfiguration(t *testing.T) {
 	}{
 		{"managed", managedHooks},
 		{"interpreter-write", interpreterWrite},
+		{"drift", drift},
 		{"lost-work", lostWork},
 	} {
 		t.Run(sc.name, func(t *testing.T) { sc.run(newWorld(t, c, exe)) })
@@ -71,6 +72,9 @@ func managedHooks(w *world) {
 	}
 	if b, err := os.ReadFile(projectHook); err == nil {
 		w.errorf("the project's own hook ran (%q) although the managed settings allow managed hooks only", b)
+	}
+	if r := w.claimcheck("hooks", "verify", "--project", w.project); r.code != 0 || !strings.Contains(r.stdout, "verdict: gated") {
+		w.errorf("claimcheck hooks verify with the managed install: %+v, want exit 0, gated", r)
 	}
 }
 
@@ -181,6 +185,62 @@ func interpreterWrite(w *world) {
 		if count(es, ev) != 1 {
 			w.errorf("ledger: the next session has %d %s, want 1: it did not run under the hooks", count(es, ev), ev)
 		}
+	}
+	w.verify()
+}
+
+// drift: the project's hook settings are edited out of band (an editor,
+// a script the pre-tool gate never saw) so that PostToolUse no longer runs
+// claimcheck-hook. The next session's SessionStart records the
+// configuration it runs under, the gatekeeper chains a signed
+// hook_config_drift finding in the session, and `claimcheck hooks verify`
+// exits 1 naming the missing event.
+func drift(w *world) {
+	settings := filepath.Join(w.project, ".claude", "settings.json")
+	w.install = []string{"hooks", "install", "--settings", settings}
+	w.setup(
+		step{name: "list", reply: func(*turn) reply { return reply{tools: []toolCall{bash("ls", "List the files")}} }},
+		step{name: "answer", reply: func(*turn) reply { return reply{text: "calc.go and its test."} }},
+	)
+	if r := w.claimcheck("hooks", "verify", "--project", w.project); r.code != 0 || !strings.Contains(r.stdout, "verdict: gated") {
+		w.fatalf("claimcheck hooks verify after install: %+v", r)
+	}
+	var s map[string]any
+	b, _ := os.ReadFile(settings)
+	if err := json.Unmarshal(b, &s); err != nil {
+		w.fatalf("%s: %v", settings, err)
+	}
+	delete(s["hooks"].(map[string]any), "PostToolUse")
+	b, _ = json.MarshalIndent(s, "", "  ")
+	if err := os.WriteFile(settings, b, 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+	_, session := w.session("Which files are in the project?")
+	es := w.ledger(session, func(es []entry) bool { return sessionOver(1)(es) && count(es, "GateFinding") == 1 })
+	w.checkScript()
+	var finding struct {
+		Finding struct {
+			Kind    string `json:"kind"`
+			Message string `json:"message"`
+		} `json:"finding"`
+		Signed *struct {
+			Signatures []json.RawMessage `json:"signatures"`
+		} `json:"signed"`
+	}
+	for _, e := range es {
+		if e.HookEvent == "GateFinding" {
+			_ = json.Unmarshal([]byte(e.Payload), &finding)
+		}
+	}
+	if finding.Finding.Kind != "hook_config_drift" || finding.Signed == nil || len(finding.Signed.Signatures) == 0 {
+		w.errorf("ledger: the finding is %+v, want a signed hook_config_drift", finding)
+	}
+	if n := count(es, "PostToolUse"); n != 0 {
+		w.errorf("ledger: %d PostToolUse, want none (its hook was removed)", n)
+	}
+	r := w.claimcheck("hooks", "verify", "--project", w.project)
+	if r.code != 1 || !strings.Contains(r.stdout, "PostToolUse") {
+		w.errorf("claimcheck hooks verify after the edit: %+v, want exit 1 naming PostToolUse", r)
 	}
 	w.verify()
 }

@@ -47,12 +47,12 @@ func Seal(e *schemas.Entry) ([]byte, error) {
 
 // insertHash adds "hash":h to a canonical encoded entry at its sorted place:
 // before the first top-level member that sorts after "hash". Entry members
-// that can follow "hash" and be first are hook_event, host and ingested_at
-// (required); an unescaped `,"name":` cannot occur inside a JSON string, and
+// that can follow "hash" and be first are hook_config, hook_event, host and
+// ingested_at (required); an unescaped `,"name":` cannot occur inside a JSON string, and
 // no nested object of an entry has these names.
 func insertHash(c []byte, h string) ([]byte, error) {
 	at := -1
-	for _, next := range []string{`,"hook_event":`, `,"host":`, `,"ingested_at":`} {
+	for _, next := range []string{`,"hook_config":`, `,"hook_event":`, `,"host":`, `,"ingested_at":`} {
 		if i := bytes.Index(c, []byte(next)); i >= 0 && (at < 0 || i < at) {
 			at = i
 		}

@@ -216,6 +216,11 @@ func FuzzSealIsCanonical(f *testing.F) {
 		e := &schemas.Entry{V: 1, N: 1, PrevHash: digest.Zero, Kind: "event", Chain: "c", SessionID: sess, HookEvent: hook,
 			Payload: &payload, Reason: reason, ClientSeq: seq, IngestedAt: "2026-11-22T00:00:00Z", Bundle: "b",
 			Redactions: []schemas.Redaction{{Rule: reason, Digest: digest.Zero}}}
+		if seq%2 == 1 {
+			// A SessionStart's hook configuration sorts between hash and hook_event.
+			e.HookConfig = &schemas.HookConfig{V: 1, Verdict: reason, Reasons: []string{payload}, Missing: []string{hook},
+				Layers: []schemas.HookLayer{{Layer: hook, Path: payload, Present: true, Error: reason, Events: []string{sess}}}}
+		}
 		sealed, err := Seal(e)
 		if err != nil {
 			t.Fatal(err)

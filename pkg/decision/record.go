@@ -19,6 +19,30 @@ import (
 // in the clear (Payload), so VerifyRecord can rebuild it. Ref fails when
 // the envelope's payload is not that encoding of d.
 func Ref(raw []byte, d schemas.GateDecision) (*schemas.SignedRef, error) {
+	want, err := Payload(d)
+	if err != nil {
+		return nil, err
+	}
+	return refOf(raw, want)
+}
+
+// FindingRef is Ref for a signed finding.
+func FindingRef(raw []byte, f schemas.GateFinding) (*schemas.SignedRef, error) {
+	want, err := FindingPayload(f)
+	if err != nil {
+		return nil, err
+	}
+	return refOf(raw, want)
+}
+
+// FindingPayload is the signed encoding of a finding.
+func FindingPayload(f schemas.GateFinding) ([]byte, error) {
+	return json.Marshal(f, json.Deterministic(true))
+}
+
+// refOf keeps the signatures of the DSSE envelope raw, whose payload must
+// be want.
+func refOf(raw, want []byte) (*schemas.SignedRef, error) {
 	var env envelope
 	if err := json.Unmarshal(raw, &env, json.RejectUnknownMembers(false)); err != nil {
 		return nil, fmt.Errorf("not a DSSE envelope: %w", err)
@@ -27,12 +51,8 @@ func Ref(raw []byte, d schemas.GateDecision) (*schemas.SignedRef, error) {
 	if err != nil {
 		return nil, errors.New("payload is not base64")
 	}
-	want, err := Payload(d)
-	if err != nil {
-		return nil, err
-	}
 	if string(payload) != string(want) {
-		return nil, errors.New("the envelope's payload is not the decision's deterministic encoding")
+		return nil, errors.New("the envelope's payload is not the deterministic encoding of the record's content")
 	}
 	ref := &schemas.SignedRef{PayloadType: env.PayloadType, PayloadSHA256: digest(payload)}
 	for _, s := range env.Signatures {
@@ -78,5 +98,31 @@ func (ks *Keys) VerifyRecord(rec schemas.GateRecord) error {
 	}
 	// A key revoked before the decision was issued does not count; one
 	// retired or revoked later still does.
+	return ks.verifyAny(PAE(ref.PayloadType, payload), ref.Signatures, issued)
+}
+
+// VerifyFinding checks a finding record from the ledger as VerifyRecord
+// checks a decision record: the finding, encoded as the gatekeeper signed
+// it, has the recorded digest and a signature verifies under a key valid
+// when it was issued.
+func (ks *Keys) VerifyFinding(rec schemas.FindingRecord) error {
+	ref := rec.Signed
+	if ref == nil {
+		return errors.New("the finding carries no signatures")
+	}
+	if ref.PayloadType != schemas.GateFindingType {
+		return fmt.Errorf("payload type %q, want %q", ref.PayloadType, schemas.GateFindingType)
+	}
+	payload, err := FindingPayload(rec.Finding)
+	if err != nil {
+		return err
+	}
+	if digest(payload) != ref.PayloadSHA256 {
+		return errors.New("the recorded finding does not match the signed payload's digest")
+	}
+	issued, err := time.Parse(time.RFC3339Nano, rec.Finding.IssuedAt)
+	if err != nil {
+		return fmt.Errorf("issued_at: %w", err)
+	}
 	return ks.verifyAny(PAE(ref.PayloadType, payload), ref.Signatures, issued)
 }

@@ -32,6 +32,20 @@ const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 // reflection-based encoder: claimcheck-hook builds one envelope per process,
 // and first-use reflection costs more than the rest of the envelope.
 func Event(eventID, sessionID, hookEvent string, seq uint64, received time.Time, src Source, raw []byte) ([]byte, error) {
+	return event(eventID, sessionID, hookEvent, seq, received, src, raw, nil)
+}
+
+// SessionStart returns the event.v1 envelope of a SessionStart payload,
+// carrying beside it (not inside it: the payload stays the agent's bytes)
+// the hook configuration the session starts under. A nil cfg gives Event's
+// envelope.
+func SessionStart(eventID, sessionID string, seq uint64, received time.Time, src Source, raw []byte,
+	cfg *schemas.HookConfig) ([]byte, error) {
+	return event(eventID, sessionID, schemas.HookSessionStart, seq, received, src, raw, cfg)
+}
+
+func event(eventID, sessionID, hookEvent string, seq uint64, received time.Time, src Source, raw []byte,
+	cfg *schemas.HookConfig) ([]byte, error) {
 	b := make([]byte, 0, len(raw)+512)
 	var err error
 	str := func(name, v string) {
@@ -63,6 +77,14 @@ func Event(eventID, sessionID, hookEvent string, seq uint64, received time.Time,
 	num("payload_size", uint64(len(raw)))
 	if err != nil {
 		return nil, fmt.Errorf("envelope: %w", err)
+	}
+	if cfg != nil {
+		enc, err := json.Marshal(cfg, json.Deterministic(true))
+		if err != nil {
+			return nil, fmt.Errorf("envelope: hook_config: %w", err)
+		}
+		b = append(b, `,"hook_config":`...)
+		b = append(b, enc...)
 	}
 	b = append(b, `,"payload":`...)
 	b = append(b, raw...)

@@ -57,3 +57,37 @@ func TestRejectedIsValidAndBounded(t *testing.T) {
 		t.Fatalf("invalid rejected envelope: %v", err)
 	}
 }
+
+// A SessionStart carries the hook configuration beside the payload: the
+// payload and its digest stay the agent's bytes, and the envelope is valid.
+func TestSessionStartCarriesTheHookConfigBesideThePayload(t *testing.T) {
+	v, err := validation.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := []byte(`{"session_id":"s1","hook_event_name":"SessionStart","source":"startup","cwd":"/p"}`)
+	cfg := &schemas.HookConfig{V: 1, Verdict: schemas.HooksMissing, Missing: []string{"Stop"},
+		Layers: []schemas.HookLayer{{Layer: schemas.LayerProject, Path: "/p/.claude/settings.json", Present: true, Parsed: true,
+			Effective: true, Digest: digest.SHA256([]byte("{}")), Size: 2}}}
+	b, err := SessionStart("01JDB3H5KX0000000000000000", "s1", 1, time.Now(), Source{Host: "h", AgentType: "claude-code", AgentID: "a"}, raw, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Validate(schemas.EventV1, b); err != nil {
+		t.Fatalf("invalid envelope: %v\n%s", err, b)
+	}
+	var e schemas.Envelope
+	if err := json.Unmarshal(b, &e, json.RejectUnknownMembers(true)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(e.Payload, raw) || e.PayloadDigest != digest.SHA256(raw) {
+		t.Fatalf("payload changed: %s", e.Payload)
+	}
+	if !reflect.DeepEqual(e.HookConfig, cfg) {
+		t.Fatalf("hook_config %+v, want %+v", e.HookConfig, cfg)
+	}
+	plain, _ := SessionStart("01JDB3H5KX0000000000000000", "s1", 1, time.Now(), Source{Host: "h", AgentType: "claude-code", AgentID: "a"}, raw, nil)
+	if bytes.Contains(plain, []byte("hook_config")) {
+		t.Fatalf("nil config encoded: %s", plain)
+	}
+}

@@ -7,7 +7,12 @@
 package outcome
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/go-json-experiment/json"
+
+	"github.com/claimcheck/claimcheck/pkg/subject"
 
 	"github.com/claimcheck/claimcheck/schemas"
 )
@@ -51,6 +56,11 @@ type Outcome struct {
 	// for a stop let through, its systemMessage.
 	Rule string `json:"rule,omitempty"`
 	Why  string `json:"why,omitempty"`
+	// Findings are the kinds of the gatekeeper's findings about the
+	// session (schemas.FindingHookConfigDrift, schemas.FindingUngated), in
+	// the order recorded. They do not change Kind: a session can be
+	// verified turn by turn and still have started without all its hooks.
+	Findings []string `json:"findings,omitempty"`
 }
 
 // Tracker follows a session's chain, entry by entry in order.
@@ -59,6 +69,7 @@ type Tracker struct {
 	stopEvent string
 	decision  *schemas.GateDecision
 	decisionN uint64
+	findings  []string
 }
 
 // Observe takes the next entry of the chain.
@@ -67,6 +78,15 @@ func (t *Tracker) Observe(e schemas.Entry) {
 		return
 	}
 	switch e.HookEvent {
+	case schemas.GateFindingEvent:
+		var r schemas.FindingRecord
+		if e.Payload == nil || !strings.HasPrefix(e.Origin, subject.OriginGatekeeper+":") ||
+			json.Unmarshal([]byte(*e.Payload), &r, json.RejectUnknownMembers(false)) != nil {
+			return
+		}
+		if k := r.Finding.Kind; k != "" && !slices.Contains(t.findings, k) {
+			t.findings = append(t.findings, k)
+		}
 	case schemas.HookStop:
 		t.stopN, t.stopEvent = e.N, e.EventID
 		t.decision, t.decisionN = nil, 0
@@ -88,7 +108,7 @@ func (t *Tracker) Observe(e schemas.Entry) {
 
 // Outcome is how the last turn observed ended.
 func (t *Tracker) Outcome() Outcome {
-	o := Outcome{StopN: t.stopN, DecisionN: t.decisionN}
+	o := Outcome{StopN: t.stopN, DecisionN: t.decisionN, Findings: slices.Clone(t.findings)}
 	d := t.decision
 	switch {
 	case t.stopN == 0:

@@ -115,3 +115,21 @@ func FuzzTrackerNeverPanics(f *testing.F) {
 		}
 	})
 }
+
+// The gatekeeper's findings are listed beside the outcome; a finding
+// record a host published (not a gatekeeper) is not.
+func TestFindingsAreListed(t *testing.T) {
+	rec := func(kind, origin string) schemas.Entry {
+		raw, _ := json.Marshal(schemas.FindingRecord{SessionID: "s", HookEvent: schemas.GateFindingEvent,
+			Finding: schemas.GateFinding{V: 1, Kind: kind, SessionID: "s"}})
+		p := string(raw)
+		return schemas.Entry{V: 1, Kind: schemas.EntryEvent, HookEvent: schemas.GateFindingEvent, Origin: origin, Payload: &p}
+	}
+	chain := append(entries(t, step{stop: true}, step{d: schemas.GateDecision{Decision: schemas.GateAllow}}),
+		rec(schemas.FindingHookConfigDrift, "gatekeeper:gk1"), rec(schemas.FindingUngated, "hook:laptop"),
+		rec(schemas.FindingHookConfigDrift, "gatekeeper:gk2"))
+	o := Of(chain)
+	if o.Kind != Verified || len(o.Findings) != 1 || o.Findings[0] != schemas.FindingHookConfigDrift {
+		t.Fatalf("outcome %+v", o)
+	}
+}

@@ -93,6 +93,10 @@ type Config struct {
 	// host within CrashWindow raise an alert (once per day).
 	CrashThreshold int           `mapstructure:"crash_threshold"`
 	CrashWindow    time.Duration `mapstructure:"crash_window"`
+	// UngatedAfter: a session whose events stopped this long ago, before
+	// its turn or the session ended, while a later session of its host
+	// started, is recorded as ungated (a signed finding; see findings.go).
+	UngatedAfter time.Duration `mapstructure:"ungated_after"`
 
 	// HTTPListen serves POST /v1/hooks/claude for Claude Code's http hook
 	// type (empty: off). A non-loopback address needs HTTPToken.
@@ -110,7 +114,7 @@ func DefaultConfig() Config {
 	return Config{DecisionTTL: 30 * time.Second, StopWait: 2 * time.Second, StopBlockCap: 8, MaxInFlight: 256,
 		MaxTrail: 4096, MaxEnvelopes: 16384,
 		OverrideThreshold: w.OverrideThreshold, OverrideWindow: w.OverrideWindow,
-		CrashThreshold: w.CrashThreshold, CrashWindow: w.CrashWindow,
+		CrashThreshold: w.CrashThreshold, CrashWindow: w.CrashWindow, UngatedAfter: w.UngatedAfter,
 		Streams: stream.DefaultOptions()}
 }
 
@@ -146,6 +150,9 @@ func (c Config) Validate() error {
 	if c.OverrideWindow < time.Minute || c.CrashWindow < time.Minute {
 		errs = append(errs,
 			fmt.Errorf("gatekeeper.override_window %s, gatekeeper.crash_window %s: must be at least 1m", c.OverrideWindow, c.CrashWindow))
+	}
+	if c.UngatedAfter < time.Minute {
+		errs = append(errs, fmt.Errorf("gatekeeper.ungated_after %s: must be at least 1m", c.UngatedAfter))
 	}
 	if c.HTTPListen != "" && c.HTTPToken == "" && !loopback(c.HTTPListen) {
 		errs = append(errs, fmt.Errorf(
@@ -226,7 +233,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 		return nil, err
 	}
 	w := watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
-		CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow})
+		CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow, UngatedAfter: cfg.UngatedAfter})
 	s := &Service{
 		cfg: cfg, set: set, js: js, pretool: p, claims: claims,
 		runtime: cfg.runtime(),
@@ -298,6 +305,10 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	log.InfoContext(ctx, "gatekeeper: projection replayed", slog.Duration("took", time.Since(start).Round(time.Millisecond)))
+	findingsDone := make(chan struct{})
+	go func() { defer close(findingsDone); s.watchFindings(runCtx) }()
+	stopFindings := sync.OnceFunc(func() { cancel(); <-findingsDone })
+	defer stopFindings()
 	// Requests are decided under Run's context without its cancellation: a
 	// request received before shutdown is still answered (Run drains the
 	// subscriptions, then waits for the requests in flight), and what a
@@ -324,6 +335,7 @@ func (s *Service) Run(ctx context.Context) error {
 	log.InfoContext(ctx, "gatekeeper running", slog.String("id", s.cfg.ID), slog.String("pretool_policy", s.pretool.Version),
 		slog.String("pretool_digest", s.pretool.Digest), slog.Any("keys", s.signer.KeyIDs()))
 	<-ctx.Done()
+	stopFindings() // before the records are waited for
 	s.ready.NotReady("stopped")
 	stopHTTP()
 	drain()
@@ -592,6 +604,7 @@ type metrics struct {
 	latency   *prometheus.HistogramVec
 	failures  *prometheus.CounterVec
 	attReads  *prometheus.CounterVec
+	findings  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -603,6 +616,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		failures: f.CounterVec("failures_total", "Signing and recording failures.", "what"),
 		attReads: f.CounterVec("attestation_reads_total",
 			"Attestations cited at Stop, by where their envelope came from (memory, stream, failed).", "from"),
+		findings: f.CounterVec("findings_total", "Findings recorded, by kind (hook_config_drift, ungated_session).", "kind"),
 	}
 	return m, f.Err()
 }

@@ -124,6 +124,12 @@ type flow struct {
 
 func newFlow(t *testing.T, mutate func(*gatekeeper.Config)) *flow {
 	t.Helper()
+	return newFlowAt(t, mutate, nil)
+}
+
+// newFlowAt is newFlow with the gatekeeper on clk (nil: the real clock).
+func newFlowAt(t *testing.T, mutate func(*gatekeeper.Config), clk clock.Clock) *flow {
+	t.Helper()
 	srv := natstest.RunServer(t)
 	nc, js := natstest.Connect(t, srv.ClientURL())
 	natstest.Bootstrap(t, js, nil)
@@ -159,7 +165,7 @@ func newFlow(t *testing.T, mutate func(*gatekeeper.Config)) *flow {
 	}
 	gc, _ := natstest.Connect(t, srv.ClientURL())
 	f.reg = prometheus.NewRegistry()
-	if f.svc, err = gatekeeper.New(cfg, service.Settings{Conn: gc, Metrics: f.reg}); err != nil {
+	if f.svc, err = gatekeeper.New(cfg, service.Settings{Conn: gc, Metrics: f.reg, Clock: clk}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/claimcheck/claimcheck/pkg/decision"
+	"github.com/claimcheck/claimcheck/pkg/hookconfig"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/oneshot"
 	"github.com/claimcheck/claimcheck/pkg/payload"
@@ -51,6 +52,14 @@ type Config struct {
 	// gatekeeper does at gatekeeper.stop_block_cap (--stop-block-cap,
 	// CLAIMCHECK_HOOK_STOP_BLOCK_CAP; 8; 0 never).
 	StopBlockCap int
+	// ManagedSettingsDir is where Claude Code's managed settings are
+	// (--managed-settings-dir, CLAIMCHECK_HOOK_MANAGED_SETTINGS_DIR; default
+	// /etc/claude-code on Linux). SessionStart records the hook configuration
+	// of every layer; Home and ProjectDir ($HOME, $CLAUDE_PROJECT_DIR) name
+	// the user's and the project's.
+	ManagedSettingsDir string
+	Home               string
+	ProjectDir         string
 
 	// Derived: the credentials read once, the host's subject token, and
 	// the inbox replies come to (subject.Inbox of the hook identity).
@@ -81,6 +90,10 @@ func defaults(getenv func(string) string) Config {
 		GateDeadline:  4 * time.Second,
 		FailOpen:      map[string]bool{},
 		StopBlockCap:  8,
+
+		ManagedSettingsDir: hookconfig.DefaultManagedDir(),
+		Home:               getenv("HOME"),
+		ProjectDir:         getenv("CLAUDE_PROJECT_DIR"),
 	}
 	home := getenv("HOME")
 	if x := getenv("XDG_STATE_HOME"); x != "" {
@@ -121,6 +134,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	env("HOOK_GATE_KEYS", str(&c.GateKeys))
 	env("HOOK_FAIL_OPEN", func(v string) error { return c.setFailOpen(v) })
 	env("HOOK_STOP_BLOCK_CAP", func(v string) error { n, err := strconv.Atoi(v); c.StopBlockCap = n; return err })
+	env("HOOK_MANAGED_SETTINGS_DIR", str(&c.ManagedSettingsDir))
 
 	fs := flag.NewFlagSet("claimcheck-hook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -148,6 +162,8 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		"comma-separated gated events (Stop, PreToolUse) to allow rather than block when no valid decision arrives (env CLAIMCHECK_HOOK_FAIL_OPEN)", c.setFailOpen)
 	fs.IntVar(&c.StopBlockCap, "stop-block-cap", c.StopBlockCap,
 		"consecutive blocked stops after which a stop the gate cannot decide is let through, NOT verified; 0 never (env CLAIMCHECK_HOOK_STOP_BLOCK_CAP)")
+	fs.StringVar(&c.ManagedSettingsDir, "managed-settings-dir", c.ManagedSettingsDir,
+		"where Claude Code's managed settings are, read at SessionStart with the user's and the project's (env CLAIMCHECK_HOOK_MANAGED_SETTINGS_DIR)")
 	version := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr,

@@ -158,6 +158,11 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 	var env []byte
 	if inErr != nil {
 		env, err = envelope.Rejected(eventID, info.SessionID, info.HookEvent, seq, received, h.source(), digest, size, raw, inErr.Error())
+	} else if info.HookEvent == schemas.HookSessionStart {
+		env, err = envelope.SessionStart(eventID, info.SessionID, seq, received, h.source(), raw, h.hookConfig(raw))
+		if err != nil { // the configuration is evidence, not a reason to lose the event
+			env, err = envelope.Event(eventID, info.SessionID, info.HookEvent, seq, received, h.source(), raw)
+		}
 	} else {
 		env, err = envelope.Event(eventID, info.SessionID, info.HookEvent, seq, received, h.source(), raw)
 	}

@@ -22,28 +22,9 @@ import (
 )
 
 // hookEvents are the Claude Code events claimcheck records, with the timeout
-// (seconds) installed for each. Claude Code's own default is 600 s; a hook
-// that hangs must not hold the agent that long. Gate events get more room.
-var hookEvents = []struct {
-	Name    string
-	Timeout int
-}{
-	{schemas.HookSessionStart, 10},
-	{schemas.HookUserPromptSubmit, 30},
-	{schemas.HookPreToolUse, 30},
-	{"PermissionRequest", 10},
-	{"PermissionDenied", 10},
-	{schemas.HookPostToolUse, 10},
-	{schemas.HookPostToolUseFailure, 10},
-	{schemas.HookNotification, 10},
-	{"SubagentStart", 10},
-	{schemas.HookSubagentStop, 30},
-	{schemas.HookStop, 30},
-	{"StopFailure", 10},
-	{schemas.HookPreCompact, 10},
-	{"PostCompact", 10},
-	{schemas.HookSessionEnd, 5},
-}
+// (seconds) installed for each (shared with claimcheck-hook's SessionStart
+// check of the hook configuration).
+var hookEvents = schemas.HookEvents
 
 func (a *app) hooksCommand() *cobra.Command {
 	hooks := &cobra.Command{Use: "hooks", Short: "Manage the agent CLI hooks that feed claimcheck"}
@@ -105,6 +86,7 @@ changes nothing and says so.`,
 		"install into Claude Code's managed settings with allowManagedHooksOnly, out of the developer's and the agent's reach (needs root)")
 	f.StringVar(&systemDir, "system-dir", defaultSystemDir, "with --managed: where the hook's trusted key sets and the install receipt go")
 	hooks.AddCommand(install, a.hooksUninstallCommand())
+	a.addHooksVerify(hooks)
 	return hooks
 }
 
@@ -142,6 +124,9 @@ func (a *app) userInstall(ctx context.Context, settings string, in install) erro
 	printUnsandboxed(w, in.sandbox != nil)
 	printUserLevelGaps(w, settings)
 	if !in.dryRun {
+		if err := a.recordInstall(settings, in.hookCmd); err != nil {
+			return &exitError{ExitError, err}
+		}
 		a.installHookKeys(ctx)
 	}
 	fmt.Fprintln(w, "Claude Code reads hooks at session start: restart running sessions to pick this up.")

@@ -87,6 +87,9 @@ It reads the whole hot stream once to find the outcomes.`,
 						"last_event": e.HookEvent, "head": e.Hash}
 					if isSession {
 						row["outcome"], row["verified"] = o.Kind, o.Verified
+						if len(o.Findings) > 0 {
+							row["findings"] = o.Findings
+						}
 					}
 					b, _ := json.Marshal(row)
 					fmt.Fprintln(w, string(b))
@@ -436,11 +439,14 @@ func detail(e *schemas.Entry) string {
 		return ""
 	}
 	var p struct {
-		Prompt    string `json:"prompt"`
-		Message   string `json:"last_assistant_message"`
-		Source    string `json:"source"`
-		Reason    string `json:"reason"`
-		Error     string `json:"error"`
+		Prompt  string `json:"prompt"`
+		Message string `json:"last_assistant_message"`
+		Source  string `json:"source"`
+		Reason  string `json:"reason"`
+		Error   string `json:"error"`
+		Finding struct {
+			Message string `json:"message"`
+		} `json:"finding"`
 		ToolInput struct {
 			Command  string `json:"command"`
 			FilePath string `json:"file_path"`
@@ -453,7 +459,7 @@ func detail(e *schemas.Entry) string {
 	}
 	var parts []string
 	for _, s := range []string{p.ToolInput.Command, p.ToolInput.FilePath, p.ToolInput.URL, p.ToolInput.Pattern, p.Prompt,
-		p.Message, p.Source, p.Reason} {
+		p.Message, p.Finding.Message, p.Source, p.Reason} {
 		if s != "" {
 			parts = append(parts, s)
 			break
@@ -461,6 +467,13 @@ func detail(e *schemas.Entry) string {
 	}
 	if p.Error != "" {
 		parts = append(parts, "error: "+p.Error)
+	}
+	if c := e.HookConfig; c != nil {
+		h := "hooks: " + c.Verdict
+		if len(c.Missing) > 0 {
+			h += fmt.Sprintf(" (%d events unhandled)", len(c.Missing))
+		}
+		parts = append(parts, h)
 	}
 	if len(e.Redactions) > 0 {
 		parts = append(parts, fmt.Sprintf("(%d secrets redacted)", len(e.Redactions)))

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/nats-io/nats.go/jetstream"
@@ -31,7 +32,9 @@ turn ended: verified (the gate let the stop through on its own terms), overridde
 not verified (capped: the gate let it through at its block cap), not verified
 (blocked: the turn ended on a blocked stop), gate unreachable, ungated (no decision
 recorded for the last stop) or no stop yet. The agent CLI's own exit status cannot
-tell these apart; scripts and CI can use this command's.
+tell these apart; scripts and CI can use this command's. The gatekeeper's findings
+about the session are listed too: hook_config_drift (it started without all of
+claimcheck's hooks) and ungated_session (its events stopped before it ended).
 
 Exit status: 0 verified, 1 anything else (or a chain that does not verify),
 2 usage, connection or unknown session.`,
@@ -112,5 +115,8 @@ func (a *app) printOutcome(session string, o outcome.Outcome, asJSON bool) {
 	fmt.Fprintln(w)
 	if o.Why != "" && !o.Verified {
 		fmt.Fprintf(w, "  %s\n", o.Why)
+	}
+	if len(o.Findings) > 0 {
+		fmt.Fprintf(w, "  findings: %s (see `claimcheck ledger show --session %s`)\n", strings.Join(o.Findings, ", "), session)
 	}
 }

@@ -162,7 +162,9 @@ func verifyBlock(cv *chain.Verifier, data []byte) ([]prepared, error) {
 
 // observe feeds the watchdogs: inputs claimcheck-hook rejected and its
 // recorded failures count as hook crashes; override requests and raised
-// alerts are counted for the once-per-day rule.
+// alerts are counted for the once-per-day rule; the agent's events (and a
+// SessionStart's hook configuration) and recorded findings feed the
+// findings.
 func (v *View) observe(e schemas.Entry) {
 	at, err := time.Parse(time.RFC3339Nano, e.ReceivedAt)
 	if err != nil {
@@ -170,10 +172,21 @@ func (v *View) observe(e schemas.Entry) {
 			return
 		}
 	}
+	if e.Kind == schemas.EntryEvent && agentOrigin(e.Origin) {
+		v.watch.Event(e.Host, e.SessionID, e.HookEvent, e.EventID, at, e.HookConfig)
+	}
 	switch {
 	case e.Kind == schemas.EntryRejected || e.Kind == schemas.EntryInvalid:
 		v.watch.Crash(e.Host, e.HookEvent, e.EventID, at)
 	case e.Kind != schemas.EntryEvent || e.Payload == nil:
+	case e.HookEvent == schemas.GateFindingEvent:
+		if !strings.HasPrefix(e.Origin, subject.OriginGatekeeper+":") {
+			return // a host cannot mark its own sessions as already found
+		}
+		var f schemas.FindingRecord
+		if json.Unmarshal([]byte(*e.Payload), &f, json.RejectUnknownMembers(false)) == nil {
+			v.watch.Found(f.Finding.Kind, e.SessionID)
+		}
 	case e.HookEvent == schemas.HookCrashEvent:
 		var c schemas.HookCrash
 		if json.Unmarshal([]byte(*e.Payload), &c, json.RejectUnknownMembers(false)) == nil {
@@ -190,6 +203,13 @@ func (v *View) observe(e schemas.Entry) {
 			v.watch.Raised(watch.Alert{Kind: a.Kind, Host: a.Host, Event: a.Event, Day: a.Day})
 		}
 	}
+}
+
+// agentOrigin reports an entry published for the agent (its hook, or the
+// gatekeeper's http endpoint), not a record of claimcheck's own.
+func agentOrigin(origin string) bool {
+	kind, _, _ := strings.Cut(origin, ":")
+	return origin == "" || kind == subject.OriginHook || kind == subject.OriginHTTP
 }
 
 // applyAttestation indexes one ATTEST message (subject

@@ -2,8 +2,11 @@
 // it counts prompts that ask to bypass the gate (per host, over 24 hours)
 // and claimcheck-hook failures (per host and hook event, over an hour), and
 // says when an alert is due. An alert of a kind is raised at most once per
-// host (and hook event) per UTC day. It holds no I/O: the projection feeds
-// it what the ledger holds, the prompt handler asks it what is due.
+// host (and hook event) per UTC day. It also watches sessions for findings
+// (sessions.go): a SessionStart whose hook configuration drifted, and a
+// session whose events stopped while its host went on (ungated); each at
+// most once per session. It holds no I/O: the projection feeds it what the
+// ledger holds, the prompt handler and the findings loop ask it what is due.
 package watch
 
 import (
@@ -27,12 +30,17 @@ type Config struct {
 	OverrideWindow    time.Duration // default 24h
 	CrashThreshold    int           // failures of one hook event (default 3)
 	CrashWindow       time.Duration // default 1h
+	// UngatedAfter is how long a session's events must have stopped, with
+	// a later session of its host started, before it is found ungated
+	// (default 30m).
+	UngatedAfter time.Duration
 }
 
 // DefaultConfig returns the seed's thresholds: 3 override prompts in 24
 // hours, 3 failures of one hook event in an hour.
 func DefaultConfig() Config {
-	return Config{OverrideThreshold: 3, OverrideWindow: 24 * time.Hour, CrashThreshold: 3, CrashWindow: time.Hour}
+	return Config{OverrideThreshold: 3, OverrideWindow: 24 * time.Hour, CrashThreshold: 3, CrashWindow: time.Hour,
+		UngatedAfter: 30 * time.Minute}
 }
 
 // Alert is one alert, due or raised.
@@ -79,6 +87,11 @@ type Watch struct {
 	overrides map[string]map[string]time.Time // host → event id → time
 	crashes   map[[2]string]map[string]time.Time
 	raised    map[string]bool
+	// Sessions watched for findings (sessions.go).
+	sessions map[string]*watched
+	starts   map[string]start // host → its latest SessionStart
+	drifted  []Finding        // drift findings not yet raised
+	found    map[string]bool  // finding keys raised or in the ledger
 }
 
 // New returns an empty watch.
@@ -86,8 +99,11 @@ func New(cfg Config) *Watch {
 	if cfg.OverrideThreshold <= 0 || cfg.OverrideWindow <= 0 || cfg.CrashThreshold <= 0 || cfg.CrashWindow <= 0 {
 		cfg = DefaultConfig()
 	}
+	if cfg.UngatedAfter <= 0 {
+		cfg.UngatedAfter = DefaultConfig().UngatedAfter
+	}
 	return &Watch{cfg: cfg, overrides: map[string]map[string]time.Time{}, crashes: map[[2]string]map[string]time.Time{},
-		raised: map[string]bool{}}
+		raised: map[string]bool{}, sessions: map[string]*watched{}, starts: map[string]start{}, found: map[string]bool{}}
 }
 
 // Config returns the thresholds in use.

@@ -17,6 +17,7 @@ var records = map[string]string{
 	schemas.GateOverrideEvent: subject.OriginOperator,   // `claimcheck gate override`
 	schemas.OverrideEvent:     subject.OriginGatekeeper, // a prompt asked to bypass the gate
 	schemas.GateAlertEvent:    subject.OriginGatekeeper, // a threshold was crossed
+	schemas.GateFindingEvent:  subject.OriginGatekeeper, // hook configuration drift, an ungated session
 }
 
 // originOf is the entry's origin ("hook:<host token>", …); "" for a legacy

@@ -28,6 +28,8 @@ func TestPublishersMayPublishOnlyTheirOwn(t *testing.T) {
 		{"a hook forging an override audit", "hook", "laptop", "laptop", schemas.OverrideEvent, "", schemas.EntryRejected, "may not publish", "hook:laptop"},
 		{"the gatekeeper's decision", "gatekeeper", "gk", "server", schemas.GateDecisionEvent, "", schemas.EntryEvent, "", "gatekeeper:gk"},
 		{"the gatekeeper's alert", "gatekeeper", "gk", "server", schemas.GateAlertEvent, "", schemas.EntryEvent, "", "gatekeeper:gk"},
+		{"a hook forging a finding", "hook", "laptop", "laptop", schemas.GateFindingEvent, "", schemas.EntryRejected, "may not publish", "hook:laptop"},
+		{"the gatekeeper's finding", "gatekeeper", "gk", "server", schemas.GateFindingEvent, "", schemas.EntryEvent, "", "gatekeeper:gk"},
 		{"the gatekeeper posing as an agent", "gatekeeper", "gk", "server", "PostToolUse", "", schemas.EntryRejected, `gatekeeper:gk may not publish "PostToolUse"`, "gatekeeper:gk"},
 		{"an operator's override", "operator", "alice", "desk", schemas.GateOverrideEvent, "", schemas.EntryEvent, "", "operator:alice"},
 		{"an operator posing as an agent", "operator", "alice", "desk", "PostToolUse", "", schemas.EntryRejected, "may not publish", "operator:alice"},

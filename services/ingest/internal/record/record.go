@@ -154,6 +154,7 @@ func (b *Builder) Build(in Input) Record {
 	}
 	e.PayloadDigest, e.PayloadSize = env.PayloadDigest, env.PayloadSize
 	e.Redactions = reds
+	e.HookConfig = env.HookConfig // schema-checked; SessionStart only
 	rec := Record{Entry: e, Outcome: schemas.EntryEvent}
 	inline := scrubbed
 	if len(scrubbed) > b.InlineMax {
@@ -310,9 +311,10 @@ var (
 
 // checkEnvelope is event.v1.schema.json as Go. It reports true only for
 // documents the schema accepts; decoding into schemas.Envelope with
-// RejectUnknownMembers already enforced the member set and types.
+// RejectUnknownMembers already enforced the member set and types. A
+// SessionStart's hook_config is left to the schema (one per session).
 func checkEnvelope(e *schemas.Envelope, payloadOK bool) bool {
-	if e.V != 1 || e.ClientSeq > maxSafeInt || e.PayloadSize > maxSafeInt || !id.ValidULID(e.EventID) ||
+	if e.HookConfig != nil || e.V != 1 || e.ClientSeq > maxSafeInt || e.PayloadSize > maxSafeInt || !id.ValidULID(e.EventID) ||
 		!digestRE.MatchString(e.PayloadDigest) ||
 		e.PayloadSize < 0 || !agentTypeRE.MatchString(e.AgentType) ||
 		e.Host == "" || utf8.RuneCountInString(e.Host) > 255 ||

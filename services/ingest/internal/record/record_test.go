@@ -239,3 +239,44 @@ func FuzzBuildFromAnyPublisher(f *testing.F) {
 		sealAndValidate(t, b, r)
 	})
 }
+
+// A SessionStart's hook configuration reaches its entry as sent, beside
+// the untouched payload; a hook_config on another event, or a malformed
+// one, makes the record invalid.
+func TestHookConfigReachesTheEntry(t *testing.T) {
+	b := builder(t)
+	raw := `{"session_id":"s1","hook_event_name":"SessionStart","source":"startup","cwd":"/p"}`
+	cfg := &schemas.HookConfig{V: 1, Verdict: schemas.HooksNone, Missing: []string{"Stop"}, Reasons: []string{"disableAllHooks in /p/.claude/settings.local.json"},
+		Layers: []schemas.HookLayer{{Layer: schemas.LayerLocal, Path: "/p/.claude/settings.local.json", Present: true, Parsed: true,
+			DisableAllHooks: true, Digest: digest.SHA256([]byte(`{"disableAllHooks":true}`)), Size: 24}}}
+	env, err := envelope.SessionStart(eid, "s1", 1, at, src, []byte(raw), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subj := "cc.intake.1.hook.laptop.s1.SessionStart"
+	r := b.Build(Input{Subject: subj, Seq: 1, Time: at, Data: env, Now: at})
+	if r.Outcome != schemas.EntryEvent || r.Entry.HookConfig == nil || r.Entry.HookConfig.Verdict != schemas.HooksNone ||
+		!r.Entry.HookConfig.Layers[0].DisableAllHooks || *r.Entry.Payload != raw {
+		t.Fatalf("entry %+v (reason %q)", r.Entry, r.Entry.Reason)
+	}
+	sealAndValidate(t, b, r)
+
+	bad := []struct{ name, from, to, reason string }{
+		{"not on a Stop", `"hook_event":"SessionStart"`, `"hook_event":"Stop"`, ""},
+		{"unknown verdict", `"verdict":"none"`, `"verdict":"fine"`, "/hook_config/verdict"},
+		{"command line in the clear", `"layer":"local"`, `"layer":"local","command":"claimcheck-hook --x"`, "not a valid event.v1"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			data := bytes.Replace(env, []byte(tt.from), []byte(tt.to), 1)
+			if bytes.Equal(data, env) {
+				t.Fatal("mutation did not apply")
+			}
+			r := b.Build(Input{Subject: subj, Seq: 2, Time: at, Data: data, Now: at})
+			if r.Outcome == schemas.EntryEvent || r.Entry.HookConfig != nil || !strings.Contains(r.Entry.Reason, tt.reason) {
+				t.Fatalf("outcome %s, reason %q", r.Outcome, r.Entry.Reason)
+			}
+			sealAndValidate(t, b, r)
+		})
+	}
+}
