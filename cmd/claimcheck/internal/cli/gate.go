@@ -79,26 +79,7 @@ func writeHookKeys(ctx context.Context, reg *keyring.Registry, path string, mode
 	if mode&0o044 != 0 {
 		dirMode = 0o755 // a managed install's key set, read by the developer's user
 	}
-	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
-		return 0, fmt.Errorf("hook key set: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".gate-keys-*")
-	if err != nil {
-		return 0, fmt.Errorf("hook key set: %w", err)
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
-	if _, err := tmp.Write(append(raw, '\n')); err != nil {
-		_ = tmp.Close()
-		return 0, fmt.Errorf("hook key set: %w", err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		_ = tmp.Close()
-		return 0, fmt.Errorf("hook key set: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return 0, fmt.Errorf("hook key set: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := writeAtomic(path, append(raw, '\n'), mode, dirMode); err != nil {
 		return 0, fmt.Errorf("hook key set: %w", err)
 	}
 	return len(keys), nil

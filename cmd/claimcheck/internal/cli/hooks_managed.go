@@ -67,8 +67,12 @@ func readReceipt(systemDir string) (managedReceipt, bool, error) {
 // writePublic writes b to path atomically, mode 0644 in 0755 directories:
 // the developer's user (as whom Claude Code and the hook run) must read
 // managed files, and only their owner may write them.
-func writePublic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+func writePublic(path string, b []byte) error { return writeAtomic(path, b, 0o644, 0o755) }
+
+// writeAtomic replaces path with b (synced, then renamed over it), creating
+// its directories with dirMode.
+func writeAtomic(path string, b []byte, mode, dirMode os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
@@ -80,7 +84,7 @@ func writePublic(path string, b []byte) error {
 		_ = tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		_ = tmp.Close()
 		return err
 	}
