@@ -170,3 +170,22 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// A receipt that is not what install writes stops install --managed with
+// an error naming it, before the managed settings change.
+func TestManagedInstallRefusesAMalformedReceipt(t *testing.T) {
+	settings, systemDir, env := managedFixture(t)
+	if err := os.MkdirAll(systemDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(receiptPath(systemDir), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, env, "hooks", "install", "--managed", "--settings", settings, "--system-dir", systemDir, "--hook-command", fakeHook(t))
+	if r.code == 0 || !strings.Contains(r.stderr, receiptPath(systemDir)) {
+		t.Fatalf("%+v, want a refusal naming the receipt", r)
+	}
+	if _, err := os.Stat(settings); !os.IsNotExist(err) {
+		t.Fatal("the managed settings were written despite the unreadable receipt")
+	}
+}
