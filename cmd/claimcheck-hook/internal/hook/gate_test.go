@@ -2,6 +2,7 @@ package hook
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -290,6 +291,7 @@ func TestGateOutagesFailClosedWithinTheDeadline(t *testing.T) {
 	})
 	t.Run("no gatekeeper", func(t *testing.T) {
 		g.nc.Close()
+		waitNoResponders(t, f.env["CLAIMCHECK_NATS_URL"])
 		check(t, "Stop", stopPayload, "no gatekeeper is running")
 		check(t, "PreToolUse", preToolPayload, "no gatekeeper is running")
 	})
@@ -307,6 +309,28 @@ func TestGateOutagesFailClosedWithinTheDeadline(t *testing.T) {
 	for _, r := range recs {
 		if r.Decision.Source != schemas.SourceHook || r.Decision.Decision == schemas.GateAllow {
 			t.Fatalf("record %+v", r.Decision)
+		}
+	}
+}
+
+// waitNoResponders returns once the server has dropped a closed
+// gatekeeper's subscriptions: it notices the closed connection on its
+// own schedule, and a request that arrives before then is delivered to
+// the dead subscriber and times out instead of getting "no responders".
+func waitNoResponders(t *testing.T, url string) {
+	t.Helper()
+	nc, _ := natstest.Connect(t, url)
+	defer nc.Close()
+	for _, kind := range []string{subject.GateStop, subject.GatePreTool} {
+		give := time.Now().Add(10 * time.Second)
+		for {
+			_, err := nc.Request(subject.Gate("probe", kind), nil, 200*time.Millisecond)
+			if errors.Is(err, nats.ErrNoResponders) {
+				break
+			}
+			if time.Now().After(give) {
+				t.Fatalf("the server still routes %s requests to the closed gatekeeper: %v", kind, err)
+			}
 		}
 	}
 }
