@@ -13,6 +13,8 @@ TESTFLAGS ?= -count=1 -timeout 15m
 
 .PHONY: build test unit e2e e2e-agents update-clients bench lint fmt-check check-modules clean
 
+# bin/nats-server is the nats-server release claimcheck's modules pin: what a
+# cluster runs (deploy/k8s uses the same version) and e2e's cluster test starts.
 build:
 	@mkdir -p $(BIN)
 	$(BUILD) -o $(BIN)/claimcheck ./cmd/claimcheck
@@ -22,6 +24,7 @@ build:
 	$(BUILD) -o $(BIN)/verifier ./services/verifier/cmd/verifier
 	$(BUILD) -o $(BIN)/gatekeeper ./services/gatekeeper/cmd/gatekeeper
 	$(BUILD) -o $(BIN)/rotator ./services/rotator/cmd/rotator
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/nats-server github.com/nats-io/nats-server/v2
 
 # The README's test command and what CI runs: workspace shape, formatting,
 # every module's unit and integration tests (race detector on), then the

@@ -29,6 +29,9 @@ var binaries = map[string]struct{ pkg, tags string }{
 	"verifier":        {"./services/verifier/cmd/verifier", ""},
 	"gatekeeper":      {"./services/gatekeeper/cmd/gatekeeper", ""},
 	"rotator":         {"./services/rotator/cmd/rotator", ""},
+	// The NATS server a cluster runs (the version claimcheck's modules
+	// pin), for tests of a cluster outside claimcheck up.
+	"nats-server": {"github.com/nats-io/nats-server/v2", ""},
 }
 
 // Build builds the named binaries (all of them when none is named) from

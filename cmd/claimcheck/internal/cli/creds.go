@@ -26,7 +26,8 @@ NATS authority that signs them lives in <data-dir>/auth, which only its owner ca
 read: run these commands where it is (as the user running claimcheck up, or
 wherever the fleet keeps it). Revocations reach running servers at once.`,
 	}
-	creds.AddCommand(a.credsIssueCommand(), a.credsRevokeCommand(), a.credsListCommand(), a.credsPushCommand())
+	creds.AddCommand(a.credsInitCommand(), a.credsIssueCommand(), a.credsRevokeCommand(), a.credsListCommand(), a.credsPushCommand(),
+		a.credsServerConfigCommand())
 	creds.RunE = unknownSubcommand
 	return creds
 }
@@ -249,4 +250,71 @@ func (a *app) credsListCommand() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func (a *app) credsInitCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "init",
+		Short: "Create the NATS authority in --data-dir without starting a server (for a NATS cluster claimcheck up does not run)",
+		Long: `init creates the NATS authority (operator, system account, claimcheck account and a
+signing key per role) in <data-dir>/auth, 0700, as claimcheck up does at its first start.
+It does nothing to an authority that exists. Then give the NATS servers
+claimcheck creds server-config, and every service and host its credentials with
+claimcheck creds issue.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			dir := filepath.Join(a.dataDir(), authSubdir)
+			au, created, err := identity.Open(dir)
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			if created {
+				fmt.Fprintf(a.env.Stdout, "created the NATS authority in %s (account %s); keep it private: whoever reads it can issue any identity\n",
+					au.Dir(), au.AccountKey())
+			} else {
+				fmt.Fprintf(a.env.Stdout, "the NATS authority in %s exists (account %s); nothing changed\n", au.Dir(), au.AccountKey())
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) credsServerConfigCommand() *cobra.Command {
+	var resolverDir, out string
+	cmd := &cobra.Command{
+		Use:   "server-config [--resolver-dir DIR] [--out FILE]",
+		Short: "Print the nats-server configuration that makes a server trust this authority (include it from the server's file)",
+		Long: `server-config prints a nats-server configuration fragment: the operator's JWT, the
+system account, a full account resolver keeping account JWTs in --resolver-dir on the
+server, and the claimcheck and system accounts preloaded. Include it from each NATS
+node's configuration (include "auth.conf"). It holds no secret (JWTs are public), but it
+decides whom the servers trust: give it to them the way you give them their config.
+After revoking or upgrading, claimcheck creds push brings running servers up to date.`,
+		Example: `  claimcheck creds server-config --resolver-dir /data/resolver --out auth.conf
+  kubectl -n claimcheck create secret generic claimcheck-nats-auth --from-file=auth.conf`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			au, err := a.authority()
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			b, err := au.ServerConfig(resolverDir)
+			if err != nil {
+				return &exitError{ExitError, fmt.Errorf("--resolver-dir: %w", err)}
+			}
+			if out == "" || out == "-" {
+				_, err = a.env.Stdout.Write(b)
+				return err
+			}
+			if err := writeAtomic(out, b, 0o644, 0o755); err != nil {
+				return &exitError{ExitError, err}
+			}
+			fmt.Fprintf(a.env.Stdout, "wrote the NATS servers' trust configuration to %s\n", out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&resolverDir, "resolver-dir", "/data/resolver", "where each server keeps account JWTs (a path on the server, on persistent storage)")
+	f.StringVar(&out, "out", "", "write it here; default: standard output")
+	return cmd
 }
