@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	dir, cleanup, err := proctest.BinDir("claimcheck", "claimcheck-hook", "ingest", "verifier", "gatekeeper", "rotator")
+	dir, cleanup, err := proctest.BinDir("claimcheck", "claimcheck-hook", "ingest", "verifier", "gatekeeper", "rotator", "nats-server")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
