@@ -6,7 +6,7 @@ LDFLAGS   := -s -w -X github.com/claimcheck/claimcheck/cmd/claimcheck/internal/c
 # Static binaries: no cgo, so no dynamic loader at start-up (the hook runs on
 # every agent event; see docs/performance.md, "Hook start-up").
 BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
-MODULES   := schemas pkg services/ingest services/verifier services/gatekeeper services/rotator cmd/claimcheck-hook cmd/claimcheck
+MODULES   := schemas pkg services/ingest services/verifier services/gatekeeper services/rotator cmd/claimcheck-hook cmd/claimcheck deploy
 # -race needs cgo; CI machines have gcc. RACE= (empty) runs without it.
 RACE      ?= -race
 TESTFLAGS ?= -count=1 -timeout 15m
