@@ -6,12 +6,12 @@ LDFLAGS   := -s -w -X github.com/claimcheck/claimcheck/cmd/claimcheck/internal/c
 # Static binaries: no cgo, so no dynamic loader at start-up (the hook runs on
 # every agent event; see docs/performance.md, "Hook start-up").
 BUILD     := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
-MODULES   := schemas pkg services/ingest services/verifier services/gatekeeper services/rotator cmd/claimcheck-hook cmd/claimcheck
+MODULES   := schemas pkg services/ingest services/verifier services/gatekeeper services/rotator cmd/claimcheck-hook cmd/claimcheck deploy
 # -race needs cgo; CI machines have gcc. RACE= (empty) runs without it.
 RACE      ?= -race
 TESTFLAGS ?= -count=1 -timeout 15m
 
-.PHONY: build test unit e2e e2e-agents update-clients bench lint fmt-check check-modules clean
+.PHONY: build test unit e2e e2e-agents update-clients bench lint fmt-check check-modules manifests clean
 
 # bin/nats-server is the nats-server release claimcheck's modules pin: what a
 # cluster runs (deploy/k8s uses the same version) and e2e's cluster test starts.
@@ -71,6 +71,16 @@ lint:
 	@echo "== lint the lean hook build (-tags oneshot_notls)"
 	cd pkg && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml --build-tags oneshot_notls ./oneshot/... ./decision/...
 	cd cmd/claimcheck-hook && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml --build-tags oneshot_notls ./...
+
+# The Kubernetes manifests (deploy/k8s, docs/deploy.md) as kubectl apply -k
+# would send them, one file per overlay; kustomize is pinned in tools/go.mod.
+manifests:
+	@mkdir -p $(BIN)/manifests
+	cd tools && GOWORK=off $(GO) build -o $(BIN)/kustomize sigs.k8s.io/kustomize/kustomize/v5
+	@set -e; for o in dev prod; do \
+		$(BIN)/kustomize build deploy/k8s/overlays/$$o > $(BIN)/manifests/$$o.yaml; \
+		echo "$(BIN)/manifests/$$o.yaml"; \
+	done
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -29,6 +29,7 @@ allowed() { # module importer → allowed prefixes of imported claimcheck module
     cmd/claimcheck) echo "schemas pkg services cmd/claimcheck" ;;
     e2e) echo "schemas pkg e2e" ;;
     bench) echo "schemas pkg services cmd bench" ;;
+    deploy) echo "schemas pkg deploy" ;;
   esac
 }
 for m in "${MODULES[@]}"; do
