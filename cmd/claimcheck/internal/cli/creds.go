@@ -269,8 +269,8 @@ claimcheck creds issue.`,
 				return &exitError{ExitError, err}
 			}
 			if created {
-				fmt.Fprintf(a.env.Stdout, "created the NATS authority in %s (account %s); keep it private: whoever reads it can issue any identity\n",
-					au.Dir(), au.AccountKey())
+				fmt.Fprintf(a.env.Stdout, "created the NATS authority in %s (account %s); keep it private: "+
+					"whoever reads it can issue any identity\n", au.Dir(), au.AccountKey())
 			} else {
 				fmt.Fprintf(a.env.Stdout, "the NATS authority in %s exists (account %s); nothing changed\n", au.Dir(), au.AccountKey())
 			}
@@ -314,7 +314,8 @@ After revoking or upgrading, claimcheck creds push brings running servers up to 
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&resolverDir, "resolver-dir", "/data/resolver", "where each server keeps account JWTs (a path on the server, on persistent storage)")
+	f.StringVar(&resolverDir, "resolver-dir", "/data/resolver",
+		"where each server keeps account JWTs (a path on the server, on persistent storage)")
 	f.StringVar(&out, "out", "", "write it here; default: standard output")
 	return cmd
 }
