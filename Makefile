@@ -39,6 +39,23 @@ unit:
 	@echo "== go test -tags oneshot_notls (the lean claimcheck-hook build)"
 	cd pkg && CGO_ENABLED=1 $(GO) test $(RACE) $(TESTFLAGS) -tags oneshot_notls ./oneshot/ ./decision/
 	cd cmd/claimcheck-hook && CGO_ENABLED=1 $(GO) test $(RACE) $(TESTFLAGS) -tags oneshot_notls ./...
+	@echo "== go test tools/cmd/... (make images' ociimage; tools/go.mod, outside the workspace)"
+	cd tools && GOWORK=off $(GO) test $(TESTFLAGS) ./cmd/...
+
+# OCI images of the service binaries without a container daemon
+# (docs/images.md): one layout bin/images/oci holding claimcheck/<name>:$(VERSION)
+# for each, and bin/images/<name>.tar for docker load / podman load. Every
+# timestamp is SOURCE_DATE_EPOCH (default: the commit's time), so the same
+# binaries give the same digests. ociimage is built from tools/go.mod (outside
+# the workspace), which keeps go-containerregistry out of the product modules.
+IMAGES            ?= claimcheck ingest verifier gatekeeper rotator
+IMAGE_SOURCE      ?= https://github.com/claimcheck/claimcheck
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+.PHONY: images
+images: build
+	cd tools && GOWORK=off $(GO) build -o $(BIN)/ociimage ./cmd/ociimage
+	$(BIN)/ociimage -bin $(BIN) -out $(BIN)/images -names '$(IMAGES)' -version '$(VERSION)' \
+		-source '$(IMAGE_SOURCE)' -revision '$(shell git rev-parse HEAD 2>/dev/null)' -epoch '$(SOURCE_DATE_EPOCH)' -arch "$$($(GO) env GOARCH)"
 
 # Every black-box test, e2e/agents (the real agent CLIs) included.
 e2e: build

@@ -101,7 +101,8 @@ type gateSample struct {
 }
 
 type gateEnv struct {
-	srv      *embedded.Server
+	srv      *embedded.Server // nil when the server is another process's
+	url      string
 	nc       *nats.Conn // bench client
 	js       jetstream.JetStream
 	opts     stream.Options
@@ -340,7 +341,7 @@ func gateSetup(dir string) (*gateEnv, drain, error) {
 	if err != nil {
 		return nil, drain{}, err
 	}
-	ge.srv = srv
+	ge.srv, ge.url = srv, srv.ClientURL()
 	if ge.nc, err = ge.conn("ccbench"); err != nil {
 		return fail(err)
 	}
@@ -348,19 +349,8 @@ func gateSetup(dir string) (*gateEnv, drain, error) {
 	if err := stream.Ensure(ctx, ge.js, ge.opts); err != nil {
 		return fail(err)
 	}
-	reg, err := keyring.OpenRegistry(ctx, ge.js)
+	keyDir, err := ge.ensureKeys(ctx, dir)
 	if err != nil {
-		return fail(err)
-	}
-	keyDir := filepath.Join(dir, "keys")
-	if _, _, err := keyring.EnsureFirst(ctx, reg, keyring.Dir{Path: keyDir}, keyring.ECDSA, time.Now()); err != nil {
-		return fail(err)
-	}
-	ge.keysPath = filepath.Join(dir, "hook", "gate-keys.json")
-	if err := writeGateKeys(ctx, reg, ge.keysPath); err != nil {
-		return fail(err)
-	}
-	if ge.keys, err = decision.LoadKeys(ge.keysPath); err != nil {
 		return fail(err)
 	}
 
@@ -395,8 +385,49 @@ func gateSetup(dir string) (*gateEnv, drain, error) {
 			return fail(fmt.Errorf("gatekeeper not ready after a minute: %w", ge.svc.Ready()))
 		}
 	}
-	// The sessions: a prompt, a passing `go test ./...` and a Stop each,
-	// as claimcheck-hook publishes them.
+	events, err := ge.fillSessions()
+	if err != nil {
+		return fail(err)
+	}
+	cpu0, start := procCPU(os.Getpid()), time.Now()
+	if err := ge.startIngest(); err != nil {
+		return fail(err)
+	}
+	if _, err := ge.waitDrained(); err != nil {
+		return fail(err)
+	}
+	chained := drain{n: uint64(events), d: time.Since(start), cpu: procCPU(os.Getpid()) - cpu0}
+
+	return ge, chained, nil
+}
+
+// ensureKeys creates the first signing key in dir/keys and the hook's
+// trusted key set the way `claimcheck up` does, and loads that key set to
+// verify replies. It returns the key directory.
+func (ge *gateEnv) ensureKeys(ctx context.Context, dir string) (string, error) {
+	reg, err := keyring.OpenRegistry(ctx, ge.js)
+	if err != nil {
+		return "", err
+	}
+	keyDir := filepath.Join(dir, "keys")
+	if _, _, err := keyring.EnsureFirst(ctx, reg, keyring.Dir{Path: keyDir}, keyring.ECDSA, time.Now()); err != nil {
+		return "", err
+	}
+	ge.keysPath = filepath.Join(dir, "hook", "gate-keys.json")
+	if err := writeGateKeys(ctx, reg, ge.keysPath); err != nil {
+		return "", err
+	}
+	if ge.keys, err = decision.LoadKeys(ge.keysPath); err != nil {
+		return "", err
+	}
+	return keyDir, nil
+}
+
+// fillSessions makes gateSessions sessions (a prompt, a passing
+// `go test ./...` and a Stop each, as claimcheck-hook publishes them) and
+// publishes their events to INTAKE for ingest to chain. It returns how many
+// it published.
+func (ge *gateEnv) fillSessions() (int, error) {
 	src := envelope.Source{Host: "bench", AgentType: "claude-code", AgentID: "bench@host"}
 	type event struct {
 		subj, id string
@@ -417,11 +448,11 @@ func gateSetup(dir string) (*gateEnv, drain, error) {
 		for seq, p := range payloads {
 			eid, err := ge.gen.New()
 			if err != nil {
-				return fail(err)
+				return 0, err
 			}
 			data, err := envelope.Event(eid, name, p.hook, uint64(seq+1), time.Now(), src, []byte(p.raw))
 			if err != nil {
-				return fail(err)
+				return 0, err
 			}
 			events = append(events, event{subject.Intake(subject.OriginHook, "bench", name, id.EventToken(p.hook)), eid, data})
 			if p.hook == "Stop" {
@@ -436,23 +467,14 @@ func gateSetup(dir string) (*gateEnv, drain, error) {
 		m.Header.Set(jetstream.MsgIDHeader, events[i].id)
 		return m
 	}); err != nil {
-		return fail(err)
+		return 0, err
 	}
-	cpu0, start := procCPU(os.Getpid()), time.Now()
-	if err := ge.startIngest(); err != nil {
-		return fail(err)
-	}
-	if _, err := ge.waitDrained(); err != nil {
-		return fail(err)
-	}
-	chained := drain{n: uint64(len(events)), d: time.Since(start), cpu: procCPU(os.Getpid()) - cpu0}
-
-	return ge, chained, nil
+	return len(events), nil
 }
 
 // conn opens a client connection that close will close.
 func (ge *gateEnv) conn(name string) (*nats.Conn, error) {
-	c, err := nats.Connect(ge.srv.ClientURL(), nats.Name(name))
+	c, err := nats.Connect(ge.url, nats.Name(name))
 	if err != nil {
 		return nil, err
 	}
@@ -542,8 +564,15 @@ func (ge *gateEnv) waitDrained() (drain, error) {
 	if ge.ingest == nil {
 		return drain{}, errors.New("ingest is not running")
 	}
+	return ge.waitChained(ge.ingest.done, func() time.Duration { return procCPU(os.Getpid()) })
+}
+
+// waitChained waits until ingest, which sends on done if it stops, has
+// chained everything in INTAKE and reports how much that was, how long it
+// took and the CPU (cpu) it cost.
+func (ge *gateEnv) waitChained(done chan error, cpu func() time.Duration) (drain, error) {
 	ctx := context.Background()
-	cpu0, start := procCPU(os.Getpid()), time.Now()
+	cpu0, start := cpu(), time.Now()
 	n, err := ge.intakePending(ctx)
 	if err != nil {
 		return drain{}, err
@@ -553,8 +582,8 @@ func (ge *gateEnv) waitDrained() (drain, error) {
 			return drain{}, fmt.Errorf("ingest: %d of %d INTAKE messages still pending after 10 minutes", pending, n)
 		}
 		select {
-		case err := <-ge.ingest.done:
-			ge.ingest.done <- err
+		case err := <-done:
+			done <- err
 			return drain{}, fmt.Errorf("ingest stopped: %w", err)
 		case <-time.After(10 * time.Millisecond):
 		}
@@ -562,7 +591,7 @@ func (ge *gateEnv) waitDrained() (drain, error) {
 			return drain{}, err
 		}
 	}
-	return drain{n: max(n, 1), d: time.Since(start), cpu: procCPU(os.Getpid()) - cpu0}, nil
+	return drain{n: max(n, 1), d: time.Since(start), cpu: cpu() - cpu0}, nil
 }
 
 // writeGateKeys writes the registry's exported key set as

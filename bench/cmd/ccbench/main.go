@@ -15,6 +15,8 @@
 //     from the hook's exec; see gate.go.
 //   - archive: entries/s and compression of a rotator archive pass beside a
 //     plain copy of the same ledger messages; see archive.go.
+//   - scale: verifier and gatekeeper processes each under a CPU quota
+//     (cgroups) at 1, 2 and 4 processes; see scale.go.
 package main
 
 import (
@@ -74,6 +76,9 @@ type options struct {
 	gateRuns     int
 	// archive
 	archiveEntries int
+	// scale
+	scaleCPU      float64
+	scaleInFlight int
 	// profiling
 	cpuProfile string
 	// ingest
@@ -82,6 +87,9 @@ type options struct {
 }
 
 func run() error {
+	if len(os.Args) == 3 && os.Args[1] == serveNATSArg {
+		return serveNATS(os.Args[2])
+	}
 	var o options
 	flag.StringVar(&o.bin, "bin", "../bin", "directory with the built binaries")
 	flag.BoolVar(&o.quick, "quick", false, "short run (fewer samples)")
@@ -91,10 +99,13 @@ func run() error {
 	flag.StringVar(&o.baselineHook, "baseline-hook", "",
 		"a claimcheck-hook of an earlier revision to time beside this one, on a NATS as it ran (no credentials, its INTAKE subjects)")
 	flag.BoolVar(&o.skipR3, "skip-r3", false, "skip the three-server cluster")
-	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet,gate,archive", "which tables to print")
+	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet,gate,archive,scale", "which tables to print")
 	flag.IntVar(&o.gateRequests, "gate-requests", 5000, "gate requests per latency row (at 1000/s)")
 	flag.IntVar(&o.gateRuns, "gate-runs", 200, "hook executions per contender in the gate end-to-end table")
 	flag.IntVar(&o.archiveEntries, "archive-entries", 80000, "ledger entries in the archive table")
+	flag.Float64Var(&o.scaleCPU, "scale-cpu", 0.25,
+		"scale: the CPU quota of each verifier and gatekeeper process (cgroup cpu controller; needs root)")
+	flag.IntVar(&o.scaleInFlight, "scale-in-flight", 128, "scale: gate requests in flight (closed loop) in the gatekeeper rows")
 	flag.StringVar(&o.ingestWorkloads, "ingest-workloads", "",
 		"ingest: run only the workloads whose name contains one of these comma-separated words (default: all)")
 	flag.StringVar(&o.drainProfiles, "drain-profiles", "",
@@ -133,7 +144,7 @@ func run() error {
 		name string
 		run  func(options, string) error
 	}{{"hook", hookBench}, {"ingest", ingestBench}, {"signing", signingBench}, {"fleet", fleetBench}, {"gate", gateBench}, {
-		"archive", archiveBench}}
+		"archive", archiveBench}, {"scale", scaleBench}}
 	want := strings.Split(o.sections, ",")
 	for _, w := range want {
 		if !slices.ContainsFunc(sections, func(s struct {
@@ -849,10 +860,23 @@ func numCPU() int {
 
 // localJS is one embedded JetStream server (sync_interval always, a random
 // loopback port) with a client and the streams ensured.
+// localJS is a JetStream server on loopback and a client of it: in this
+// process (srv) or in a child process (proc; see startProcJS).
 type localJS struct {
 	srv *embedded.Server
 	nc  *nats.Conn
 	js  jetstream.JetStream
+	// a server in a child process
+	proc      *exec.Cmd
+	stdin     io.Closer // closing it stops the child
+	clientURL string
+}
+
+func (l *localJS) url() string {
+	if l.srv != nil {
+		return l.srv.ClientURL()
+	}
+	return l.clientURL
 }
 
 func startLocalJS(ctx context.Context, storeDir string, jsOpts ...jetstream.JetStreamOpt) (*localJS, error) {
@@ -876,7 +900,20 @@ func startLocalJS(ctx context.Context, storeDir string, jsOpts ...jetstream.JetS
 
 func (l *localJS) close() {
 	l.nc.Close()
-	l.srv.Shutdown()
+	if l.srv != nil {
+		l.srv.Shutdown()
+	}
+	if l.proc != nil {
+		_ = l.stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = l.proc.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = l.proc.Process.Kill()
+			<-done
+		}
+	}
 }
 
 // wantsWorkload reports whether -ingest-workloads selects the named workload.

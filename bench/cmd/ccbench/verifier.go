@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/keyring/keyringtest"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
+	"github.com/claimcheck/claimcheck/pkg/payload"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
@@ -250,6 +252,10 @@ type fleetMode struct {
 	sessions int  // claims spread over this many sessions
 	oneByOne bool // each session's claims made one at a time
 	oneCPU   bool // GOMAXPROCS=1 in every verifier process
+	// quotas, when set, puts each verifier process in its own cgroup with
+	// a CPU quota, runs the NATS server in its own process and queues the
+	// claims once every verifier is ready (the scale section).
+	quotas *cpuQuotas
 }
 
 func fleetBench(o options, tmp string) error {
@@ -308,12 +314,16 @@ func fleetBench(o options, tmp string) error {
 
 func fleetRun(o options, dir string, procs, claims int, m fleetMode) (fleetResult, error) {
 	ctx := context.Background()
-	l, err := startLocalJS(ctx, filepath.Join(dir, "nats"), jetstream.WithPublishAsyncMaxPending(2000))
+	start := startLocalJS
+	if m.quotas != nil {
+		start = startProcJS // the server's CPU apart from the benchmark's
+	}
+	l, err := start(ctx, filepath.Join(dir, "nats"), jetstream.WithPublishAsyncMaxPending(2000))
 	if err != nil {
 		return fleetResult{}, err
 	}
 	defer l.close()
-	srv, js := l.srv, l.js
+	js := l.js
 	reg, err := keyring.OpenRegistry(ctx, js)
 	if err != nil {
 		return fleetResult{}, err
@@ -322,63 +332,195 @@ func fleetRun(o options, dir string, procs, claims int, m fleetMode) (fleetResul
 	if _, _, err := keyring.EnsureFirst(ctx, reg, keyring.Dir{Path: keyDir}, keyring.ECDSA, time.Now()); err != nil {
 		return fleetResult{}, err
 	}
-	drive, err := queueClaims(ctx, l.nc, js, claims, m.sessions, m.oneByOne)
+	// With quotas, the claims are queued once every verifier is ready, so
+	// that the slowest start-up does not count as scaling.
+	drive, err := queueClaims(ctx, l.nc, js, claimLoad{claims: claims, sessions: m.sessions, oneByOne: m.oneByOne,
+		deferQueue: m.quotas != nil})
 	if err != nil {
 		return fleetResult{}, err
 	}
 	selfStart := procCPU(os.Getpid())
-	var wg sync.WaitGroup
-	var cmds []*exec.Cmd
-	var metricsURLs []string
-	for i := range procs {
-		port, err := freePort()
+	fl, err := startFleet(o, l.url(), keyDir, procs, m)
+	defer fl.stop()
+	if err != nil {
+		return fleetResult{}, err
+	}
+	if m.quotas != nil {
+		if err := fl.ready(time.Minute); err != nil {
+			return fleetResult{}, err
+		}
+		selfStart = procCPU(os.Getpid())
+	}
+	driven := make(chan error, 1)
+	go func() { driven <- drive() }()
+	r, err := waitAttestations(ctx, js, claims, driven, fl.cpu(l))
+	if err != nil {
+
+		return fleetResult{}, err
+	}
+	r.verifier = fl.cpu(l)().services / time.Duration(claims)
+	r.server = (procCPU(os.Getpid()) - selfStart) / time.Duration(claims)
+	var conflicts float64
+	for _, u := range fl.metrics {
+		v, err := scrapeCounter(u, "claimcheck_verifier_append_conflicts_total")
 		if err != nil {
 			return fleetResult{}, err
 		}
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		metricsURLs = append(metricsURLs, "http://"+addr+"/metrics")
-		cmd := exec.Command(filepath.Join(o.bin, "verifier"), "--nats-url", srv.ClientURL(), "--http-listen", addr, "--log-level", "warn")
-		cmd.Env = append(os.Environ(), "CLAIMCHECK_VERIFIER_KEY_DIR="+keyDir, fmt.Sprintf("CLAIMCHECK_VERIFIER_ID=bench-%d", i))
-		cmd.Env = append(cmd.Env, fmt.Sprintf("CLAIMCHECK_VERIFIER_WORKERS=%d", fleetWorkers))
-		if m.oneCPU {
-			cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
+		conflicts += v // NaN (not reported) stays NaN
+	}
+	r.conflicts = conflicts / float64(claims)
+	return r, nil
+}
+
+// fleet is the service processes of one run: verifiers or gatekeepers.
+type fleet struct {
+	cmds    []*exec.Cmd
+	groups  []string // their cgroups (with quotas)
+	metrics []string // their /metrics URLs
+	exited  []chan struct{}
+	quotas  *cpuQuotas
+	wg      sync.WaitGroup
+}
+
+// startFleet starts procs verifier processes on the server at url, each in
+// its own cgroup when m has quotas.
+func startFleet(o options, url, keyDir string, procs int, m fleetMode) (*fleet, error) {
+	env := []string{"CLAIMCHECK_VERIFIER_KEY_DIR=" + keyDir, fmt.Sprintf("CLAIMCHECK_VERIFIER_WORKERS=%d", fleetWorkers)}
+	if m.oneCPU {
+		env = append(env, "GOMAXPROCS=1")
+	}
+	return startServices(filepath.Join(o.bin, "verifier"), url, procs, m.quotas, func(i int) []string {
+		return append(slices.Clip(env), fmt.Sprintf("CLAIMCHECK_VERIFIER_ID=bench-%d", i))
+	})
+}
+
+// startServices starts procs processes of the service binary bin on the
+// server at url, with the environment env(i) beside this process's, each
+// in its own cgroup when quotas is set. The fleet is stopped (stop) even
+// on error.
+func startServices(bin, url string, procs int, quotas *cpuQuotas, env func(i int) []string) (*fleet, error) {
+	fl := &fleet{quotas: quotas}
+	for i := range procs {
+		port, err := freePort()
+		if err != nil {
+			return fl, err
 		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		fl.metrics = append(fl.metrics, "http://"+addr+"/metrics")
+		args := []string{"--nats-url", url, "--http-listen", addr, "--log-level", "warn"}
+		cmd := exec.Command(bin, args...)
+		cmd.Env = os.Environ()
+		if quotas != nil {
+			dir, err := quotas.group(fmt.Sprintf("%s-%d", filepath.Base(bin), i))
+			if err != nil {
+				return fl, err
+			}
+			fl.groups = append(fl.groups, dir)
+			cmd = quotas.command(dir, bin, args...)
+		}
+		cmd.Env = append(cmd.Env, env(i)...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
-			return fleetResult{}, err
+			return fl, err
 		}
-		cmds = append(cmds, cmd)
-		wg.Go(func() {
+		fl.cmds = append(fl.cmds, cmd)
+		exited := make(chan struct{})
+		fl.exited = append(fl.exited, exited)
+		fl.wg.Go(func() {
+			defer close(exited)
 			if err := cmd.Wait(); err != nil && stderr.Len() > 0 {
-				fmt.Fprintf(os.Stderr, "verifier %d: %v\n%s", i, err, stderr.String())
+				fmt.Fprintf(os.Stderr, "%s %d: %v\n%s", filepath.Base(bin), i, err, stderr.String())
 			}
 		})
 	}
-	defer func() {
-		for _, c := range cmds {
-			_ = c.Process.Kill()
+	return fl, nil
+}
+
+// ready waits until every process answers /readyz.
+func (fl *fleet) ready(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, u := range fl.metrics {
+		u = strings.TrimSuffix(u, "/metrics") + "/readyz"
+		for {
+			resp, err := http.Get(u) //nolint:gosec,noctx // the benchmark's own child process on loopback
+			if err == nil {
+				_ = resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s not ready after %s", u, timeout)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		wg.Wait()
-	}()
+	}
+	return nil
+}
+
+// stop kills the processes, waits for them and removes their cgroups.
+func (fl *fleet) stop() {
+	for _, c := range fl.cmds {
+		_ = c.Process.Kill()
+	}
+	fl.wg.Wait()
+	if fl.quotas != nil {
+		if err := fl.quotas.removeAll(); err != nil {
+			fmt.Fprintln(os.Stderr, "ccbench:", err)
+		}
+	}
+}
+
+// cpuSample is the CPU time used so far by the processes of a run.
+type cpuSample struct {
+	at        time.Time
+	services  time.Duration // the fleet
+	server    time.Duration // the NATS server when in its own process, else 0
+	bench     time.Duration // this process (with the NATS server when in-process)
+	ingest    time.Duration // an ingest process, if any
+	throttled throttling    // the fleet's cgroups, summed
+}
+
+func (s cpuSample) sub(t cpuSample) cpuSample {
+	return cpuSample{at: s.at, services: s.services - t.services, server: s.server - t.server, bench: s.bench - t.bench,
+		ingest: s.ingest - t.ingest, throttled: s.throttled.sub(t.throttled)}
+}
+
+// all is the CPU time of every process.
+func (s cpuSample) all() time.Duration { return s.services + s.server + s.bench + s.ingest }
+
+// cpu returns a function sampling the CPU of the fleet, the server of l
+// and this process.
+func (fl *fleet) cpu(l *localJS) func() cpuSample {
+	return func() cpuSample {
+		s := cpuSample{at: time.Now(), bench: procCPU(os.Getpid())}
+		if l.proc != nil {
+			s.server = procCPU(l.proc.Process.Pid)
+		}
+		for _, c := range fl.cmds {
+			s.services += procCPU(c.Process.Pid)
+		}
+		for _, g := range fl.groups {
+			t := fl.quotas.stat(g)
+			s.throttled.periods += t.periods
+			s.throttled.throttled += t.throttled
+		}
+		return s
+	}
+}
+
+// waitAttestations polls ATTEST until it holds claims attestations (ten
+// minutes at most; an error of driven ends it) and returns the rate from
+// the first to the last, and the CPU used over that time.
+func waitAttestations(ctx context.Context, js jetstream.JetStream, claims int, driven <-chan error, cpu func() cpuSample) (
+	fleetResult, error) {
 	att, err := js.Stream(ctx, stream.Attest)
 	if err != nil {
 		return fleetResult{}, err
 	}
-	driven := make(chan error, 1)
-	go func() { driven <- drive() }()
 	deadline := time.Now().Add(10 * time.Minute)
-	// CPU of every process (verifiers, and this one with the server) from
-	// the first attestation on: how busy the machine is while it works.
-	allCPU := func() time.Duration {
-		d := procCPU(os.Getpid())
-		for _, c := range cmds {
-			d += procCPU(c.Process.Pid)
-		}
-		return d
-	}
-	var busyFrom time.Time
-	var cpuFrom time.Duration
+	var from cpuSample
 	for {
 		select {
 		case err := <-driven:
@@ -391,11 +533,13 @@ func fleetRun(o options, dir string, procs, claims int, m fleetMode) (fleetResul
 		if err != nil {
 			return fleetResult{}, err
 		}
-		if busyFrom.IsZero() && info.State.Msgs > 0 {
-			busyFrom, cpuFrom = time.Now(), allCPU()
+		// CPU of every process from the first attestation on: how busy the
+		// machine is while it works.
+		if from.at.IsZero() && info.State.Msgs > 0 {
+			from = cpu()
 		}
 		if int(info.State.Msgs) >= claims {
-			busy := float64(allCPU()-cpuFrom) / float64(time.Since(busyFrom))
+			used := cpu().sub(from)
 			first, err := att.GetMsg(ctx, info.State.FirstSeq)
 			if err != nil {
 				return fleetResult{}, err
@@ -404,26 +548,12 @@ func fleetRun(o options, dir string, procs, claims int, m fleetMode) (fleetResul
 			if err != nil {
 				return fleetResult{}, err
 			}
-			var vcpu time.Duration
-			for _, c := range cmds {
-				vcpu += procCPU(c.Process.Pid)
-			}
-			var conflicts float64
-			for _, u := range metricsURLs {
-				v, err := scrapeCounter(u, "claimcheck_verifier_append_conflicts_total")
-				if err != nil {
-					return fleetResult{}, err
-				}
-				conflicts += v // NaN (not reported) stays NaN
-			}
-			res := fleetResult{
-				rate:      float64(claims-1) / last.Time.Sub(first.Time).Seconds(),
-				verifier:  vcpu / time.Duration(claims),
-				server:    (procCPU(os.Getpid()) - selfStart) / time.Duration(claims),
-				conflicts: conflicts / float64(claims),
-				busy:      busy,
-			}
-			return res, nil
+			return fleetResult{
+				rate: float64(claims-1) / last.Time.Sub(first.Time).Seconds(),
+				busy: float64(used.all()) / float64(used.at.Sub(from.at)),
+				used: used,
+				wall: used.at.Sub(from.at),
+			}, nil
 		}
 		if time.Now().After(deadline) {
 			return fleetResult{}, fmt.Errorf("%d of %d attestations in 10 minutes", info.State.Msgs, claims)
@@ -437,8 +567,8 @@ func fleetRun(o options, dir string, procs, claims int, m fleetMode) (fleetResul
 // CLAIMS. Pre-queued, it does all of it before returning (drive does
 // nothing); one by one, it writes the sessions, and drive then makes each
 // session's claims in turn, waiting for each answer before the next.
-func queueClaims(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, claims, sessions int, oneByOne bool) (
-	drive func() error, err error) {
+func queueClaims(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, load claimLoad) (drive func() error, err error) {
+	claims, sessions, oneByOne := load.claims, load.sessions, load.oneByOne
 	app := ledger.NewAppender(js, ledger.AppenderConfig{})
 	gen := id.NewGenerator(clock.Real{}, nil)
 	now := time.Now().UTC().Format(time.RFC3339Nano)
@@ -464,9 +594,19 @@ func queueClaims(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cla
 		}
 		ce := entry(name, schemas.EntryContract, "UserPromptSubmit", "", "")
 		ce.Contract = &c
+		// The run as the agent's tool loop records it: a PreToolUse and its
+		// result, paired by tool_use_id and the same input (as ingest
+		// records them; the verifier trusts no result without its call).
+		useID := fmt.Sprintf("toolu_bench_%04d", s)
+		pre := entry(name, schemas.EntryEvent, "PreToolUse", "Bash", fmt.Sprintf(
+			`{"session_id":%q,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_use_id":%q}`,
+			name, useID))
 		run := entry(name, schemas.EntryEvent, "PostToolUse", "Bash", fmt.Sprintf(
-			`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/store\t0.412s\n","stderr":"","interrupted":false}}`, name))
-		perSession[s] = []*schemas.Entry{p, ce, run}
+			`{"session_id":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./..."},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/store\t0.412s\n","stderr":"","interrupted":false},"tool_use_id":%q}`, name, useID))
+		for _, e := range []*schemas.Entry{pre, run} {
+			e.ToolUseID, e.ToolInput = useID, payload.ToolInputDigest([]byte(*e.Payload))
+		}
+		perSession[s] = []*schemas.Entry{p, ce, pre, run}
 	}
 	claim := func(s int, replyTo string) (*schemas.Entry, schemas.ClaimWork) {
 		name := fmt.Sprintf("bench-%04d", s)
@@ -500,7 +640,11 @@ func queueClaims(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cla
 		}
 	}
 	if !oneByOne {
-		return none, publishAll(js, len(works), func(i int) *nats.Msg { return workMsg(works[i]) })
+		queue := func() error { return publishAll(js, len(works), func(i int) *nats.Msg { return workMsg(works[i]) }) }
+		if load.deferQueue {
+			return queue, nil
+		}
+		return none, queue()
 	}
 	return func() error {
 		var wg sync.WaitGroup
@@ -537,7 +681,16 @@ func queueClaims(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cla
 	}, nil
 }
 
+// claimLoad is what queueClaims queues: claims over sessions, pre-queued
+// (queued before it returns, or by drive with deferQueue) or one by one.
+type claimLoad struct {
+	claims, sessions     int
+	oneByOne, deferQueue bool
+}
+
 type fleetResult struct {
+	used             cpuSample     // CPU from the first attestation to the last
+	wall             time.Duration // that time
 	rate             float64
 	verifier, server time.Duration // CPU per attestation
 	conflicts        float64       // failed compare-and-sets of verdict appends per attestation
