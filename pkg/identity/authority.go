@@ -559,18 +559,25 @@ func lock(dir string) (func(), error) {
 // operator, the system account, and the two accounts' JWTs, kept by a full
 // resolver in resolverDir.
 func (a *Authority) Server(resolverDir string) (*embedded.Auth, error) {
-	op, err := a.OperatorJWT()
-	if err != nil {
-		return nil, err
-	}
-	sys, err := a.SystemAccountJWT()
-	if err != nil {
-		return nil, err
-	}
-	acc, err := a.AccountJWT()
+	op, sys, acc, err := a.jwts()
 	if err != nil {
 		return nil, err
 	}
 	return &embedded.Auth{OperatorJWT: op, SystemAccount: a.SystemKey(), ResolverDir: resolverDir,
 		Accounts: map[string]string{a.SystemKey(): sys, a.AccountKey(): acc}}, nil
+}
+
+// jwts are what a server trusts: the operator's, the system account's and
+// the claimcheck account's JWTs.
+func (a *Authority) jwts() (op, sys, acc string, err error) {
+	if op, err = a.OperatorJWT(); err != nil {
+		return "", "", "", err
+	}
+	if sys, err = a.SystemAccountJWT(); err != nil {
+		return "", "", "", err
+	}
+	if acc, err = a.AccountJWT(); err != nil {
+		return "", "", "", err
+	}
+	return op, sys, acc, nil
 }

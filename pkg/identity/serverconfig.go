@@ -19,15 +19,7 @@ func (a *Authority) ServerConfig(resolverDir string) ([]byte, error) {
 	if resolverDir == "" || strings.ContainsAny(resolverDir, "\"\n\\") {
 		return nil, fmt.Errorf("resolver dir %q: must be a path without quotes, backslashes or newlines", resolverDir)
 	}
-	op, err := a.OperatorJWT()
-	if err != nil {
-		return nil, err
-	}
-	sys, err := a.SystemAccountJWT()
-	if err != nil {
-		return nil, err
-	}
-	acc, err := a.AccountJWT()
+	op, sys, acc, err := a.jwts()
 	if err != nil {
 		return nil, err
 	}
