@@ -79,6 +79,7 @@ type options struct {
 	// scale
 	scaleCPU      float64
 	scaleInFlight int
+	scaleStore    string
 	// profiling
 	cpuProfile string
 	// ingest
@@ -106,6 +107,9 @@ func run() error {
 	flag.Float64Var(&o.scaleCPU, "scale-cpu", 0.25,
 		"scale: the CPU quota of each verifier and gatekeeper process (cgroup cpu controller; needs root)")
 	flag.IntVar(&o.scaleInFlight, "scale-in-flight", 128, "scale: gate requests in flight (closed loop) in the gatekeeper rows")
+	flag.StringVar(&o.scaleStore, "scale-store", defaultScaleStore(),
+		"scale: where the NATS server keeps its store in the scale rows (default /dev/shm, a tmpfs, where there is one: "+
+			"the rows measure the services, not the disk's fsync rate)")
 	flag.StringVar(&o.ingestWorkloads, "ingest-workloads", "",
 		"ingest: run only the workloads whose name contains one of these comma-separated words (default: all)")
 	flag.StringVar(&o.drainProfiles, "drain-profiles", "",

