@@ -90,13 +90,23 @@ lint:
 	cd cmd/claimcheck-hook && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml --build-tags oneshot_notls ./...
 
 # The Kubernetes manifests (deploy/k8s, docs/deploy.md) as kubectl apply -k
-# would send them, one file per overlay; kustomize is pinned in tools/go.mod.
+# would send them, one file per overlay, with the claimcheck images pinned to
+# the version make images tags ($(VERSION)), under REGISTRY when it is set;
+# kustomize is pinned in tools/go.mod.
+REGISTRY ?=
 manifests:
 	@mkdir -p $(BIN)/manifests
 	cd tools && GOWORK=off $(GO) build -o $(BIN)/kustomize sigs.k8s.io/kustomize/kustomize/v5
 	@set -e; for o in dev prod; do \
-		$(BIN)/kustomize build deploy/k8s/overlays/$$o > $(BIN)/manifests/$$o.yaml; \
-		echo "$(BIN)/manifests/$$o.yaml"; \
+		r=$(BIN)/manifests/release-$$o; rm -rf $$r; mkdir -p $$r; \
+		printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- %s\nimages:\n' \
+			"$$(realpath --relative-to=$$r $(CURDIR)/deploy/k8s/overlays/$$o)" > $$r/kustomization.yaml; \
+		for n in $(IMAGES); do \
+			printf -- '- name: claimcheck/%s\n  newName: %sclaimcheck/%s\n  newTag: "%s"\n' $$n "$(if $(REGISTRY),$(REGISTRY)/)" $$n "$(VERSION)" \
+				>> $$r/kustomization.yaml; \
+		done; \
+		$(BIN)/kustomize build $$r > $(BIN)/manifests/$$o.yaml; \
+		echo "$(BIN)/manifests/$$o.yaml (claimcheck images $(if $(REGISTRY),$(REGISTRY)/)claimcheck/*:$(VERSION))"; \
 	done
 
 fmt-check:
