@@ -155,8 +155,15 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 // Ready returns nil once the service runs.
 func (s *Service) Ready() error { return s.ready.Err() }
 
+// ErrNotOpen is returned by Pass before a successful Open: the rotator has
+// no streams, archive or key registry to work with. Open (or Run) first.
+var ErrNotOpen = errors.New("rotator: not open (no streams, archive or key registry yet)")
+
 // Open connects the service's parts (streams, archive, key registry)
-// without running passes: Run calls it; tests call it and then Pass.
+// without running passes: Run calls it; tests call it and then Pass. It
+// either opens every part or returns an error naming the one that failed
+// (a context that ended while it waited for JetStream included): it never
+// leaves the service half-open.
 func (s *Service) Open(ctx context.Context) error {
 	js, err := jetstream.New(s.set.Conn)
 	if err != nil {
@@ -164,7 +171,7 @@ func (s *Service) Open(ctx context.Context) error {
 	}
 	if err := s.set.Streams(ctx, js, s.cfg.Streams); err != nil {
 		if ctx.Err() != nil {
-			return nil // stopped before JetStream was there
+			return fmt.Errorf("rotator: stopped while waiting for JetStream to be ready: %w", err)
 		}
 		return fmt.Errorf("rotator: %w", err)
 	}
@@ -177,8 +184,6 @@ func (s *Service) Open(ctx context.Context) error {
 		_ = st.Close()
 		return fmt.Errorf("rotator: %w", err)
 	}
-	s.js, s.store, s.reg, s.anchors = js, st, reg, ledger.NewAnchors(js)
-	s.rec = newRecorder(js)
 	// The registry's writer creates its first key (a deployment without
 	// `claimcheck up`); a no-op when there is one.
 	if k, created, err := keyring.EnsureFirst(ctx, reg, keyring.Dir{Path: s.cfg.KeyDir}, s.cfg.KeyAlgorithm,
@@ -189,6 +194,8 @@ func (s *Service) Open(ctx context.Context) error {
 		s.set.Logger.InfoContext(ctx, "rotator: created the first signing key", slog.String("keyid", k.KeyID),
 			slog.String("algorithm", k.Algorithm), slog.Any("dir", s.cfg.KeyDir))
 	}
+	s.js, s.store, s.reg, s.anchors = js, st, reg, ledger.NewAnchors(js)
+	s.rec = newRecorder(js)
 	return nil
 }
 
@@ -204,6 +211,11 @@ func (s *Service) Close() error {
 // A failed pass is logged and counted; the next one retries.
 func (s *Service) Run(ctx context.Context) error {
 	if err := s.Open(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Asked to stop before it could start: not a failure of its own.
+			s.set.Logger.InfoContext(ctx, "rotator stopped before it was open", slog.Any("err", err))
+			return nil
+		}
 		return err
 	}
 	defer s.Close() //nolint:errcheck // nothing to do about it at shutdown
@@ -273,6 +285,9 @@ func (r PassReport) logAttrs() []any {
 // Pass runs one rotation pass at the clock's time.
 func (s *Service) Pass(ctx context.Context) (PassReport, error) {
 	var rep PassReport
+	if s.reg == nil || s.store == nil || s.js == nil {
+		return rep, ErrNotOpen
+	}
 	now := s.set.Clock.Now()
 	start := time.Now()
 	defer func() { s.m.passSeconds.Observe(time.Since(start).Seconds()) }()
