@@ -280,6 +280,7 @@ func (h *hook) deliver(ctx context.Context, eventID, chain, token string, data [
 	}
 	defer func() { _ = lk.Close() }()
 	if !tried && !h.sp.recentlyUnreachable(h.cfg.RetryAfter) {
+		tried = true
 		if c, err := h.dial(ctx); errors.Is(err, oneshot.ErrRefused) {
 			h.refused = err
 		} else if err == nil {
@@ -300,7 +301,12 @@ func (h *hook) deliver(ctx context.Context, eventID, chain, token string, data [
 			_ = c.Close()
 		}
 	}
-	h.sp.markUnreachable()
+	if tried {
+		// Only a failed attempt postpones the next one: a run that spooled
+		// without trying must not, or hooks that run more often than
+		// retry_after would never try NATS again.
+		h.sp.markUnreachable()
+	}
 	if err := h.sp.add(eventID, chain, token, data); err != nil {
 		return fmt.Errorf("spool: %w", err)
 	}

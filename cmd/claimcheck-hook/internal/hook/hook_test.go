@@ -265,6 +265,46 @@ func TestRetryAfterSpoolsWithoutWaiting(t *testing.T) {
 	}
 }
 
+// TestSteadyHooksRetryAfterAnOutage: once NATS is back, hooks that run more
+// often than retry_after deliver again within about retry_after. A run that
+// spools without trying NATS must not count as a new failure: when it did
+// (the torture test found it), an agent calling tools faster than once per
+// retry_after spooled for ever after a one-second outage, and every gated
+// call failed closed.
+func TestSteadyHooksRetryAfterAnOutage(t *testing.T) {
+	f := setup(t, false)
+	port := natstest.FreePort(t)
+	f.env["CLAIMCHECK_NATS_URL"] = fmt.Sprintf("nats://127.0.0.1:%d", port)
+	f.env["CLAIMCHECK_HOOK_RETRY_AFTER"] = "500ms"
+	if r := runHook(t, f.env, hookJSON("steady", "PostToolUse", "")); r.code != 0 {
+		t.Fatalf("while down: %+v", r)
+	}
+	s := natstest.RunServerAt(t, t.TempDir(), fmt.Sprintf("127.0.0.1:%d", port))
+	_, f.js = natstest.Connect(t, s.ClientURL())
+	natstest.Bootstrap(t, f.js, nil)
+	spoolDir := filepath.Join(f.env["CLAIMCHECK_HOOK_STATE_DIR"], "spool")
+	sent := 1
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if r := runHook(t, f.env, hookJSON("steady", "PostToolUse", "")); r.code != 0 {
+			t.Fatalf("run %d: %+v", sent, r)
+		}
+		sent++
+		files, _ := filepath.Glob(filepath.Join(spoolDir, "*.evt"))
+		if len(files) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("NATS has been back for 5s (retry_after 500ms), %d hook runs later %d events are still spooled: "+
+				"hooks running more often than retry_after never try NATS again", sent, len(files))
+		}
+		time.Sleep(50 * time.Millisecond) // the agent's next tool call
+	}
+	if n := len(f.intake(t)); n != sent {
+		t.Fatalf("INTAKE holds %d events, %d were sent", n, sent)
+	}
+}
+
 func TestFlushCommand(t *testing.T) {
 	f := setup(t, false)
 	port := natstest.FreePort(t)
