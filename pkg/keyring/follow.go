@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/claimcheck/claimcheck/pkg/clock"
 )
 
@@ -23,8 +21,9 @@ type FollowConfig struct {
 	// Verify keeps a verification Set of every registered key.
 	Verify bool
 	// Every is how often the keys are reloaded besides on registry
-	// changes (default a minute): a watch misses changes while the
-	// connection is down, and keys' windows open and close with time.
+	// changes (default a minute): keys' windows open and close with time,
+	// and a change made while the registry's watch was being started again
+	// after a reconnect is picked up by the reload that follows it.
 	Every time.Duration
 	// Clock dates the signer's reloads (default the system clock).
 	Clock clock.Clock
@@ -62,16 +61,30 @@ func Follow(ctx context.Context, cfg FollowConfig) (*Follower, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	// Watch first: a change made while the keys are listed is not missed.
-	w, err := cfg.Registry.kv.WatchAll(ctx, jetstream.UpdatesOnly())
+	changes := make(chan struct{}, 1)
+	wctx, stop := context.WithCancel(ctx)
+	watching, err := cfg.Registry.watch(wctx, func() {
+		select {
+		case changes <- struct{}{}:
+		default: // a reload is due already
+		}
+	})
 	if err != nil {
+		stop()
 		return nil, fmt.Errorf("watch key registry: %w", err)
 	}
 	f := &Follower{cfg: cfg, done: make(chan struct{})}
 	if err := f.load(ctx); err != nil {
-		_ = w.Stop()
+		stop()
+		<-watching
 		return nil, err
 	}
-	go f.follow(ctx, w)
+	go func() {
+		defer close(f.done)
+		f.follow(ctx, changes)
+		stop()
+		<-watching
+	}()
 	return f, nil
 }
 
@@ -96,26 +109,17 @@ func (f *Follower) load(ctx context.Context) error {
 	return nil
 }
 
-// follow reloads on every registry change and every cfg.Every until ctx
-// ends. A watch that stops (its updates closed) leaves the timer.
-func (f *Follower) follow(ctx context.Context, w jetstream.KeyWatcher) {
-	defer close(f.done)
-	defer func() { _ = w.Stop() }()
+// follow reloads on every registry change (the registry's watch survives
+// reconnects) and every cfg.Every until ctx ends.
+func (f *Follower) follow(ctx context.Context, changes <-chan struct{}) {
 	t := time.NewTicker(f.cfg.Every)
 	defer t.Stop()
-	updates := w.Updates()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case e, ok := <-updates:
-			if !ok {
-				updates = nil
-				continue
-			}
-			if e != nil {
-				f.reload(ctx)
-			}
+		case <-changes:
+			f.reload(ctx)
 		case <-t.C:
 			f.reload(ctx)
 		}

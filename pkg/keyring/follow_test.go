@@ -192,3 +192,41 @@ func TestFollowerReloadsAsTimePasses(t *testing.T) {
 	clk.Set(later)
 	x.signs(t, "v2")
 }
+
+// TestFollowerPicksUpChangesAfterTheServerRestarts: the registry watch must
+// outlive a restart of the NATS server. When it did not (the torture test
+// found it), a verifier kept signing with a key the registry had retired
+// until its next periodic reload, and its attestations did not verify.
+func TestFollowerPicksUpChangesAfterTheServerRestarts(t *testing.T) {
+	dir, listen := t.TempDir(), fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t))
+	srv := natstest.RunServerAt(t, dir, listen)
+	_, js := natstest.Connect(t, srv.ClientURL())
+	natstest.Bootstrap(t, js, nil)
+	reg, err := OpenRegistry(t.Context(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &followed{reg: reg, dir: Dir{Path: filepath.Join(t.TempDir(), "keys")}, log: &logBuffer{}}
+	if _, _, err := EnsureFirst(t.Context(), reg, x.dir, ECDSA, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	x.f, err = Follow(ctx, FollowConfig{Registry: reg, Dir: x.dir, Verify: true, Every: time.Hour, // only the watch reloads
+		Logger: slog.New(slog.NewTextHandler(x.log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.signs(t, "v1")
+	srv.Shutdown()
+	natstest.RunServerAt(t, dir, listen)
+	_, js2 := natstest.Connect(t, "nats://"+listen)
+	reg2, err := OpenRegistry(t.Context(), js2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Rotate(t.Context(), reg2, x.dir, NewKey{Algorithm: Ed25519}, time.Hour, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	x.signs(t, "v1", "v2")
+}

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
@@ -71,6 +72,7 @@ var (
 // Registry is the key registry in the "keys" KV bucket (key "key.<keyid>").
 type Registry struct {
 	kv jetstream.KeyValue
+	nc *nats.Conn // its reconnects restart the watches
 }
 
 // OpenRegistry opens the registry bucket (created by stream.Ensure).
@@ -79,7 +81,7 @@ func OpenRegistry(ctx context.Context, js jetstream.JetStream) (*Registry, error
 	if err != nil {
 		return nil, fmt.Errorf("key registry: %w", err)
 	}
-	return &Registry{kv: kv}, nil
+	return &Registry{kv: kv, nc: js.Conn()}, nil
 }
 
 func kvKey(keyid string) string { return "key." + keyid }
@@ -166,29 +168,81 @@ func isWrongSeq(err error) bool {
 			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
-// Watch calls changed whenever the registry changes, until ctx ends.
+// Watch calls changed whenever the registry changes, until ctx ends. A
+// watch does not outlive a restart of the NATS server: after the connection
+// reconnects (or the watch ends) it is started again, and changed is called
+// then too, for what changed meanwhile.
 func (r *Registry) Watch(ctx context.Context, changed func()) error {
+	_, err := r.watch(ctx, changed)
+	return err
+}
+
+// watch is Watch; the channel is closed once the watch has stopped.
+func (r *Registry) watch(ctx context.Context, changed func()) (<-chan struct{}, error) {
 	w, err := r.kv.WatchAll(ctx, jetstream.UpdatesOnly())
 	if err != nil {
-		return err
+		return nil, err
 	}
+	done := make(chan struct{})
 	go func() {
-		defer func() { _ = w.Stop() }()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case e, ok := <-w.Updates():
-				if !ok {
-					return
-				}
-				if e != nil {
-					changed()
-				}
-			}
+		defer close(done)
+		r.follow(ctx, w, changed)
+	}()
+	return done, nil
+}
+
+// rewatchEvery is how often a watch checks for a reconnect, and retries
+// starting again after one.
+const rewatchEvery = time.Second
+
+func (r *Registry) follow(ctx context.Context, w jetstream.KeyWatcher, changed func()) {
+	defer func() {
+		if w != nil {
+			_ = w.Stop()
 		}
 	}()
-	return nil
+	updates := w.Updates()
+	check := time.NewTicker(rewatchEvery)
+	defer check.Stop()
+	seen, stale := r.reconnects(), false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-updates:
+			if !ok {
+				updates, stale = nil, true
+				continue
+			}
+			if e != nil {
+				changed()
+			}
+		case <-check.C:
+			if n := r.reconnects(); n != seen {
+				seen, stale = n, true
+			}
+			if !stale {
+				continue
+			}
+			if w != nil {
+				_ = w.Stop()
+			}
+			w, updates = nil, nil
+			nw, err := r.kv.WatchAll(ctx, jetstream.UpdatesOnly())
+			if err != nil {
+				continue // JetStream is not back yet: the next tick tries again
+			}
+			w, updates, stale = nw, nw.Updates(), false
+			changed()
+		}
+	}
+}
+
+func (r *Registry) reconnects() uint64 {
+	if r.nc == nil {
+		return 0
+	}
+	return r.nc.Stats().Reconnects
 }
 
 func version(keyid string) int {
