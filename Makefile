@@ -11,7 +11,7 @@ MODULES   := schemas pkg services/ingest services/verifier services/gatekeeper s
 RACE      ?= -race
 TESTFLAGS ?= -count=1 -timeout 15m
 
-.PHONY: build test unit e2e e2e-agents update-clients bench lint fmt-check check-modules manifests clean
+.PHONY: build test unit e2e e2e-agents torture update-clients bench lint fmt-check check-modules manifests clean
 
 # bin/nats-server is the nats-server release claimcheck's modules pin: what a
 # cluster runs (deploy/k8s uses the same version) and e2e's cluster test starts.
@@ -60,6 +60,17 @@ images: build
 # Every black-box test, e2e/agents (the real agent CLIs) included.
 e2e: build
 	cd e2e && CLAIMCHECK_BIN=$(BIN) $(GO) test $(TESTFLAGS) ./...
+
+# The torture test (e2e TestTorture; docs/security.md) alone and long:
+# TORTURE_DURATION of seeded random faults under a seeded random workload,
+# then the oracle. TORTURE_SEED replays a run's schedule; each run's seed,
+# fault counts and oracle report are appended to bin/torture.log. make e2e
+# runs a short one (45s of faults).
+TORTURE_DURATION ?= 30m
+TORTURE_SEED     ?=
+torture: build
+	cd e2e && CLAIMCHECK_BIN=$(BIN) CLAIMCHECK_TORTURE_DURATION=$(TORTURE_DURATION) CLAIMCHECK_TORTURE_SEED=$(TORTURE_SEED) \
+		CLAIMCHECK_TORTURE_LOG=$(BIN)/torture.log $(GO) test -count=1 -timeout 0 -v -run '^TestTorture$$' .
 
 # The real agent CLIs pinned in e2e/agents/clients.json against bin/, offline
 # in a loopback-only network namespace (docs/agents.md). npm installs each
