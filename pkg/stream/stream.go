@@ -233,16 +233,53 @@ func Ensure(ctx context.Context, js jetstream.JetStream, o Options) error {
 		}
 	}
 	for _, cfg := range KeyValueConfigs(o) {
-		if _, err := js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
-			return fmt.Errorf("ensure bucket %s: %w", cfg.Bucket, err)
+		if err := ensureBucket(ctx, js, cfg); err != nil {
+			return err
 		}
 	}
 	for _, cfg := range ObjectStoreConfigs(o) {
-		if _, err := js.CreateOrUpdateObjectStore(ctx, cfg); err != nil {
-			return fmt.Errorf("ensure object store %s: %w", cfg.Bucket, err)
+		if err := ensureObjectStore(ctx, js, cfg); err != nil {
+			return err
 		}
 	}
 	return checkEvidenceStreams(ctx, js)
+}
+
+// ensureBucket creates or updates a KV bucket, and leaves one that has the
+// configuration already alone: an update rewrites the stream's metadata,
+// and a storage error in the middle of that (nats-server writes the
+// metadata file and then its checksum file) leaves a stream that NATS
+// refuses to load at its next start.
+func ensureBucket(ctx context.Context, js jetstream.JetStream, want jetstream.KeyValueConfig) error {
+	if kv, err := js.KeyValue(ctx, want.Bucket); err == nil {
+		if st, err := kv.Status(ctx); err == nil {
+			if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok && bs.StreamInfo() != nil {
+				have := bs.StreamInfo().Config
+				if have.Description == want.Description && have.MaxMsgsPerSubject == int64(max(want.History, 1)) &&
+					have.Storage == want.Storage && have.Replicas == max(want.Replicas, 1) {
+					return nil
+				}
+			}
+		}
+	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, want); err != nil {
+		return fmt.Errorf("ensure bucket %s: %w", want.Bucket, err)
+	}
+	return nil
+}
+
+// ensureObjectStore is ensureBucket for an object store.
+func ensureObjectStore(ctx context.Context, js jetstream.JetStream, want jetstream.ObjectStoreConfig) error {
+	if obs, err := js.ObjectStore(ctx, want.Bucket); err == nil {
+		if st, err := obs.Status(ctx); err == nil && st.Description() == want.Description && st.Storage() == want.Storage &&
+			st.Replicas() == max(want.Replicas, 1) {
+			return nil
+		}
+	}
+	if _, err := js.CreateOrUpdateObjectStore(ctx, want); err != nil {
+		return fmt.Errorf("ensure object store %s: %w", want.Bucket, err)
+	}
+	return nil
 }
 
 // checkEvidenceStreams verifies the ledger's and ATTEST's safety settings.

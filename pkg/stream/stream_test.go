@@ -394,3 +394,73 @@ func TestCheckReportsStreamsNotSetUp(t *testing.T) {
 		t.Fatalf("CheckRetry should wait for the streams to be set up, got %v", err)
 	}
 }
+
+// TestEnsureLeavesWhatIsSetUpAlone: a second Ensure sends no create or
+// update for a stream, bucket or object store whose configuration is
+// already right. Every update rewrites the stream's metadata files, and a
+// storage error in the middle of that leaves a stream NATS refuses to load
+// at its next start (e2e TestUpStorageErrorsAtStart): `claimcheck up` runs
+// Ensure at every start. A changed configuration is still applied.
+func TestEnsureLeavesWhatIsSetUpAlone(t *testing.T) {
+	s := natstest.RunServer(t)
+	nc, js := natstest.Connect(t, s.ClientURL())
+	ctx := t.Context()
+	o := stream.DefaultOptions()
+	if err := stream.Ensure(ctx, js, o); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var changes []string
+	marker := ""
+	sub, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.>", func(m *nats.Msg) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case strings.Contains(m.Subject, ".ensure-marker-"):
+			marker = m.Subject
+		case strings.Contains(m.Subject, ".CREATED.") || strings.Contains(m.Subject, ".UPDATED."):
+			changes = append(changes, m.Subject)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe() //nolint:errcheck // the connection closes at cleanup
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	round := 0
+	ensureAndWait := func() []string {
+		t.Helper()
+		round++
+		mu.Lock()
+		changes = nil
+		mu.Unlock()
+		if err := stream.Ensure(ctx, js, o); err != nil {
+			t.Fatal(err)
+		}
+		// Advisories come in order: once the marker's is here, Ensure's are.
+		name := fmt.Sprintf("ensure-marker-%d", round)
+		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{name}}); err != nil {
+			t.Fatal(err)
+		}
+		natstest.Eventually(t, 5*time.Second, func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			if !strings.HasSuffix(marker, name) {
+				return errors.New("the marker's advisory has not arrived")
+			}
+			return nil
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), changes...)
+	}
+	if got := ensureAndWait(); len(got) != 0 {
+		t.Fatalf("a second Ensure changed what was set up already: %v", got)
+	}
+	o.DuplicateWindow = 3 * time.Minute
+	if got := ensureAndWait(); len(got) == 0 {
+		t.Fatal("a changed configuration was not applied")
+	}
+}

@@ -229,7 +229,7 @@ func storedStreamsLoaded(ctx context.Context, js jetstream.JetStream, storeDir s
 	}
 	if len(lost) > 0 {
 		return fmt.Errorf(
-			"streams %s are stored in %s but NATS could not load them: is %s the key the store was encrypted with? (NATS's warnings above say why; nothing was changed)",
+			"streams %s are stored in %s but NATS could not load them: is %s the key the store was encrypted with? Or was a stream's metadata damaged (a storage error while NATS wrote it)? (NATS's warnings above name the file and why; nothing was changed)",
 			strings.Join(lost, ", "), dir, s.keyFile)
 	}
 	return nil
