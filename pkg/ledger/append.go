@@ -157,6 +157,12 @@ func (a *Appender) Prime(name string, n uint64, hash string, seq uint64, eventID
 	st.loaded = true
 }
 
+// unload makes the next append read the chain's head again (its outcome is
+// unknown, or its state stale), keeping the event ids known to be chained:
+// once retention has trimmed their entries, nothing else remembers them.
+// The caller holds st.mu.
+func (a *Appender) unload(st *chainState) { st.loaded = false }
+
 // Forget drops the cached state of a chain (it is reloaded on next use).
 func (a *Appender) Forget(name string) {
 	a.mu.Lock()
@@ -192,7 +198,7 @@ func (a *Appender) Append(ctx context.Context, chainName string, entries []*sche
 	var out Appended
 	if !st.loaded {
 		if err := a.load(ctx, st); err != nil {
-			a.Forget(chainName)
+			a.unload(st)
 			return out, err
 		}
 	}
@@ -205,18 +211,18 @@ func (a *Appender) Append(ctx context.Context, chainName string, entries []*sche
 			continue
 		}
 		if !stream.IsWrongLastSequence(err) && !errors.Is(err, errDuplicateBlock) {
-			a.Forget(chainName) // unknown outcome: reload before the next append
+			a.unload(st) // unknown outcome: reload before the next append
 			return out, err
 		}
 		out.Conflicts++
 		if out.Conflicts > a.cfg.MaxConflicts {
-			a.Forget(chainName)
+			a.unload(st)
 			return out, fmt.Errorf("append to %s: head kept moving after %d retries: %w", chainName, out.Conflicts, err)
 		}
 		// Another writer (or our own earlier, unacknowledged attempt) moved
 		// the head: read what it appended, then drop what is now chained.
 		if err := a.catchUp(ctx, st); err != nil {
-			a.Forget(chainName)
+			a.unload(st)
 			return out, err
 		}
 		todo = st.fresh(todo, &out.Duplicates)
@@ -307,9 +313,14 @@ func (st *chainState) block(first uint64, body []byte) *nats.Msg {
 }
 
 // load reads a chain from the stream: its head and every event id in it.
+// Event ids known from before (a reload after an unknown outcome) are
+// kept: retention may have trimmed those entries from the hot stream, yet
+// they are chained.
 func (a *Appender) load(ctx context.Context, st *chainState) error {
 	st.n, st.hash, st.seq = 0, digest.Zero, 0
-	st.events = map[string]struct{}{}
+	if st.events == nil {
+		st.events = map[string]struct{}{}
+	}
 	if err := a.readFrom(ctx, st, 0, chain.NewVerifierFrom(st.name, a.anchors.StartOf(ctx, st.name))); err != nil {
 		return err
 	}

@@ -132,8 +132,7 @@ func (a *Appender) AppendBatch(ctx context.Context, groups []Group) ([]BatchResu
 				// commit last.
 				st.seq = ack.Sequence - uint64(len(idx)-1-k)
 				if !consecutive {
-					st.loaded = false
-					a.Forget(st.name)
+					a.unload(st)
 				}
 				r := &out[p.group]
 				r.Done, r.Entries, r.N, r.Hash = true, p.todo, p.n, p.hash
@@ -160,8 +159,7 @@ func (a *Appender) AppendBatch(ctx context.Context, groups []Group) ([]BatchResu
 				if err != nil && !refused {
 					// Unknown outcome (the commit may have been stored):
 					// reload these chains before their next append.
-					states[p.group].loaded = false
-					a.Forget(groups[p.group].Chain)
+					a.unload(states[p.group])
 				}
 			}
 		})
@@ -169,7 +167,7 @@ func (a *Appender) AppendBatch(ctx context.Context, groups []Group) ([]BatchResu
 }
 
 // loadAll loads the chains not yet loaded, several at a time; a chain that
-// cannot be loaded stays unloaded (and is forgotten).
+// cannot be loaded stays unloaded (read again at its next append).
 func (a *Appender) loadAll(ctx context.Context, states []*chainState) {
 	sem := make(chan struct{}, 32)
 	var wg sync.WaitGroup
@@ -181,8 +179,7 @@ func (a *Appender) loadAll(ctx context.Context, states []*chainState) {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			if err := a.load(ctx, st); err != nil {
-				st.loaded = false
-				a.Forget(st.name)
+				a.unload(st)
 			}
 		})
 	}

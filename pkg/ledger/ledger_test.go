@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -271,4 +272,57 @@ func headHash(t *testing.T, raw []byte) string {
 		t.Fatal(err)
 	}
 	return h.Hash
+}
+
+// TestTrimmedEventsStayKnownAfterAnUnknownOutcome: an append whose outcome
+// is unknown (a timeout, NATS restarting) makes the appender read the chain
+// again; events it knew to be chained must stay known even when retention
+// has trimmed them from the hot stream since. When they did not (the
+// torture test found it), a hook's spooled copy of an event delivered
+// after a NATS restart, whose first delivery had been chained and trimmed,
+// was chained a second time.
+func TestTrimmedEventsStayKnownAfterAnUnknownOutcome(t *testing.T) {
+	js := setup(t)
+	ctx := t.Context()
+	a := ledger.NewAppender(js, ledger.AppenderConfig{})
+	if _, err := a.Append(ctx, "tr", entries("tr", 1, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Append(ctx, "tr", entries("tr", 6, 8)); err != nil {
+		t.Fatal(err)
+	}
+	raws := readChain(t, js, "tr")
+	last, err := ledger.NewReader(js, "").Last(ctx, "tr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Trim as the rotator does: anchor at entry 5, purge the blocks below
+	// the one holding 6..8.
+	if err := ledger.NewAnchors(js).Put(ctx, ledger.Anchor{Chain: "tr", Starts: []ledger.Start{{N: 5, Hash: headHash(t, raws[4])}},
+		At: "2026-11-28T00:00:00Z"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, stream.Ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject(subject.Ledger("tr")), jetstream.WithPurgeSequence(last.Seq)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readChain(t, js, "tr")); n != 3 {
+		t.Fatalf("%d hot entries after the trim, want 3", n)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := a.Append(gone, "tr", entries("tr", 9, 9)); err == nil {
+		t.Fatal("an append under an ended context succeeded")
+	}
+	res, err := a.Append(ctx, "tr", entries("tr", 1, 9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Entries) != 1 || res.Duplicates != 8 || res.N != 9 {
+		t.Fatalf("after an unknown outcome: chained %d, duplicates %d, head n=%d; want 1, 8, 9 (trimmed events chained again)",
+			len(res.Entries), res.Duplicates, res.N)
+	}
 }
