@@ -22,9 +22,9 @@ import (
 // up, or exit with an error that names the fault, never panic; and the
 // next start without faults must come up on the same data and verify it.
 func TestUpStorageErrorsAtStart(t *testing.T) {
-	strace, err := exec.LookPath("strace")
-	if err != nil {
-		t.Skip("strace is not installed (CI installs it; apt-get install strace): no storage errors to inject")
+	strace, why := straceUsable()
+	if strace == "" {
+		t.Skip(why)
 	}
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
@@ -98,4 +98,18 @@ func TestUpStorageErrorsAtStart(t *testing.T) {
 		show(t, url, "startfault", 3)
 		p.Stop(t)
 	}
+}
+
+// straceUsable returns strace's path when it can inject faults here, or
+// why not.
+func straceUsable() (path, why string) {
+	path, err := exec.LookPath("strace")
+	if err != nil {
+		return "", "strace is not installed (CI installs it; apt-get install strace): no storage errors to inject"
+	}
+	out, err := exec.Command(path, "-f", "-qq", "-o", os.DevNull, "-e", "trace=fsync", "-e", "inject=fsync:error=EIO", "--", "true").CombinedOutput()
+	if err != nil {
+		return "", fmt.Sprintf("strace cannot trace here (%v: %s): no storage errors to inject", err, strings.TrimSpace(string(out)))
+	}
+	return path, ""
 }

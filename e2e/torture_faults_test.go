@@ -118,8 +118,9 @@ func newSchedule(seed uint64, d time.Duration, can map[faultKind]bool) schedule 
 }
 
 // inject applies the schedule in real time: each fault at its time, in a
-// goroutine of its own, so that faults on different components overlap;
-// faults on one component take turns.
+// goroutine of its own, so that faults on different components overlap. A
+// fault whose component is still under the previous one is skipped (and
+// counted), so that faults never queue up behind each other.
 func (tt *torture) inject(s schedule) {
 	start := time.Now()
 	locks := map[string]*sync.Mutex{}
@@ -129,9 +130,12 @@ func (tt *torture) inject(s schedule) {
 	var wg sync.WaitGroup
 	for i, f := range s {
 		time.Sleep(time.Until(start.Add(f.at)))
+		mu := locks[f.target]
+		if !mu.TryLock() {
+			tt.rec.skipped(f)
+			continue
+		}
 		wg.Go(func() {
-			mu := locks[f.target]
-			mu.Lock()
 			defer mu.Unlock()
 			tt.apply(i, f)
 		})
@@ -244,6 +248,7 @@ type recorder struct {
 	faults     []string
 	counts     map[faultKind]int
 	failedSys  int
+	skips      int
 	exits      []string
 	panics     []string
 	notes      []string
@@ -261,6 +266,13 @@ func (r *recorder) fault(f fault) {
 	defer r.mu.Unlock()
 	r.counts[f.kind]++
 	r.faults = append(r.faults, r.at()+" "+f.String())
+}
+
+func (r *recorder) skipped(f fault) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.skips++
+	r.faults = append(r.faults, r.at()+" skipped ("+f.target+" is still under the previous fault): "+f.String())
 }
 
 func (r *recorder) injected(f fault, log string) {
@@ -352,8 +364,8 @@ func (r *recorder) faultSummary() string {
 		total += r.counts[k]
 		parts = append(parts, fmt.Sprintf("%d %s", r.counts[k], k))
 	}
-	return fmt.Sprintf("%d faults (%s; %d syscalls failed by strace); %d exits the test did not cause", total, strings.Join(parts, ", "),
-		r.failedSys, len(r.exits))
+	return fmt.Sprintf("%d faults (%s; %d syscalls failed by strace; %d skipped, their component still under the previous one); "+
+		"%d exits the test did not cause", total, strings.Join(parts, ", "), r.failedSys, r.skips, len(r.exits))
 }
 
 func (r *recorder) faultLog() string {

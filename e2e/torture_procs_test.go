@@ -45,7 +45,9 @@ func (c *component) supervise() {
 	c.mu.Unlock()
 	c.wg.Go(func() {
 		for {
-			if err := c.startOnce(); err != nil {
+			if err := c.startOnce(); errors.Is(err, errHeld) {
+				return
+			} else if err != nil {
 				c.tt.rec.violation("%s could not be started: %v", c.name, err)
 				return
 			}
@@ -67,9 +69,18 @@ func (c *component) currentExit() chan struct{} {
 	return c.exited
 }
 
+// errHeld: the component is held down or stopping; it is not started.
+var errHeld = errors.New("held down")
+
+// startOnce starts a run, unless the component is held down or stopping
+// (checked under the lock a fault takes to hold it, so that a fault's
+// SIGKILL always finds the run it must stop).
 func (c *component) startOnce() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.held || c.stopping {
+		return errHeld
+	}
 	c.runs++
 	c.log = filepath.Join(c.tt.logDir, fmt.Sprintf("%s.%03d.log", c.name, c.runs))
 	f, err := os.Create(c.log)
