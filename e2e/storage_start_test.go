@@ -74,8 +74,9 @@ func TestUpStorageErrorsAtStart(t *testing.T) {
 			}
 			if time.Now().After(deadline) {
 				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-				<-exited
-				t.Fatalf("fsync failing from call %d: claimcheck up neither came up nor exited within 120s:\n%s", when, clip(out.String(), 6000))
+				exit = <-exited
+				t.Fatalf("fsync failing from call %d: claimcheck up neither came up nor exited within 120s (killed: %v):\n%s", when, exit,
+					clip(out.String(), 6000))
 			}
 		}
 		cancel()

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -227,7 +228,8 @@ func (tt *torture) runCmd(env []string, stdin []byte, timeout time.Duration, nam
 	code := 0
 	if err != nil {
 		code = -1
-		if ee, ok := err.(*exec.ExitError); ok {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
 			code = ee.ExitCode()
 		}
 	}
