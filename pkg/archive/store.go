@@ -2,6 +2,7 @@ package archive
 
 import (
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"io"
@@ -82,9 +83,24 @@ func (s *Store) Close() error { return s.bucket.Close() }
 // ErrNotFound is returned by Get for a missing object.
 var ErrNotFound = errors.New("archive object not found")
 
-// Put writes one object whole (visible only once complete).
+// Put writes one object whole (visible only once complete). A failed write
+// is aborted, never closed: gocloud's WriteAll closes the writer after a
+// failed write, and closing the file driver's writer renames what was
+// written (a truncated object) into place.
 func (s *Store) Put(ctx context.Context, key string, data []byte, contentType string) error {
-	if err := s.bucket.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: contentType}); err != nil {
+	wctx, abort := context.WithCancel(ctx)
+	defer abort()
+	sum := md5.Sum(data) //nolint:gosec // the blob API's integrity check, not a security control
+	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{ContentType: contentType, ContentMD5: sum[:]})
+	if err != nil {
+		return fmt.Errorf("archive: write %s: %w", key, err)
+	}
+	if _, err := w.Write(data); err != nil {
+		abort() // the writer's context ends first: its Close then discards what was written
+		_ = w.Close()
+		return fmt.Errorf("archive: write %s: %w", key, err)
+	}
+	if err := w.Close(); err != nil {
 		return fmt.Errorf("archive: write %s: %w", key, err)
 	}
 	return nil
