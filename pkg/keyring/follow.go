@@ -21,9 +21,11 @@ type FollowConfig struct {
 	// Verify keeps a verification Set of every registered key.
 	Verify bool
 	// Every is how often the keys are reloaded besides on registry
-	// changes (default a minute): keys' windows open and close with time,
-	// and a change made while the registry's watch was being started again
-	// after a reconnect is picked up by the reload that follows it.
+	// changes (default 10s): keys' windows open and close with time, and a
+	// watch can stall without a reconnect (a paused server or process) until
+	// its consumer is reset. It bounds how long a signer may go on with a
+	// key the registry has retired or revoked, so a rotation's key_overlap
+	// must be longer than it.
 	Every time.Duration
 	// Clock dates the signer's reloads (default the system clock).
 	Clock clock.Clock
@@ -52,7 +54,7 @@ func Follow(ctx context.Context, cfg FollowConfig) (*Follower, error) {
 		return nil, errors.New("follow keys: no registry")
 	}
 	if cfg.Every <= 0 {
-		cfg.Every = time.Minute
+		cfg.Every = 10 * time.Second
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
