@@ -190,11 +190,13 @@ include "auth.conf"
 	// Rotator passes every second with a hot window of seconds. The
 	// protect window stays above the faults' horizon: an ingest started
 	// afresh dedupes an event redelivered to it only against its chain's
-	// hot entries (docs/archive.md, "Known limits").
+	// hot entries (docs/archive.md, "Known limits"). The key overlap stays
+	// above how long a verifier or gatekeeper may take to hear of a
+	// rotation (keyring.FollowConfig.Every).
 	svcEnv := []string{"CLAIMCHECK_VERIFIER_KEY_DIR=" + keyDir, "CLAIMCHECK_GATEKEEPER_KEY_DIR=" + keyDir,
 		"CLAIMCHECK_ROTATOR_KEY_DIR=" + keyDir, "CLAIMCHECK_ROTATOR_ARCHIVE_URL=file://" + filepath.Join(tt.disk, "archive"),
 		"CLAIMCHECK_ROTATOR_INTERVAL=1s", "CLAIMCHECK_ROTATOR_HOT_WINDOW=4s", "CLAIMCHECK_ROTATOR_PROTECT_WINDOW=30s",
-		"CLAIMCHECK_ROTATOR_ARCHIVE_RETENTION=24h", "CLAIMCHECK_ROTATOR_KEY_ROTATION_PERIOD=20s", "CLAIMCHECK_ROTATOR_KEY_OVERLAP=5s",
+		"CLAIMCHECK_ROTATOR_ARCHIVE_RETENTION=24h", "CLAIMCHECK_ROTATOR_KEY_ROTATION_PERIOD=40s", "CLAIMCHECK_ROTATOR_KEY_OVERLAP=30s",
 		"CLAIMCHECK_ROTATOR_SEGMENT_MESSAGES=200", tortureStreams[0]}
 	tt.order = []string{"nats", identity.RoleIngest, identity.RoleRotator, identity.RoleVerifier, identity.RoleGatekeeper}
 	for _, svc := range tt.order[1:] {

@@ -257,7 +257,7 @@ func (w *workload) keys(stop <-chan struct{}) {
 			w.mu.Unlock()
 		}
 		if rng.IntN(16) == 0 {
-			r := w.tt.runCmd(w.tt.as(identity.RoleOperator), nil, 10*time.Second, "claimcheck", "keys", "rotate", "--overlap", "5s")
+			r := w.tt.runCmd(w.tt.as(identity.RoleOperator), nil, 10*time.Second, "claimcheck", "keys", "rotate", "--overlap", "30s")
 			if r.code == 0 {
 				w.mu.Lock()
 				w.rotates++
