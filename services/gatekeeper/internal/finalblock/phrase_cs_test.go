@@ -25,6 +25,7 @@ var _ = register("cs", []langCase{
 	{"Kód se kompiluje.", []ks{d(ScopeBuild, "Kód se kompiluje")}},
 	{"Kompiluje se bez chyb.", []ks{d(ScopeBuild, "Kompiluje se bez chyb")}},
 	{"Build neprošel.", nil},
+	{"Zkontrolujte, zda build prošel.", nil},
 	// deploy
 	{"Nasazeno do produkce.", []ks{d(ScopeDeploy, "Nasazeno do produkce")}},
 	{"Nasadil jsem novou verzi.", []ks{d(ScopeDeploy, "Nasadil jsem")}},
@@ -35,6 +36,7 @@ var _ = register("cs", []langCase{
 	{"Sloučil jsem větev.", []ks{d(ScopeMerge, "Sloučil jsem")}},
 	{"PR byl sloučen.", []ks{d(ScopeMerge, "PR byl sloučen")}},
 	{"PR nebyl sloučen.", nil},
+	{"Až bude sloučeno do mainu, nasadím to na staging.", nil},
 	// blocked
 	{"Nemohu pokračovat bez klíče.", []ks{b("Nemohu pokračovat")}},
 	{"Jsem zablokovaný firewallem.", []ks{b("Jsem zablokovaný")}},
@@ -49,6 +51,7 @@ var _ = register("cs", []langCase{
 	{"Potřebuji váš souhlas s nasazením.", []ks{q("Potřebuji váš souhlas")}},
 	{"Budete muset restartovat server.", []ks{q("Budete muset")}},
 	{"Prosím zkontrolujte diff.", nil},
+	{"Dejte mi vědět, jestli chcete ještě něco upravit.", nil},
 	{"```\nVšechny testy prošly.\n```", nil},
 })
 

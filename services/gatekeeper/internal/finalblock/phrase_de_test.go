@@ -60,6 +60,7 @@ var _ = register("de", []langCase{
 	{"Ich bin nicht blockiert.", nil},
 	{"Wenn ich nicht weiterkomme, melde ich mich.", nil},
 	{"Ich konnte die Tests hier nicht ausführen; nichts ist verifiziert.", nil},
+	{"Mir fehlen die Berechtigungen nicht; das Problem ist der abgelaufene Token.", nil},
 	// delegation
 	{"Bitte schicken Sie mir den API-Schlüssel.", []ks{q("Bitte schicken Sie")}},
 	{"Könnten Sie mir den Token geben?", []ks{q("Könnten Sie mir")}},
@@ -68,6 +69,8 @@ var _ = register("de", []langCase{
 	{"Du musst den Server neu starten.", []ks{q("Du musst")}},
 	{"Bitte prüfen Sie den Diff.", nil},
 	{"Ich brauche keine Hilfe.", nil},
+	{"Du musst den Server nicht neu starten; die Konfiguration wird automatisch neu geladen.", nil},
+	{"Bitte gib Bescheid, ob ich die Migration auch anpassen soll.", nil},
 	{"```\nAlle Tests sind grün.\n```", nil},
 	{"Die Datei `fertig.go` enthält den Code.", nil},
 })

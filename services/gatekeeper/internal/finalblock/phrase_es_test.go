@@ -28,6 +28,7 @@ var _ = register("es", []langCase{
 	{"La compilación fue exitosa.", []ks{d(ScopeBuild, "La compilación fue exitosa")}},
 	{"El proyecto compila sin errores.", []ks{d(ScopeBuild, "compila sin errores")}},
 	{"El build no pasa.", nil},
+	{"Si el build pasa, hago el merge de la rama.", nil},
 	// deploy
 	{"Desplegado en producción.", []ks{d(ScopeDeploy, "Desplegado en producción")}},
 	{"He desplegado la nueva versión.", []ks{d(ScopeDeploy, "He desplegado")}},
@@ -53,6 +54,8 @@ var _ = register("es", []langCase{
 	{"Tendrás que reiniciar el servidor.", []ks{q("Tendrás que")}},
 	{"Por favor revisa el diff.", nil},
 	{"El servidor tendrá que reiniciarse.", nil},
+	{"No necesito que hagas nada más.", nil},
+	{"No tendrás que reiniciar el servidor.", nil},
 	{"```\nTodas las pruebas pasan.\n```", nil},
 })
 

@@ -49,6 +49,7 @@ var _ = register("fr", []langCase{
 	{"Je suis bloqué par le VPN.", []ks{b("Je suis bloqué")}},
 	{"Je n'ai pas accès au cluster.", []ks{b("Je n'ai pas accès")}},
 	{"Je ne suis pas bloqué.", nil},
+	{"Si je suis bloqué par le VPN, je vous le signalerai.", nil},
 	{"Je n'ai pas pu lancer les tests ici ; rien n'est vérifié.", nil},
 	// delegation
 	{"Pourriez-vous m'envoyer la clé API ?", []ks{q("Pourriez-vous m'envoyer")}},
@@ -58,6 +59,7 @@ var _ = register("fr", []langCase{
 	{"Vous devrez redémarrer le serveur.", []ks{q("Vous devrez")}},
 	{"Merci de relire le diff.", nil},
 	{"Je n'ai besoin de rien.", nil},
+	{"Rien ne dit que vous devrez redémarrer le serveur.", nil},
 	{"```\nTous les tests passent.\n```", nil},
 })
 

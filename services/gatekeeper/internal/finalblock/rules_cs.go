@@ -39,7 +39,8 @@ var czech = langSpec{
 			"nainstalujte|nastavte|udělte)"),
 		request("(můžete|mohl byste|mohla byste|mohli byste|můžeš|mohl bys|mohla bys) (mi |nám |prosím |)(poslat|zaslat|poskytnout|" +
 			"spustit|přidat|nasdílet|vytvořit|restartovat|nainstalovat|nastavit|udělit|dát)"),
-		request("(pošlete|pošli|zašlete|zašli|dejte|dej) (mi|nám)"),
+		// Not "dejte mi vědět" (let me know).
+		request("(pošlete|pošli|zašlete|zašli|dejte|dej) (mi|nám)").nb("vědět"),
 		request("potřebuji (vaši pomoc|tvoji pomoc|váš souhlas|tvůj souhlas|vaše schválení|vaše potvrzení)"),
 		request("(budete muset|budeš muset|musíte|musíš)"),
 	},

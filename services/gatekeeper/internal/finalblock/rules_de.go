@@ -39,8 +39,9 @@ var german = langSpec{
 			"(keinen zugriff|keine berechtigung|keine berechtigungen|keine zugangsdaten|keine rechte)"),
 		blocked("(mir|uns) fehlen (die |)(berechtigungen|zugangsdaten|rechte)"),
 		// delegation
+		// Not "bitte gib Bescheid" (please let me know).
 		request("bitte (schick|schicke|schicken sie|sende|senden sie|gib|geben sie|stell|stellen sie|füge|fügen sie|führe|führen sie|" +
-			"starte|starten sie|installiere|installieren sie|erstelle|erstellen sie|lade|laden sie)"),
+			"starte|starten sie|installiere|installieren sie|erstelle|erstellen sie|lade|laden sie)").nb("bescheid"),
 		request("(kannst du|können sie|könntest du|könnten sie|würdest du|würden sie) (mir|uns)"),
 		request("(schick|schicke|schicken sie|sende|senden sie) (mir|uns)"),
 		request("ich (brauche|benötige) (deine|ihre|eure) (hilfe|zustimmung|freigabe|zugangsdaten|bestätigung|entscheidung)"),
