@@ -23,6 +23,7 @@ var _ = register("id", []langCase{
 	{"Build berhasil.", []ks{d(ScopeBuild, "Build berhasil")}},
 	{"Kompilasi sudah sukses.", []ks{d(ScopeBuild, "Kompilasi sudah sukses")}},
 	{"Build belum berhasil.", nil},
+	{"Kalau build berhasil, saya akan merge ke main.", nil},
 	// deploy
 	{"Sudah di-deploy ke production.", []ks{d(ScopeDeploy, "Sudah di-deploy ke production")}},
 	{"Versi baru sudah dirilis.", []ks{d(ScopeDeploy, "sudah dirilis")}},
@@ -36,6 +37,7 @@ var _ = register("id", []langCase{
 	{"Saya terblokir oleh firewall.", []ks{b("Saya terblokir")}},
 	{"Saya tidak punya akses ke cluster.", []ks{b("Saya tidak punya akses")}},
 	{"Saya tidak bisa menjalankan tes di sini; belum ada yang terverifikasi.", nil},
+	{"Jika saya tidak bisa melanjutkan, saya akan memberi tahu Anda.", nil},
 	// delegation
 	{"Tolong kirimkan API key.", []ks{q("Tolong kirimkan")}},
 	{"Bisakah Anda mengirimkan log?", []ks{q("Bisakah Anda mengirimkan")}},
@@ -43,6 +45,7 @@ var _ = register("id", []langCase{
 	{"Saya perlu persetujuan Anda.", []ks{q("Saya perlu persetujuan Anda")}},
 	{"Anda perlu me-restart server.", []ks{q("Anda perlu")}},
 	{"Silakan cek diff-nya.", nil},
+	{"Konfigurasi dimuat ulang otomatis tanpa Anda perlu me-restart server.", nil},
 	{"```\nSemua tes lulus.\n```", nil},
 })
 

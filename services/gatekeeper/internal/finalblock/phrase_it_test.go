@@ -29,6 +29,7 @@ var _ = register("it", []langCase{
 	{"La build passa.", []ks{d(ScopeBuild, "La build passa")}},
 	{"Il progetto compila senza errori.", []ks{d(ScopeBuild, "compila senza errori")}},
 	{"La build non passa.", nil},
+	{"Se la build passa, faccio il merge.", nil},
 	// deploy
 	{"Messo in produzione.", []ks{d(ScopeDeploy, "Messo in produzione")}},
 	{"Ho fatto il deploy della nuova versione.", []ks{d(ScopeDeploy, "Ho fatto il deploy")}},
@@ -53,6 +54,7 @@ var _ = register("it", []langCase{
 	{"Ho bisogno che tu approvi il deploy.", []ks{q("Ho bisogno che tu")}},
 	{"Dovrai riavviare il server.", []ks{q("Dovrai")}},
 	{"Per favore rivedi il diff.", nil},
+	{"Non dovrai riavviare il server.", nil},
 	{"```\nTutti i test passano.\n```", nil},
 })
 
