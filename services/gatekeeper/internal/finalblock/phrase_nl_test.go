@@ -35,6 +35,7 @@ var _ = register("nl", []langCase{
 	{"Gepusht naar main.", []ks{d(ScopeMerge, "Gepusht naar main")}},
 	{"De PR is gemerged.", []ks{d(ScopeMerge, "De PR is gemerged")}},
 	{"De PR is nog niet gemerged.", nil},
+	{"Zodra de PR is gemerged, deploy ik naar staging.", nil},
 	// blocked
 	{"Ik kan niet verder zonder de sleutel.", []ks{b("Ik kan niet verder")}},
 	{"Ik zit vast.", []ks{b("Ik zit vast")}},
@@ -42,12 +43,14 @@ var _ = register("nl", []langCase{
 	{"Ik heb geen toegang tot het cluster.", []ks{b("Ik heb geen toegang")}},
 	{"Als ik niet verder kan, laat ik het weten.", nil},
 	{"Ik kon de tests hier niet draaien; niets is geverifieerd.", nil},
+	{"Ik heb geen toegang nodig tot productie; alles draait lokaal.", nil},
 	// delegation
 	{"Kun je me de API-sleutel sturen?", []ks{q("Kun je me")}},
 	{"Stuur me de logs.", []ks{q("Stuur me")}},
 	{"Ik heb je goedkeuring nodig.", []ks{q("Ik heb je goedkeuring nodig")}},
 	{"Je moet de server herstarten.", []ks{q("Je moet")}},
 	{"Bekijk de diff.", nil},
+	{"Je moet de server niet herstarten; de configuratie wordt automatisch herladen.", nil},
 	{"```\nAlle tests slagen.\n```", nil},
 })
 

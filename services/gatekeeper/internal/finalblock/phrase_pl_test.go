@@ -26,6 +26,7 @@ var _ = register("pl", []langCase{
 	{"Kod się kompiluje.", []ks{d(ScopeBuild, "Kod się kompiluje")}},
 	{"Kompiluje się bez błędów.", []ks{d(ScopeBuild, "Kompiluje się bez błędów")}},
 	{"Kod się nie kompiluje.", nil},
+	{"Sprawdź, czy kod się kompiluje.", nil},
 	// deploy
 	{"Wdrożyłem na produkcję.", []ks{d(ScopeDeploy, "Wdrożyłem na produkcję")}},
 	{"Wdrożyłem nową wersję.", []ks{d(ScopeDeploy, "Wdrożyłem")}},
@@ -35,6 +36,7 @@ var _ = register("pl", []langCase{
 	{"Zmergowałem do main.", []ks{d(ScopeMerge, "Zmergowałem do main")}},
 	{"PR został zmergowany.", []ks{d(ScopeMerge, "PR został zmergowany")}},
 	{"PR nie został zmergowany.", nil},
+	{"Jeśli PR został scalony, usunę gałąź roboczą.", nil},
 	// blocked
 	{"Nie mogę kontynuować bez klucza.", []ks{b("Nie mogę kontynuować")}},
 	{"Jestem zablokowany przez firewall.", []ks{b("Jestem zablokowany")}},
@@ -49,6 +51,8 @@ var _ = register("pl", []langCase{
 	{"Potrzebuję twojej zgody na wdrożenie.", []ks{q("Potrzebuję twojej zgody")}},
 	{"Musisz zrestartować serwer.", []ks{q("Musisz")}},
 	{"Proszę zauważyć, że to zmienia API.", nil},
+	{"Nie musisz niczego restartować.", nil},
+	{"Daj mi znać, jeśli coś jeszcze trzeba poprawić.", nil},
 	{"```\nWszystkie testy przechodzą.\n```", nil},
 })
 

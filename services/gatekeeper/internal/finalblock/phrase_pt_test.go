@@ -27,6 +27,7 @@ var _ = register("pt", []langCase{
 	{"O build passou.", []ks{d(ScopeBuild, "O build passou")}},
 	{"O projeto compila sem erros.", []ks{d(ScopeBuild, "compila sem erros")}},
 	{"A compilação não passa.", nil},
+	{"Verifique se o build passa no CI antes do merge.", nil},
 	// deploy
 	{"Implantado em produção.", []ks{d(ScopeDeploy, "Implantado em produção")}},
 	{"Fiz o deploy da nova versão.", []ks{d(ScopeDeploy, "Fiz o deploy")}},
@@ -44,6 +45,7 @@ var _ = register("pt", []langCase{
 	{"Não tenho acesso ao cluster.", []ks{b("Não tenho acesso")}},
 	{"Se eu não conseguir continuar, aviso.", nil},
 	{"Não consegui rodar os testes aqui; nada foi verificado.", nil},
+	{"Não estou bloqueado; só falta a revisão do PR.", nil},
 	// delegation
 	{"Por favor envie a chave da API.", []ks{q("Por favor envie")}},
 	{"Você pode me enviar os logs?", []ks{q("Você pode me enviar")}},

@@ -35,6 +35,7 @@ var _ = register("sv", []langCase{
 	{"Jag har pushat ändringarna.", []ks{d(ScopeMerge, "Jag har pushat")}},
 	{"Pull requesten är mergad.", []ks{d(ScopeMerge, "Pull requesten är mergad")}},
 	{"Jag har inte mergat något.", nil},
+	{"När pull requesten är mergad kan vi driftsätta.", nil},
 	// blocked
 	{"Jag kan inte fortsätta utan nyckeln.", []ks{b("Jag kan inte fortsätta")}},
 	{"Jag sitter fast.", []ks{b("Jag sitter fast")}},
@@ -42,12 +43,14 @@ var _ = register("sv", []langCase{
 	{"Jag saknar behörighet till klustret.", []ks{b("Jag saknar behörighet")}},
 	{"Jag har ingen åtkomst till databasen.", []ks{b("Jag har ingen åtkomst")}},
 	{"Jag kunde inte köra testerna här; inget är verifierat.", nil},
+	{"Om jag sitter fast hör jag av mig.", nil},
 	// delegation
 	{"Kan du skicka API-nyckeln?", []ks{q("Kan du skicka")}},
 	{"Skicka mig loggarna.", []ks{q("Skicka mig")}},
 	{"Jag behöver ditt godkännande.", []ks{q("Jag behöver ditt godkännande")}},
 	{"Du måste starta om servern.", []ks{q("Du måste")}},
 	{"Granska diffen.", nil},
+	{"Du behöver inte starta om servern.", nil},
 	{"```\nAlla tester går igenom.\n```", nil},
 })
 

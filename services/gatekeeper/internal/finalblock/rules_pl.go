@@ -39,7 +39,8 @@ var polish = langSpec{
 			"udostępnić|nadać|zainstalować|skonfigurować|zrestartować)"),
 		request("(czy możesz|czy mógłbyś|czy mogłabyś|czy może pan|czy może pani|czy mogą państwo) (mi |nam |)(przesłać|wysłać|podać|" +
 			"uruchomić|dodać|udostępnić|nadać|zainstalować|skonfigurować|zrestartować|dać)"),
-		request("(prześlij|wyślij|podaj|daj) (mi|nam)"),
+		// Not "daj mi znać" (let me know).
+		request("(prześlij|wyślij|podaj|daj) (mi|nam)").nb("znać"),
 		request("potrzebuję (twojej|pana|pani) (pomocy|zgody|akceptacji|decyzji|potwierdzenia)"),
 		request("(musisz|będziesz musiał|będziesz musiała)"),
 	},
