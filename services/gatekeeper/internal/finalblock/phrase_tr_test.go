@@ -22,16 +22,20 @@ var _ = register("tr", []langCase{
 	{"Testler geçmedi.", nil},
 	{"Testler başarılı değil.", nil},
 	{"Testler geçti mi?", nil},
+	{"Testler yeşil ise PR'ı birleştirebiliriz.", nil},
 	// build
 	{"Build başarılı.", []ks{d(ScopeBuild, "Build başarılı")}},
 	{"Kod hatasız derleniyor.", []ks{d(ScopeBuild, "hatasız derleniyor")}},
 	{"Proje derleniyor.", []ks{d(ScopeBuild, "Proje derleniyor")}},
 	{"Derleme başarısız.", nil},
+	{"Build başarılı değil; iki test hâlâ kırmızı.", nil},
+	{"Build başarılı olursa main'e merge edeceğim.", nil},
 	// deploy
 	{"Değişikliği prod'a deploy ettim.", []ks{d(ScopeDeploy, "prod'a deploy ettim")}},
 	{"Yeni sürüm canlıya alındı.", []ks{d(ScopeDeploy, "canlıya alındı")}},
 	{"Deploy edildi.", []ks{d(ScopeDeploy, "Deploy edildi")}},
 	{"Deploy edilmedi.", nil},
+	{"Staging'e deploy edildi mi diye loglara baktım; henüz edilmemiş.", nil},
 	// merge
 	{"Düzeltmeyi main'e merge ettim.", []ks{d(ScopeMerge, "main'e merge ettim")}},
 	{"Değişiklikler birleştirildi.", []ks{d(ScopeMerge, "birleştirildi")}},
@@ -41,6 +45,7 @@ var _ = register("tr", []langCase{
 	{"Takıldım.", []ks{b("Takıldım")}},
 	{"Kümeye erişimim yok.", []ks{b("erişimim yok")}},
 	{"Testleri burada çalıştıramadım; hiçbir şey doğrulanmadı.", nil},
+	{"Yetkim yok mu diye kontrol ettim: yetkim var, sorun token'daydı.", nil},
 	// delegation
 	{"API anahtarını gönderebilir misiniz?", []ks{q("gönderebilir misiniz")}},
 	{"Lütfen API anahtarını bana gönderin.", []ks{q("gönderin")}},

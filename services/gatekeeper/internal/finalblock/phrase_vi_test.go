@@ -25,6 +25,7 @@ var _ = register("vi", []langCase{
 	{"Build thành công.", []ks{d(ScopeBuild, "Build thành công")}},
 	{"Biên dịch đã thành công.", []ks{d(ScopeBuild, "Biên dịch đã thành công")}},
 	{"Build không thành công.", nil},
+	{"Nếu build thành công thì tôi sẽ tạo PR.", nil},
 	// deploy
 	{"Đã deploy lên production.", []ks{d(ScopeDeploy, "Đã deploy lên production")}},
 	{"Tôi đã phát hành phiên bản mới.", []ks{d(ScopeDeploy, "đã phát hành")}},
@@ -38,6 +39,7 @@ var _ = register("vi", []langCase{
 	{"Tôi đang bị chặn bởi tường lửa.", []ks{b("Tôi đang bị chặn")}},
 	{"Tôi không có quyền truy cập cluster.", []ks{b("Tôi không có quyền truy cập")}},
 	{"Tôi không chạy được test ở đây; chưa có gì được xác minh.", nil},
+	{"Nếu tôi bị kẹt, tôi sẽ báo lại cho bạn.", nil},
 	// delegation
 	{"Vui lòng gửi API key.", []ks{q("Vui lòng gửi")}},
 	{"Bạn có thể gửi log không?", []ks{q("Bạn có thể gửi")}},
@@ -45,6 +47,7 @@ var _ = register("vi", []langCase{
 	{"Tôi cần bạn phê duyệt.", []ks{q("Tôi cần bạn")}},
 	{"Bạn cần khởi động lại server.", []ks{q("Bạn cần")}},
 	{"Vui lòng xem diff.", nil},
+	{"Không cần gửi cho tôi log nữa.", nil},
 	{"```\nTất cả test đều đã pass.\n```", nil},
 })
 
