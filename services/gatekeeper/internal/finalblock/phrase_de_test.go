@@ -20,6 +20,7 @@ var _ = register("de", []langCase{
 	{"Das fertige Modul liegt in pkg/x.", nil},
 	{"Es ist fast fertig.", nil},
 	{"Der Bug wird in Version 2 behoben.", nil},
+	{"Der Login funktioniert jetzt nicht mehr.", nil},
 	// tests
 	{"Alle Tests sind grün.", []ks{d(ScopeTests, "Alle Tests sind grün")}},
 	{"Die Tests laufen jetzt durch.", []ks{d(ScopeTests, "Die Tests laufen jetzt durch")}},
@@ -30,6 +31,7 @@ var _ = register("de", []langCase{
 	{"Stellen Sie sicher, dass alle Tests grün sind.", nil},
 	{"Die Tests sind nicht grün.", nil},
 	{"Sind alle Tests grün?", nil},
+	{"Nicht alle Tests laufen durch: zwei hängen am Timeout.", nil},
 	// build
 	{"Der Build ist grün.", []ks{d(ScopeBuild, "Der Build ist grün")}},
 	{"Der Build läuft durch.", []ks{d(ScopeBuild, "Der Build läuft durch")}},
@@ -44,12 +46,15 @@ var _ = register("de", []langCase{
 	{"Deployt auf Staging, Version 1.4.", []ks{d(ScopeDeploy, "Deployt auf Staging")}},
 	{"Die Änderung wird nach dem Review auf Produktion deployt.", nil},
 	{"Ist die Version schon live?", nil},
+	{"Noch nicht deployt auf Staging – das kommt nach dem Review.", nil},
+	{"Nichts davon ist live; alles liegt noch auf dem Branch.", nil},
 	// merge
 	{"Ich habe den Fix in main gemergt.", []ks{d(ScopeMerge, "in main gemergt")}},
 	{"Der PR wurde gemergt.", []ks{d(ScopeMerge, "Der PR wurde gemergt")}},
 	{"Gepusht nach main.", []ks{d(ScopeMerge, "Gepusht nach main")}},
 	{"Ich habe noch nicht in main gemergt.", nil},
 	{"Falls der PR gemergt wurde, bitte Bescheid geben.", nil},
+	{"Noch nichts gepusht nach main; der Branch liegt nur lokal.", nil},
 	// blocked
 	{"Ich komme hier nicht weiter.", []ks{b("Ich komme hier nicht weiter")}},
 	{"Ich kann nicht fortfahren, solange der Schlüssel fehlt.", []ks{b("Ich kann nicht fortfahren")}},
@@ -69,6 +74,7 @@ var _ = register("de", []langCase{
 	{"Du musst den Server neu starten.", []ks{q("Du musst")}},
 	{"Bitte prüfen Sie den Diff.", nil},
 	{"Ich brauche keine Hilfe.", nil},
+	{"Ich brauche Ihre Freigabe nicht mehr; der Deploy läuft über CI.", nil},
 	{"Du musst den Server nicht neu starten; die Konfiguration wird automatisch neu geladen.", nil},
 	{"Bitte gib Bescheid, ob ich die Migration auch anpassen soll.", nil},
 	{"```\nAlle Tests sind grün.\n```", nil},
