@@ -36,7 +36,8 @@ var swedish = langSpec{
 		blocked("(jag|vi) har (ingen|inga) (åtkomst|behörighet|behörigheter)"),
 		// delegation
 		request("(kan du|kan ni|skulle du kunna|skulle ni kunna) (skicka|ge|dela|köra|lägga till|skapa|starta om|installera|konfigurera)"),
-		request("(skicka|ge) (mig|oss)"),
+		// Not "ge mig besked" (let me know).
+		request("(skicka|ge) (mig|oss)").nb("besked"),
 		request("jag behöver (att du|att ni|din hjälp|ditt godkännande|din bekräftelse)"),
 		request("du (måste|behöver)"),
 	},
