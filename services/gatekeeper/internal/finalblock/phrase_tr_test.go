@@ -16,6 +16,8 @@ var _ = register("tr", []langCase{
 	{"Hazır bir kütüphane kullandım.", nil},
 	{"Ekip üzerinde çalışıyor.", nil},
 	{"Tamamlandığında haber vereceğim.", nil},
+	{"Doğru şeyi düzelttim mi, emin değilim.", nil},
+	{"Giriş artık çalışıyor mu diye kontrol ettim; hâlâ hata veriyor.", nil},
 	// tests
 	{"Tüm testler geçti.", []ks{d(ScopeTests, "Tüm testler geçti")}},
 	{"Testler başarılı.", []ks{d(ScopeTests, "Testler başarılı")}},
@@ -28,6 +30,8 @@ var _ = register("tr", []langCase{
 	{"Kod hatasız derleniyor.", []ks{d(ScopeBuild, "hatasız derleniyor")}},
 	{"Proje derleniyor.", []ks{d(ScopeBuild, "Proje derleniyor")}},
 	{"Derleme başarısız.", nil},
+	{"Kod hatasız derlendi mi, henüz bilmiyorum.", nil},
+	{"Proje derleniyor mu?", nil},
 	{"Build başarılı değil; iki test hâlâ kırmızı.", nil},
 	{"Build başarılı olursa main'e merge edeceğim.", nil},
 	// deploy
@@ -40,6 +44,7 @@ var _ = register("tr", []langCase{
 	{"Düzeltmeyi main'e merge ettim.", []ks{d(ScopeMerge, "main'e merge ettim")}},
 	{"Değişiklikler birleştirildi.", []ks{d(ScopeMerge, "birleştirildi")}},
 	{"Merge edildi mi?", nil},
+	{"Main'e merge edildi mi?", nil},
 	// blocked
 	{"Anahtar olmadan devam edemiyorum.", []ks{b("devam edemiyorum")}},
 	{"Takıldım.", []ks{b("Takıldım")}},
