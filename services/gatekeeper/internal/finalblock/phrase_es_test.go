@@ -22,6 +22,7 @@ var _ = register("es", []langCase{
 	{"El login no funciona correctamente en Safari.", nil},
 	// tests
 	{"Todas las pruebas pasan.", []ks{d(ScopeTests, "Todas las pruebas pasan")}},
+	{"Hasta ahora todas las pruebas pasan.", []ks{d(ScopeTests, "todas las pruebas pasan")}},
 	{"Los tests están en verde.", []ks{d(ScopeTests, "Los tests están en verde")}},
 	{"Las pruebas no pasan.", nil},
 	{"Verifica que todas las pruebas pasan.", nil},

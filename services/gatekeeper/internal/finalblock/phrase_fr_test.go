@@ -25,10 +25,12 @@ var _ = register("fr", []langCase{
 	{"Vérifiez que tout fonctionne correctement.", nil},
 	// tests
 	{"Tous les tests passent.", []ks{d(ScopeTests, "Tous les tests passent")}},
+	{"Jusqu'à présent tous les tests passent.", []ks{d(ScopeTests, "tous les tests passent")}},
 	{"Les tests unitaires sont au vert.", []ks{d(ScopeTests, "Les tests unitaires sont au vert")}},
 	{"Les tests ne passent pas.", nil},
 	{"Vérifiez que tous les tests passent.", nil},
 	{"Il faut que les tests passent avant la fusion.", nil},
+	{"Je ne fusionne pas jusqu'à ce que tous les tests passent.", nil},
 	{"Les tests passent-ils ?", nil},
 	// build
 	{"Le build passe.", []ks{d(ScopeBuild, "Le build passe")}},

@@ -50,9 +50,11 @@ var _ = register("pt", []langCase{
 	{"Não consigo continuar sem a chave.", []ks{b("Não consigo continuar")}},
 	{"Estou bloqueado pelo firewall.", []ks{b("Estou bloqueado")}},
 	{"Não tenho acesso ao cluster.", []ks{b("Não tenho acesso")}},
+	{"Até agora não consegui avançar sem a chave.", []ks{b("não consegui avançar")}},
 	{"Se eu não conseguir continuar, aviso.", nil},
 	{"Não consegui rodar os testes aqui; nada foi verificado.", nil},
 	{"Não estou bloqueado; só falta a revisão do PR.", nil},
+	{"Se não tenho acesso ao cluster, o deploy passa pelo CI.", nil},
 	// delegation
 	{"Por favor envie a chave da API.", []ks{q("Por favor envie")}},
 	{"Você pode me enviar os logs?", []ks{q("Você pode me enviar")}},
