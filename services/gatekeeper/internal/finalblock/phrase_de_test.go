@@ -39,6 +39,7 @@ var _ = register("de", []langCase{
 	{"Der Code kompiliert wieder.", []ks{d(ScopeBuild, "Der Code kompiliert wieder")}},
 	{"Der Build läuft.", nil},
 	{"Der Code kompiliert nicht.", nil},
+	{"Nicht jedes Modul kompiliert fehlerfrei: pkg/legacy hat noch Warnungen.", nil},
 	// deploy
 	{"Ich habe die Änderung auf Produktion deployt.", []ks{d(ScopeDeploy, "auf Produktion deployt")}},
 	{"Die neue Version ist jetzt live.", []ks{d(ScopeDeploy, "ist jetzt live")}},
@@ -66,6 +67,7 @@ var _ = register("de", []langCase{
 	{"Wenn ich nicht weiterkomme, melde ich mich.", nil},
 	{"Ich konnte die Tests hier nicht ausführen; nichts ist verifiziert.", nil},
 	{"Mir fehlen die Berechtigungen nicht; das Problem ist der abgelaufene Token.", nil},
+	{"Nicht ich bin blockiert, sondern die CI-Pipeline.", nil},
 	// delegation
 	{"Bitte schicken Sie mir den API-Schlüssel.", []ks{q("Bitte schicken Sie")}},
 	{"Könnten Sie mir den Token geben?", []ks{q("Könnten Sie mir")}},

@@ -51,6 +51,7 @@ var _ = register("nl", []langCase{
 	{"Als ik niet verder kan, laat ik het weten.", nil},
 	{"Ik kon de tests hier niet draaien; niets is geverifieerd.", nil},
 	{"Ik heb geen toegang nodig tot productie; alles draait lokaal.", nil},
+	{"Als ik ben geblokkeerd, laat ik het weten.", nil},
 	// delegation
 	{"Kun je me de API-sleutel sturen?", []ks{q("Kun je me")}},
 	{"Stuur me de logs.", []ks{q("Stuur me")}},

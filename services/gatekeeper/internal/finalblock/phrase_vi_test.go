@@ -56,6 +56,7 @@ var _ = register("vi", []langCase{
 	{"Vui lòng xem diff.", nil},
 	{"Không cần gửi cho tôi log nữa.", nil},
 	{"Không cần bạn phải làm gì thêm.", nil},
+	{"Không phải tôi cần bạn làm gì thêm, chỉ là gợi ý.", nil},
 	{"```\nTất cả test đều đã pass.\n```", nil},
 })
 
