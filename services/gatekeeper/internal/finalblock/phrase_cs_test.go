@@ -62,6 +62,7 @@ var _ = register("cs", []langCase{
 	{"Budete muset restartovat server.", []ks{q("Budete muset")}},
 	{"Prosím zkontrolujte diff.", nil},
 	{"Dejte mi vědět, jestli chcete ještě něco upravit.", nil},
+	{"Můžete mi dát vědět, jestli je to takhle v pořádku?", nil},
 	{"```\nVšechny testy prošly.\n```", nil},
 })
 

@@ -56,6 +56,7 @@ var _ = register("de", []langCase{
 	{"Ich habe noch nicht in main gemergt.", nil},
 	{"Falls der PR gemergt wurde, bitte Bescheid geben.", nil},
 	{"Noch nichts gepusht nach main; der Branch liegt nur lokal.", nil},
+	{"Nicht der PR wurde gemergt, sondern nur ein einzelner Commit daraus.", nil},
 	// blocked
 	{"Ich komme hier nicht weiter.", []ks{b("Ich komme hier nicht weiter")}},
 	{"Ich kann nicht fortfahren, solange der Schlüssel fehlt.", []ks{b("Ich kann nicht fortfahren")}},
@@ -68,6 +69,7 @@ var _ = register("de", []langCase{
 	{"Ich konnte die Tests hier nicht ausführen; nichts ist verifiziert.", nil},
 	{"Mir fehlen die Berechtigungen nicht; das Problem ist der abgelaufene Token.", nil},
 	{"Nicht ich bin blockiert, sondern die CI-Pipeline.", nil},
+	{"Nicht wir stecken fest, sondern der Build-Runner.", nil},
 	// delegation
 	{"Bitte schicken Sie mir den API-Schlüssel.", []ks{q("Bitte schicken Sie")}},
 	{"Könnten Sie mir den Token geben?", []ks{q("Könnten Sie mir")}},
@@ -79,6 +81,7 @@ var _ = register("de", []langCase{
 	{"Ich brauche Ihre Freigabe nicht mehr; der Deploy läuft über CI.", nil},
 	{"Du musst den Server nicht neu starten; die Konfiguration wird automatisch neu geladen.", nil},
 	{"Bitte gib Bescheid, ob ich die Migration auch anpassen soll.", nil},
+	{"Können Sie mir Bescheid geben, ob die Migration auch angepasst werden soll?", nil},
 	{"```\nAlle Tests sind grün.\n```", nil},
 	{"Die Datei `fertig.go` enthält den Code.", nil},
 })

@@ -58,6 +58,7 @@ var _ = register("nl", []langCase{
 	{"Ik heb je goedkeuring nodig.", []ks{q("Ik heb je goedkeuring nodig")}},
 	{"Je moet de server herstarten.", []ks{q("Je moet")}},
 	{"Bekijk de diff.", nil},
+	{"Kun je me laten weten of je nog wijzigingen wilt?", nil},
 	{"Je moet de server niet herstarten; de configuratie wordt automatisch herladen.", nil},
 	{"```\nAlle tests slagen.\n```", nil},
 })

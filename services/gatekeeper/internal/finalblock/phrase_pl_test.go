@@ -64,6 +64,7 @@ var _ = register("pl", []langCase{
 	{"Nie potrzebuję twojej zgody na ten krok.", nil},
 	{"Nie musisz niczego restartować.", nil},
 	{"Daj mi znać, jeśli coś jeszcze trzeba poprawić.", nil},
+	{"Czy możesz mi dać znać, czy to wystarczy?", nil},
 	{"```\nWszystkie testy przechodzą.\n```", nil},
 })
 

@@ -42,7 +42,8 @@ var german = langSpec{
 		// Not "bitte gib Bescheid" (please let me know).
 		request("bitte (schick|schicke|schicken sie|sende|senden sie|gib|geben sie|stell|stellen sie|füge|fügen sie|führe|führen sie|" +
 			"starte|starten sie|installiere|installieren sie|erstelle|erstellen sie|lade|laden sie)").nb("bescheid"),
-		request("(kannst du|können sie|könntest du|könnten sie|würdest du|würden sie) (mir|uns)"),
+		// Not "können Sie mir Bescheid geben" (could you let me know).
+		request("(kannst du|können sie|könntest du|könnten sie|würdest du|würden sie) (mir|uns)").nb("bescheid"),
 		request("(schick|schicke|schicken sie|sende|senden sie) (mir|uns)"),
 		request("ich (brauche|benötige) (deine|ihre|eure) (hilfe|zustimmung|freigabe|zugangsdaten|bestätigung|entscheidung)"),
 		request("(du musst|ihr müsst)"),
