@@ -59,6 +59,8 @@ var _ = register("sv", []langCase{
 	{"Du måste starta om servern.", []ks{q("Du måste")}},
 	{"Granska diffen.", nil},
 	{"Ge mig besked om du vill ha fler ändringar.", nil},
+	{"Nu kan du köra make test för att verifiera ändringen.", nil},
+	{"Om du vill kan du köra testerna själv.", nil},
 	{"Du behöver inte starta om servern.", nil},
 	{"```\nAlla tester går igenom.\n```", nil},
 })
