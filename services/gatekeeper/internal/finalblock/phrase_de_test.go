@@ -72,6 +72,7 @@ var _ = register("de", []langCase{
 	{"Nicht wir stecken fest, sondern der Build-Runner.", nil},
 	// delegation
 	{"Bitte schicken Sie mir den API-Schlüssel.", []ks{q("Bitte schicken Sie")}},
+	{"Bitte geben Sie mir Lesezugriff auf das Repository.", []ks{q("Bitte geben Sie mir")}},
 	{"Könnten Sie mir den Token geben?", []ks{q("Könnten Sie mir")}},
 	{"Schick mir die Logs.", []ks{q("Schick mir")}},
 	{"Ich brauche Ihre Freigabe für das Deployment.", []ks{q("Ich brauche Ihre Freigabe")}},
@@ -81,6 +82,7 @@ var _ = register("de", []langCase{
 	{"Ich brauche Ihre Freigabe nicht mehr; der Deploy läuft über CI.", nil},
 	{"Du musst den Server nicht neu starten; die Konfiguration wird automatisch neu geladen.", nil},
 	{"Bitte gib Bescheid, ob ich die Migration auch anpassen soll.", nil},
+	{"Bitte geben Sie mir Bescheid, sobald der Review durch ist.", nil},
 	{"Können Sie mir Bescheid geben, ob die Migration auch angepasst werden soll?", nil},
 	{"```\nAlle Tests sind grün.\n```", nil},
 	{"Die Datei `fertig.go` enthält den Code.", nil},
