@@ -1,0 +1,113 @@
+package transparency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// tileKey is a tile's key in a store: level and number (its width is not
+// part of it; the store keeps the widest).
+func tileKey(t tlog.Tile) string { return fmt.Sprintf("%d.%d", t.L, t.N) }
+
+// prefix returns the first t.W hashes of data, or ErrTileMissing.
+func prefix(t tlog.Tile, data []byte) ([]byte, error) {
+	want := t.W * tlog.HashSize
+	if len(data) < want {
+		return nil, fmt.Errorf("%w: %s: the store holds %d hashes", ErrTileMissing, t.Path(), len(data)/tlog.HashSize)
+	}
+	return data[:want], nil
+}
+
+// MemTiles is a TileStore in memory (tests, and tools that rebuild a tree).
+type MemTiles struct {
+	mu    sync.Mutex
+	tiles map[string][]byte
+}
+
+// ReadTiles implements TileStore.
+func (m *MemTiles) ReadTiles(_ context.Context, tiles []tlog.Tile) ([][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([][]byte, len(tiles))
+	for i, t := range tiles {
+		d, err := prefix(t, m.tiles[tileKey(t)])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+// SaveTiles implements TileStore.
+func (m *MemTiles) SaveTiles(_ context.Context, tiles []tlog.Tile, data [][]byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tiles == nil {
+		m.tiles = map[string][]byte{}
+	}
+	for i, t := range tiles {
+		if k := tileKey(t); len(data[i]) >= len(m.tiles[k]) {
+			m.tiles[k] = append([]byte(nil), data[i]...)
+		}
+	}
+	return nil
+}
+
+// Set replaces a tile's data as stored (tests of a tampered store).
+func (m *MemTiles) Set(t tlog.Tile, data []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tiles[tileKey(t)] = data
+}
+
+// KVTiles is a TileStore on a JetStream key-value bucket (stream.TilesBucket).
+type KVTiles struct {
+	KV jetstream.KeyValue
+}
+
+// ReadTiles implements TileStore.
+func (s KVTiles) ReadTiles(ctx context.Context, tiles []tlog.Tile) ([][]byte, error) {
+	return s.readTiles(ctx, tiles, "")
+}
+
+func (s KVTiles) readTiles(ctx context.Context, tiles []tlog.Tile, keyPrefix string) ([][]byte, error) {
+	out := make([][]byte, len(tiles))
+	for i, t := range tiles {
+		e, err := s.KV.Get(ctx, keyPrefix+tileKey(t))
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil, fmt.Errorf("%w: %s", ErrTileMissing, t.Path())
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read tile %s: %w", t.Path(), err)
+		}
+		if out[i], err = prefix(t, e.Value()); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// SaveTiles implements TileStore. A tile is only ever replaced by a wider
+// copy; one that would shrink is left as it is.
+func (s KVTiles) SaveTiles(ctx context.Context, tiles []tlog.Tile, data [][]byte) error {
+	return s.saveTiles(ctx, tiles, data, "")
+}
+
+func (s KVTiles) saveTiles(ctx context.Context, tiles []tlog.Tile, data [][]byte, keyPrefix string) error {
+	for i, t := range tiles {
+		k := keyPrefix + tileKey(t)
+		if e, err := s.KV.Get(ctx, k); err == nil && len(e.Value()) > len(data[i]) {
+			continue
+		}
+		if _, err := s.KV.Put(ctx, k, data[i]); err != nil {
+			return fmt.Errorf("save tile %s: %w", t.Path(), err)
+		}
+	}
+	return nil
+}
