@@ -35,8 +35,8 @@ func logKey(t *testing.T, alg string) (note.Signer, []note.Verifier, keyringtest
 	return s, vs, k
 }
 
-// witnessKey makes a witness's cosignature/v1 signer and verifier.
-func witnessKey(t *testing.T, name string) (note.Signer, note.Verifier) {
+// cosigner makes a witness's cosignature/v1 signer and verifier.
+func cosigner(t *testing.T, name string) (note.Signer, note.Verifier) {
 	t.Helper()
 	skey, vkey, err := note.GenerateKey(rand.Reader, name)
 	if err != nil {
@@ -73,7 +73,7 @@ func TestCheckpointsSignAndOpen(t *testing.T) {
 			if cp.Tree != tree || cp.Origin != testOrigin || len(cp.Witnesses) != 0 {
 				t.Fatalf("opened %+v", cp)
 			}
-			ws, wv := witnessKey(t, "witness.test/w1")
+			ws, wv := cosigner(t, "witness.test/w1")
 			cosigned, err := note.Sign(&note.Note{Text: string(Body(testOrigin, tree))}, s, ws)
 			if err != nil {
 				t.Fatal(err)

@@ -108,9 +108,13 @@ type Log struct {
 	Interval time.Duration
 	// Signers returns the note signers of the keys in force now.
 	Signers func(ctx context.Context, origin string) ([]note.Signer, error)
-	// Issued, when set, sees every checkpoint issued.
-	Issued func(signed []byte, tree tlog.Tree)
-	Logger *slog.Logger
+	// Witnesses are asked to cosign every checkpoint before it is stored.
+	Witnesses []*WitnessClient
+	// Issued, when set, sees every checkpoint issued; WitnessFailed every
+	// witness that did not cosign one.
+	Issued        func(signed []byte, tree tlog.Tree)
+	WitnessFailed func(w *WitnessClient, err error)
+	Logger        *slog.Logger
 
 	mu     sync.Mutex
 	origin string
@@ -284,6 +288,10 @@ func (l *Log) issue(ctx context.Context) (tlog.Tree, error) {
 	if err != nil {
 		return tlog.Tree{}, fmt.Errorf("tlog: %w", err)
 	}
+	if signed, err = l.cosign(ctx, signed, tree); err != nil {
+		l.tree = nil
+		return tlog.Tree{}, err
+	}
 	var next uint64
 	if l.rev == 0 {
 		next, err = l.KV.Create(ctx, keyCheckpoint, signed)
@@ -301,6 +309,30 @@ func (l *Log) issue(ctx context.Context) (tlog.Tree, error) {
 		l.Issued(signed, tree)
 	}
 	return tree, nil
+}
+
+// cosign asks every witness to cosign and appends their cosignatures. A
+// witness that fails is reported and skipped; one that holds a larger tree
+// stops the log (ErrRolledBack).
+func (l *Log) cosign(ctx context.Context, signed []byte, tree tlog.Tree) ([]byte, error) {
+	out := signed
+	prove := func(old int64) (tlog.TreeProof, error) { return ProveTree(ctx, Tiles(l.KV), tree, old) }
+	for _, w := range l.Witnesses {
+		sigs, err := w.Cosign(ctx, signed, tree, prove)
+		if errors.Is(err, ErrRolledBack) {
+			return nil, fmt.Errorf("tlog: %w", err)
+		}
+		if err != nil {
+			if l.WitnessFailed != nil {
+				l.WitnessFailed(w, err)
+			}
+			l.Logger.WarnContext(ctx, "tlog: a witness did not cosign", slog.String("witness", w.URL), slog.Int64("size", tree.N),
+				slog.Any("error", err))
+			continue
+		}
+		out = append(out, sigs...)
+	}
+	return out, nil
 }
 
 // ParseUnverified reads a checkpoint's text without checking signatures:

@@ -3,8 +3,10 @@ package transparency
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/keyring/keyringtest"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
@@ -28,11 +31,19 @@ type logEnv struct {
 	kv     jetstream.KeyValue
 	signer func(context.Context, string) ([]note.Signer, error)
 	keys   func(origin string) []note.Verifier
+	key    keyringtest.Key
 	next   int64 // entries appended so far
 	msgs   [][]byte
 }
 
 func newLogEnv(t *testing.T) *logEnv {
+	t.Helper()
+	_, _, k := logKey(t, keyring.ECDSA)
+	return newLogEnvWith(t, k)
+}
+
+// newLogEnvWith is a logEnv whose log signs with k.
+func newLogEnvWith(t *testing.T, k keyringtest.Key) *logEnv {
 	t.Helper()
 	srv := natstest.RunServer(t)
 	_, js := natstest.Connect(t, srv.ClientURL())
@@ -41,8 +52,7 @@ func newLogEnv(t *testing.T) *logEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, k := logKey(t, keyring.ECDSA)
-	return &logEnv{js: js, kv: kv,
+	return &logEnv{js: js, kv: kv, key: k,
 		signer: func(_ context.Context, origin string) ([]note.Signer, error) {
 			s, err := NoteSigner(origin, k.Key, k.Raw)
 			return []note.Signer{s}, err
@@ -211,4 +221,69 @@ func messagesRoot(t *testing.T, msgs [][]byte) []byte {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// TestLogIsCosignedAndCatchesARollback: with a witness, every checkpoint
+// is stored with the witness's cosignature (the first from size 0, the
+// next with a consistency proof); a copy of the store rolled back to fewer
+// entries, under the same origin and key, is caught by the witness
+// (ErrRolledBack) before it can issue anything.
+func TestLogIsCosignedAndCatchesARollback(t *testing.T) {
+	e := newLogEnv(t)
+	origin, err := Origin(t.Context(), e.kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vkey, err := VerifierKey(origin, e.key.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := OpenWitness(t.TempDir(), "witness.test/w1", map[string][]string{origin: {vkey}}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(w.Handler())
+	t.Cleanup(srv.Close)
+	client := func() *WitnessClient {
+		c, err := NewWitnessClient(srv.URL, w.VerifierKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	wv := client().Verifier
+	l := &Log{JS: e.js, KV: e.kv, Every: 10, Interval: time.Second, Signers: e.signer, Logger: slog.New(slog.DiscardHandler),
+		Witnesses: []*WitnessClient{client()}}
+	for _, n := range []int{50, 20} {
+		e.append(t, n)
+		tree, err := l.CatchUp(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		signed, _, err := Latest(t.Context(), e.kv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp, err := Open(signed, origin, e.keys(origin), []note.Verifier{wv})
+		if err != nil || cp.Tree != tree || len(cp.Witnesses) != 1 {
+			t.Fatalf("checkpoint of %d: %+v, %v; want it cosigned by the witness", tree.N, cp, err)
+		}
+		if st, err := w.Latest(origin); err != nil || st.Size != tree.N {
+			t.Fatalf("the witness holds %+v, %v; want size %d", st, err, tree.N)
+		}
+	}
+	// The rolled-back copy: same origin and key, 30 entries.
+	old := newLogEnvWith(t, e.key)
+	if _, err := old.kv.Put(t.Context(), keyOrigin, []byte(origin)); err != nil {
+		t.Fatal(err)
+	}
+	old.append(t, 30)
+	l2 := &Log{JS: old.js, KV: old.kv, Every: 10, Interval: time.Second, Signers: old.signer, Logger: slog.New(slog.DiscardHandler),
+		Witnesses: []*WitnessClient{client()}}
+	if _, err := l2.CatchUp(t.Context()); !errors.Is(err, ErrRolledBack) || !strings.Contains(err.Error(), "cosigned 70 leaves") {
+		t.Fatalf("rolled-back log: %v, want ErrRolledBack naming the witness's 70 leaves", err)
+	}
+	if _, _, err := Latest(t.Context(), old.kv); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("the rolled-back log stored a checkpoint: %v", err)
+	}
 }
