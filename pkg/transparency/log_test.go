@@ -287,3 +287,89 @@ func TestLogIsCosignedAndCatchesARollback(t *testing.T) {
 		t.Fatalf("the rolled-back log stored a checkpoint: %v", err)
 	}
 }
+
+// copyStream makes a stream COPY holding msgs (a copy of LEDGER, say as a
+// backup restored it), message i+1 being msgs[i].
+func (e *logEnv) copyStream(t *testing.T, msgs [][]byte) {
+	t.Helper()
+	_ = e.js.DeleteStream(t.Context(), "COPY")
+	if _, err := e.js.CreateStream(t.Context(), jetstream.StreamConfig{Name: "COPY", Subjects: []string{"copy.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if _, err := e.js.Publish(t.Context(), "copy.s", m); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestAuditFindsWhatTheCheckpointDoesNotCover: the ledger as logged
+// audits clean; a copy cut short, or with one message changed, is named
+// with the first bad message; Consistent names a rollback, a fork and a
+// rewritten history.
+func TestAuditFindsWhatTheCheckpointDoesNotCover(t *testing.T) {
+	e := newLogEnv(t)
+	e.append(t, 600)
+	l := &Log{JS: e.js, KV: e.kv, Every: 10, Interval: time.Second, Signers: e.signer, Logger: slog.New(slog.DiscardHandler)}
+	tree, err := l.CatchUp(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiles := Tiles(e.kv)
+	rep, err := Audit(t.Context(), e.js, stream.Ledger, tiles, tree)
+	if err != nil || rep.Checked != 600 {
+		t.Fatalf("LEDGER as logged: %+v, %v", rep, err)
+	}
+	e.copyStream(t, e.msgs[:450])
+	if _, err := Audit(t.Context(), e.js, "COPY", tiles, tree); !errors.Is(err, ErrMismatch) ||
+		!strings.Contains(err.Error(), "ends at message 450, the checkpoint covers 600") {
+		t.Errorf("cut short: %v", err)
+	}
+	changed := append([][]byte(nil), e.msgs...)
+	changed[299] = []byte(strings.Replace(string(changed[299]), `"x":"y"`, `"x":"z"`, 1))
+	e.copyStream(t, changed)
+	if _, err := Audit(t.Context(), e.js, "COPY", tiles, tree); !errors.Is(err, ErrMismatch) ||
+		!strings.Contains(err.Error(), "message 300 differs from leaf 299") {
+		t.Errorf("changed: %v", err)
+	}
+
+	// Consistent: an earlier checkpoint of the same log extends; a bigger
+	// one is a rollback; another history is a fork or a rewrite.
+	early := OpenTree(&MemTiles{}, 0)
+	earlyRoot, err := early.Append(t.Context(), leafHashes(e.msgs[:256]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Consistent(t.Context(), tiles, tree, tlog.Tree{N: 256, Hash: earlyRoot}); err != nil {
+		t.Errorf("an earlier checkpoint of the same log: %v", err)
+	}
+	if err := Consistent(t.Context(), tiles, tlog.Tree{N: 256, Hash: earlyRoot}, tree); !errors.Is(err, ErrMismatch) ||
+		!strings.Contains(err.Error(), "rolled back") {
+		t.Errorf("rollback: %v", err)
+	}
+	rewritten := OpenTree(&MemTiles{}, 0)
+	rwRoot, err := rewritten.Append(t.Context(), leafHashes(changed[:400]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Consistent(t.Context(), tiles, tree, tlog.Tree{N: 400, Hash: rwRoot}); !errors.Is(err, ErrMismatch) ||
+		!strings.Contains(err.Error(), "not an extension") {
+		t.Errorf("rewritten history: %v", err)
+	}
+	forkRoot, err := rewritten.Append(t.Context(), leafHashes(changed[400:600]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Consistent(t.Context(), tiles, tree, tlog.Tree{N: 600, Hash: forkRoot}); !errors.Is(err, ErrMismatch) ||
+		!strings.Contains(err.Error(), "fork") {
+		t.Errorf("fork: %v", err)
+	}
+}
+
+func leafHashes(msgs [][]byte) []tlog.Hash {
+	out := make([]tlog.Hash, len(msgs))
+	for i, m := range msgs {
+		out[i] = LeafHash(m)
+	}
+	return out
+}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -65,9 +66,18 @@ type Config struct {
 	// fewer came (docs/transparency.md).
 	CheckpointEvery    int           `mapstructure:"checkpoint_every"`
 	CheckpointInterval time.Duration `mapstructure:"checkpoint_interval"`
+	// Witnesses cosign every checkpoint (c2sp.org/tlog-witness).
+	Witnesses []Witness `mapstructure:"witnesses"`
 
 	// Streams is the process-wide stream layout (set by the composer).
 	Streams stream.Options `mapstructure:"-"`
+}
+
+// Witness is a witness the log asks to cosign its checkpoints: its
+// submission URL and its cosignature/v1 verifier key.
+type Witness struct {
+	URL string `mapstructure:"url"`
+	Key string `mapstructure:"key"`
 }
 
 // DefaultConfig returns the defaults: hourly passes, 30 days hot, 1 hour
@@ -104,6 +114,13 @@ func (c Config) Validate() error {
 	pos("checkpoint_interval", c.CheckpointInterval)
 	if c.CheckpointEvery < 1 {
 		errs = append(errs, fmt.Errorf("rotator.checkpoint_every %d: must be at least 1", c.CheckpointEvery))
+	}
+	for i, w := range c.Witnesses {
+		if _, err := transparency.NewWitnessClient(w.URL, w.Key); err != nil || !strings.HasPrefix(w.URL, "http://") &&
+			!strings.HasPrefix(w.URL, "https://") {
+			errs = append(errs, fmt.Errorf("rotator.witnesses[%d]: url %q and key %q: an http(s) URL and a cosignature/v1 verifier key (%v)",
+				i, w.URL, w.Key, err))
+		}
 	}
 	if c.KeyRotationPeriod < 0 {
 		errs = append(errs,
@@ -337,6 +354,8 @@ type metrics struct {
 	checkpoints prometheus.Counter
 	logged      prometheus.Gauge
 	logErrors   prometheus.Counter
+	// witnessErrors: checkpoints a witness did not cosign.
+	witnessErrors prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -350,5 +369,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		checkpoints: f.Counter("checkpoints_total", "Checkpoints of the ledger's Merkle tree issued."),
 		logged:      f.Gauge("logged_entries", "LEDGER entries the newest checkpoint covers."),
 		logErrors:   f.Counter("log_errors_total", "Times the ledger's Merkle tree log stopped on an error."),
+		witnessErrors: f.Counter("witness_errors_total",
+			"Checkpoints a witness did not cosign (down, or refused; see the log)."),
 	}
 }

@@ -20,12 +20,21 @@ func (s *Service) openLog(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("rotator: %w", err)
 	}
+	var witnesses []*transparency.WitnessClient
+	for _, w := range s.cfg.Witnesses {
+		c, err := transparency.NewWitnessClient(w.URL, w.Key)
+		if err != nil {
+			return fmt.Errorf("rotator: %w", err)
+		}
+		witnesses = append(witnesses, c)
+	}
 	s.tlog = &transparency.Log{JS: s.js, KV: kv, Every: s.cfg.CheckpointEvery, Interval: s.cfg.CheckpointInterval,
-		Signers: s.noteSigners, Logger: s.set.Logger,
+		Signers: s.noteSigners, Logger: s.set.Logger, Witnesses: witnesses,
 		Issued: func(_ []byte, tree tlog.Tree) {
 			s.m.checkpoints.Inc()
 			s.m.logged.Set(float64(tree.N))
-		}}
+		},
+		WitnessFailed: func(*transparency.WitnessClient, error) { s.m.witnessErrors.Inc() }}
 	return nil
 }
 
