@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -110,4 +111,50 @@ func (s KVTiles) saveTiles(ctx context.Context, tiles []tlog.Tile, data [][]byte
 		}
 	}
 	return nil
+}
+
+// Cached keeps up to n tiles of store in memory, by level, number and
+// width: a tile's first W hashes never change once written (a wider copy
+// starts with them), so a process that proves many entries (or audits the
+// ledger twice) reads each from the store once.
+func Cached(store TileStore, n int) TileStore {
+	c, err := lru.New[string, []byte](max(n, 1))
+	if err != nil {
+		return store // only for n <= 0, excluded above
+	}
+	return &cachedTiles{store: store, lru: c}
+}
+
+type cachedTiles struct {
+	store TileStore
+	lru   *lru.Cache[string, []byte]
+}
+
+func (c *cachedTiles) ReadTiles(ctx context.Context, tiles []tlog.Tile) ([][]byte, error) {
+	out := make([][]byte, len(tiles))
+	var miss []tlog.Tile
+	var at []int
+	for i, t := range tiles {
+		if d, ok := c.lru.Get(t.Path()); ok {
+			out[i] = d
+			continue
+		}
+		miss, at = append(miss, t), append(at, i)
+	}
+	if len(miss) == 0 {
+		return out, nil
+	}
+	got, err := c.store.ReadTiles(ctx, miss)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range at {
+		out[i] = got[k]
+		c.lru.Add(miss[k].Path(), got[k])
+	}
+	return out, nil
+}
+
+func (c *cachedTiles) SaveTiles(ctx context.Context, tiles []tlog.Tile, data [][]byte) error {
+	return c.store.SaveTiles(ctx, tiles, data)
 }

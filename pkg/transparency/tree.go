@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -187,6 +188,76 @@ func (r tileReader) SaveTiles([]tlog.Tile, [][]byte) {}
 // store that lost or changed a hash fails the read.
 func Verified(ctx context.Context, store TileStore, tree tlog.Tree) tlog.HashReader {
 	return tlog.TileHashReader(tree, tileReader{ctx, store})
+}
+
+// Prover proves leaves of one tree, remembering the hashes it has read and
+// verified: the tiles near the root, which every proof reads, are checked
+// against the tree's root once.
+type Prover struct {
+	tree tlog.Tree
+	r    tlog.HashReader
+	mu   sync.Mutex
+	seen map[int64]tlog.Hash
+}
+
+// NewProver makes a Prover of tree whose tiles are in store.
+func NewProver(ctx context.Context, store TileStore, tree tlog.Tree) *Prover {
+	return &Prover{tree: tree, r: Verified(ctx, store, tree), seen: map[int64]tlog.Hash{}}
+}
+
+// ReadHashes implements tlog.HashReader.
+func (p *Prover) ReadHashes(idx []int64) ([]tlog.Hash, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]tlog.Hash, len(idx))
+	var miss []int64
+	asked := map[int64]bool{}
+	for _, x := range idx {
+		if _, ok := p.seen[x]; ok || asked[x] {
+			continue
+		}
+		// Ask for every hash of the tile that holds x, at each of its
+		// levels: the reader checks the tile once, and the next proofs
+		// find their hashes of it here.
+		level, n := tlog.SplitStoredHashIndex(x)
+		base := level - level%TileHeight
+		first := (n << (level - base)) &^ (1<<TileHeight - 1)
+		for j := range TileHeight {
+			lvl := base + j
+			for k := first >> j; k < (first+1<<TileHeight)>>j && k < p.tree.N>>lvl; k++ {
+				if y := tlog.StoredHashIndex(lvl, k); !asked[y] {
+					if _, ok := p.seen[y]; !ok {
+						miss, asked[y] = append(miss, y), true
+					}
+				}
+			}
+		}
+	}
+	if len(miss) > 0 {
+		got, err := p.r.ReadHashes(miss)
+		if err != nil {
+			return nil, err
+		}
+		for k, x := range miss {
+			p.seen[x] = got[k]
+		}
+	}
+	for k, x := range idx {
+		out[k] = p.seen[x]
+	}
+	return out, nil
+}
+
+// ProveRecord returns the inclusion proof of leaf n.
+func (p *Prover) ProveRecord(n int64) (tlog.RecordProof, error) {
+	if n < 0 || n >= p.tree.N {
+		return nil, fmt.Errorf("prove leaf %d: outside the tree of %d leaves", n, p.tree.N)
+	}
+	proof, err := tlog.ProveRecord(p.tree.N, n, p)
+	if err != nil {
+		return nil, fmt.Errorf("prove leaf %d of %d: %w", n, p.tree.N, err)
+	}
+	return proof, nil
 }
 
 // ProveRecord returns the inclusion proof of leaf n in tree.

@@ -75,21 +75,38 @@ func OpenWitness(dir, name string, logs map[string][]string, logger *slog.Logger
 		return nil, err
 	}
 	for origin, keys := range logs {
-		if !validOrigin(origin) {
-			return nil, fmt.Errorf("witness: log origin %q: not a valid origin line", origin)
-		}
-		for _, k := range keys {
-			v, err := tnote.NewVerifier(k)
-			if err != nil {
-				return nil, fmt.Errorf("witness: key of log %s: %w", origin, err)
-			}
-			if v.Name() != origin {
-				return nil, fmt.Errorf("witness: key %q is named %q, not the log's origin %q", k, v.Name(), origin)
-			}
-			w.logs[origin] = append(w.logs[origin], v)
+		if err := w.SetLog(origin, keys); err != nil {
+			return nil, err
 		}
 	}
 	return w, nil
+}
+
+// SetLog makes the witness trust origin's checkpoints signed by keys (note
+// verifier keys), in place of the keys it trusted for it before: a log
+// that rotates its keys gives its witnesses the new ones.
+func (w *Witness) SetLog(origin string, keys []string) error {
+	if !validOrigin(origin) {
+		return fmt.Errorf("witness: log origin %q: not a valid origin line", origin)
+	}
+	var vs []note.Verifier
+	for _, k := range keys {
+		v, err := tnote.NewVerifier(k)
+		if err != nil {
+			return fmt.Errorf("witness: key of log %s: %w", origin, err)
+		}
+		if v.Name() != origin {
+			return fmt.Errorf("witness: key %q is named %q, not the log's origin %q", k, v.Name(), origin)
+		}
+		vs = append(vs, v)
+	}
+	if len(vs) == 0 {
+		return fmt.Errorf("witness: log %s: no key", origin)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.logs[origin] = vs
+	return nil
 }
 
 // witnessKey reads the witness's private note key, making it on first use.
@@ -152,7 +169,9 @@ func (w *Witness) AddCheckpoint(body []byte) (cosig []byte, size int64, err erro
 		return nil, 0, err
 	}
 	origin, _, _ := strings.Cut(string(signed), "\n")
+	w.mu.Lock()
 	keys, ok := w.logs[origin]
+	w.mu.Unlock()
 	if !ok {
 		return nil, 0, fmt.Errorf("%w: %q", ErrUnknownLog, origin)
 	}
