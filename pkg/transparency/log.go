@@ -82,6 +82,22 @@ func Origin(ctx context.Context, kv jetstream.KeyValue) (string, error) {
 	return string(e.Value()), nil
 }
 
+// ReadOrigin returns the log's origin line without making one:
+// ErrNoCheckpoint when the log never ran.
+func ReadOrigin(ctx context.Context, kv jetstream.KeyValue) (string, error) {
+	e, err := kv.Get(ctx, keyOrigin)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return "", ErrNoCheckpoint
+	}
+	if err != nil {
+		return "", fmt.Errorf("tlog origin: %w", err)
+	}
+	if o := string(e.Value()); validOrigin(o) {
+		return o, nil
+	}
+	return "", fmt.Errorf("tlog origin %q: not a valid origin line", e.Value())
+}
+
 // Latest returns the newest checkpoint as stored (a signed note) and its
 // bucket revision; ErrNoCheckpoint before the first.
 func Latest(ctx context.Context, kv jetstream.KeyValue) ([]byte, uint64, error) {

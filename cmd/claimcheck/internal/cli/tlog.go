@@ -46,7 +46,10 @@ func openLogView(ctx context.Context, js jetstream.JetStream, witnesses []string
 	if err != nil {
 		return nil, nil, err
 	}
-	origin, err := transparency.Origin(ctx, kv)
+	origin, err := transparency.ReadOrigin(ctx, kv)
+	if errors.Is(err, transparency.ErrNoCheckpoint) {
+		return &logView{tiles: transparency.Tiles(kv)}, nil, nil // the log never ran
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -59,9 +62,6 @@ func openLogView(ctx context.Context, js jetstream.JetStream, witnesses []string
 		return nil, nil, err
 	}
 	v := &logView{origin: origin, tiles: transparency.Tiles(kv)}
-	if v.keys, err = transparency.LogVerifiers(origin, keyring.Export(regKeys, time.Now())); err != nil {
-		return nil, nil, err
-	}
 	for _, k := range keyring.Export(regKeys, time.Now()) {
 		if k.Status == keyring.Revoked {
 			continue
@@ -86,6 +86,9 @@ func openLogView(ctx context.Context, js jetstream.JetStream, witnesses []string
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if v.keys, err = transparency.LogVerifiers(origin, keyring.Export(regKeys, time.Now())); err != nil {
+		return nil, nil, fmt.Errorf("%w: the newest checkpoint: %v", transparency.ErrMismatch, err)
 	}
 	if v.cp, err = transparency.Open(signed, origin, v.keys, wvs); err != nil {
 		return nil, nil, fmt.Errorf("%w: the newest checkpoint: %v", transparency.ErrMismatch, err)
@@ -116,6 +119,9 @@ an offline verifier need.`,
 			v, _, err := openLogView(cmd.Context(), js, nil)
 			if err != nil {
 				return &exitError{ExitError, err}
+			}
+			if v.origin == "" {
+				return &exitError{ExitError, errors.New("the ledger has no Merkle tree log yet (the rotator starts it)")}
 			}
 			if keys {
 				for _, k := range v.vkeys {
