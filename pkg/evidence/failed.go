@@ -12,7 +12,8 @@ var (
 	vitestFailRE = regexp.MustCompile(`^\s*FAIL\s+(?:\|[^|]*\|\s+)?(\S+)\s+>\s+(.+?)\s*$`)
 	jestFileRE   = regexp.MustCompile(`^ *FAIL +(\S+)(?: \([^)]*\))? *$`)
 	// surefire 3: com.x.CalcTest.testAdd -- Time elapsed: … <<< FAILURE!
-	surefire3RE = regexp.MustCompile(`^(?:\[ERROR\]\s+)?([\w$]+(?:\.[\w$]+)*)\.(\w+)(?:\([^)]*\))?(?:\[\d+\])?\s+--\s+Time elapsed.*<<< (?:FAILURE|ERROR)!`)
+	surefire3RE = regexp.MustCompile(`^(?:\[ERROR\]\s+)?([\w$]+(?:\.[\w$]+)*)\.(\w+)(?:\([^)]*\))?(?:\[\d+\])?` +
+		`\s+--\s+Time elapsed.*<<< (?:FAILURE|ERROR)!`)
 	// surefire 2: testAdd(com.x.CalcTest)  Time elapsed: … <<< FAILURE!
 	surefire2RE = regexp.MustCompile(`^(?:\[ERROR\]\s+)?(\w+)\(([\w$]+(?:\.[\w$]+)*)\)\s+Time elapsed.*<<< (?:FAILURE|ERROR)!`)
 	// surefire's summary: [ERROR]   CalcTest.testAdd:12 expected …

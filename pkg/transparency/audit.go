@@ -22,19 +22,21 @@ var ErrMismatch = errors.New("the ledger does not match a checkpoint")
 func Consistent(ctx context.Context, store TileStore, newer, older tlog.Tree) error {
 	switch {
 	case older.N > newer.N:
-		return fmt.Errorf("%w: the log's newest checkpoint covers %d messages, a checkpoint of %d exists: the log was rolled back or cut short",
+		return fmt.Errorf(
+			"%w: the log's newest checkpoint covers %d messages, a checkpoint of %d exists: the log was rolled back or cut short",
 			ErrMismatch, newer.N, older.N)
 	case older.N == newer.N && older.Hash != newer.Hash:
-		return fmt.Errorf("%w: two checkpoints of %d messages with different roots (%s, %s): a fork", ErrMismatch, older.N, older.Hash, newer.Hash)
+		return fmt.Errorf("%w: two checkpoints of %d messages with different roots (%s, %s): a fork", ErrMismatch, older.N,
+			older.Hash, newer.Hash)
 	case older.N == 0 || older.N == newer.N:
 		return nil
 	}
 	p, err := ProveTree(ctx, store, newer, older.N)
 	if err != nil {
-		return fmt.Errorf("%w: no consistency proof from %d to %d: %v", ErrMismatch, older.N, newer.N, err)
+		return fmt.Errorf("%w: no consistency proof from %d to %d: %w", ErrMismatch, older.N, newer.N, err)
 	}
 	if err := tlog.CheckTree(p, newer.N, newer.Hash, older.N, older.Hash); err != nil {
-		return fmt.Errorf("%w: the checkpoint of %d is not an extension of the one of %d (a fork, or history rewritten): %v",
+		return fmt.Errorf("%w: the checkpoint of %d is not an extension of the one of %d (a fork, or history rewritten): %w",
 			ErrMismatch, newer.N, older.N, err)
 	}
 	return nil
@@ -88,7 +90,8 @@ func Audit(ctx context.Context, js jetstream.JetStream, streamName string, store
 		}
 		want, err := leaves.ReadHashes(idx)
 		if err != nil {
-			return rep, fmt.Errorf("%w: the tiles of messages %d..%d do not match the checkpoint: %v", ErrMismatch, next, chunkEnd, err)
+			return rep, fmt.Errorf("%w: the tiles of messages %d..%d do not match the checkpoint: %w", ErrMismatch, next, chunkEnd,
+				err)
 		}
 		batch, err := cons.Fetch(int(chunkEnd-next+1), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {

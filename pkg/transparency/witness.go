@@ -177,7 +177,7 @@ func (w *Witness) AddCheckpoint(body []byte) (cosig []byte, size int64, err erro
 	}
 	cp, err := Open(signed, origin, keys, nil)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", ErrNotSigned, err)
+		return nil, 0, fmt.Errorf("%w: %w", ErrNotSigned, err)
 	}
 	if old > cp.Tree.N {
 		return nil, 0, fmt.Errorf("%w: old size %d is larger than the checkpoint's %d", ErrBadRequest, old, cp.Tree.N)
@@ -206,7 +206,7 @@ func (w *Witness) AddCheckpoint(body []byte) (cosig []byte, size int64, err erro
 			if err := tlog.CheckTree(proof, cp.Tree.N, cp.Tree.Hash, st.Size, prev); err != nil {
 				w.logger.Warn("witness: inconsistent checkpoint (possible log misbehaviour)", slog.String("origin", origin),
 					slog.Int64("old", st.Size), slog.Int64("size", cp.Tree.N), slog.String("checkpoint", string(signed)))
-				return nil, 0, fmt.Errorf("%w: from %d to %d: %v", ErrInconsistent, st.Size, cp.Tree.N, err)
+				return nil, 0, fmt.Errorf("%w: from %d to %d: %w", ErrInconsistent, st.Size, cp.Tree.N, err)
 			}
 		}
 	}
@@ -277,7 +277,7 @@ func (w *Witness) state(origin string) (WitnessState, error) {
 	}
 	var st WitnessState
 	if err := json.Unmarshal(b, &st); err != nil || st.Origin != origin {
-		return WitnessState{}, fmt.Errorf("witness state of %s: unreadable (%v)", origin, err)
+		return WitnessState{}, fmt.Errorf("witness state of %s: unreadable: %w", origin, err)
 	}
 	return st, nil
 }

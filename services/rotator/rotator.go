@@ -116,10 +116,12 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("rotator.checkpoint_every %d: must be at least 1", c.CheckpointEvery))
 	}
 	for i, w := range c.Witnesses {
-		if _, err := transparency.NewWitnessClient(w.URL, w.Key); err != nil || !strings.HasPrefix(w.URL, "http://") &&
-			!strings.HasPrefix(w.URL, "https://") {
-			errs = append(errs, fmt.Errorf("rotator.witnesses[%d]: url %q and key %q: an http(s) URL and a cosignature/v1 verifier key (%v)",
-				i, w.URL, w.Key, err))
+		if _, err := transparency.NewWitnessClient(w.URL, w.Key); err != nil {
+			errs = append(errs, fmt.Errorf("rotator.witnesses[%d]: key %q: a cosignature/v1 verifier key (claimcheck witness key): %w",
+				i, w.Key, err))
+		}
+		if !strings.HasPrefix(w.URL, "http://") && !strings.HasPrefix(w.URL, "https://") {
+			errs = append(errs, fmt.Errorf("rotator.witnesses[%d]: url %q: an http:// or https:// URL", i, w.URL))
 		}
 	}
 	if c.KeyRotationPeriod < 0 {

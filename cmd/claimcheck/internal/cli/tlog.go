@@ -88,10 +88,10 @@ func openLogView(ctx context.Context, js jetstream.JetStream, witnesses []string
 		return nil, nil, err
 	}
 	if v.keys, err = transparency.LogVerifiers(origin, keyring.Export(regKeys, time.Now())); err != nil {
-		return nil, nil, fmt.Errorf("%w: the newest checkpoint: %v", transparency.ErrMismatch, err)
+		return nil, nil, fmt.Errorf("%w: the newest checkpoint: %w", transparency.ErrMismatch, err)
 	}
 	if v.cp, err = transparency.Open(signed, origin, v.keys, wvs); err != nil {
-		return nil, nil, fmt.Errorf("%w: the newest checkpoint: %v", transparency.ErrMismatch, err)
+		return nil, nil, fmt.Errorf("%w: the newest checkpoint: %w", transparency.ErrMismatch, err)
 	}
 	return v, wvs, nil
 }
@@ -322,7 +322,8 @@ func (f *checkpointFlags) verifyTree(ctx context.Context, js jetstream.JetStream
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Merkle tree: %d LEDGER messages match the checkpoint of %d (%s), cosigned by %d witness(es); %d checkpoint(s) held elsewhere are consistent",
+	return fmt.Sprintf(
+		"Merkle tree: %d LEDGER messages match the checkpoint of %d (%s), cosigned by %d witness(es); %d checkpoint(s) held elsewhere are consistent",
 		rep.Checked, v.cp.Tree.N, v.origin, len(v.cp.Witnesses), len(others)), nil
 }
 
