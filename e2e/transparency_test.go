@@ -15,7 +15,8 @@ import (
 
 // TestTransparencyEndToEnd: `claimcheck up` logs the ledger in a Merkle
 // tree whose checkpoints its local witness cosigns; an entry's inclusion
-// proof checks offline and fails when a byte of it changes; and the NATS
+// proof and an attestation's bundle check offline and fail when a byte of
+// them changes; and the NATS
 // store restored from an older copy (the witness's state kept, as a
 // witness on another host keeps it) is caught: the log refuses to issue a
 // checkpoint and `ledger verify` exits 1 naming the rollback.
@@ -103,6 +104,48 @@ func TestTransparencyEndToEnd(t *testing.T) {
 		}
 	}
 
+	// An attestation's bundle checks offline, and not with a byte changed.
+	a := newAgent(t, append(env, "CLAIMCHECK_DATA_DIR="+data), "bundled")
+	a.prompt(matrixPrompt)
+	a.bash("go test ./...", goTestPass)
+	v, r := a.claim("done", "test_pass", `{"command_substring":"go test ./..."}`)
+	if r.code != 0 || v.AttestationID == "" {
+		t.Fatalf("claim: %+v", r)
+	}
+	var bundled result
+	natstest.Eventually(t, 30*time.Second, func() error {
+		bundled = runBin(t, nil, nil, "claimcheck", "attest", "bundle", v.AttestationID, "--nats-url", url, "--data-dir", data)
+		if bundled.code != 0 {
+			return fmt.Errorf("attest bundle: exit %d %s", bundled.code, bundled.stderr)
+		}
+		return nil
+	})
+	bundleFile := filepath.Join(dir, "bundle.json")
+	if err := os.WriteFile(bundleFile, []byte(bundled.stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	verifyBundle := func(file string) result {
+		return runBin(t, nil, nil, "claimcheck", "attest", "verify-bundle", file, "--witness-key", strings.TrimSpace(wkey.stdout),
+			"--min-witnesses", "1")
+	}
+	if r := verifyBundle(bundleFile); r.code != 0 || !strings.Contains(r.stdout, "ok: attestation "+v.AttestationID) {
+		t.Fatalf("verify-bundle: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	for _, at := range []int{len(bundled.stdout) / 3, len(bundled.stdout) / 2, len(bundled.stdout) * 4 / 5} {
+		b := []byte(bundled.stdout)
+		for b[at] == ' ' || b[at] == '\n' {
+			at++
+		}
+		b[at] ^= 0x01
+		f := filepath.Join(dir, fmt.Sprintf("bundle.%d", at))
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if r := verifyBundle(f); r.code != 1 || !strings.HasPrefix(r.stdout, "FAIL ") {
+			t.Errorf("bundle with byte %d changed: exit %d %q, want 1 with a reason", at, r.code, r.stdout)
+		}
+	}
+
 	// Keep a copy of the store as it is now, go on, then restore it.
 	p.Stop(t)
 	store, backup := filepath.Join(data, "nats"), filepath.Join(dir, "nats-backup")
@@ -124,7 +167,7 @@ func TestTransparencyEndToEnd(t *testing.T) {
 	env[0] = "CLAIMCHECK_NATS_URL=" + url
 	send(0, 1)
 	p.WaitStderr(t, 30*time.Second, "a witness holds a larger tree than the log")
-	r := runBin(t, nil, nil, "claimcheck", "ledger", "verify", "--nats-url", url, "--data-dir", data)
+	r = runBin(t, nil, nil, "claimcheck", "ledger", "verify", "--nats-url", url, "--data-dir", data)
 	if r.code != 1 || !strings.Contains(r.stdout, "rolled back") {
 		t.Fatalf("ledger verify after the rollback: exit %d\n%s%s\nwant 1 naming the rollback", r.code, r.stdout, r.stderr)
 	}

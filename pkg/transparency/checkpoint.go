@@ -180,6 +180,12 @@ func Open(signed []byte, origin string, logKeys, witnesses []note.Verifier) (*Ch
 	}
 	cp := &Checkpoint{Note: signed}
 	signedByLog := false
+	for _, s := range append(n.Sigs, n.UnverifiedSigs...) {
+		// One signature has one text: other padding bits decode to it too.
+		if b, err := base64.StdEncoding.Strict().DecodeString(s.Base64); err != nil || base64.StdEncoding.EncodeToString(b) != s.Base64 {
+			return nil, fmt.Errorf("checkpoint: the signature of %s is not in standard base64", s.Name)
+		}
+	}
 	for _, s := range n.Sigs {
 		if isLog(s) {
 			signedByLog = true
