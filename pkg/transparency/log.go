@@ -137,6 +137,8 @@ type Log struct {
 	tree   *Tree
 	root   tlog.Hash
 	rev    uint64
+	cons   jetstream.Consumer // follows LEDGER; it has delivered up to consAt
+	consAt int64
 }
 
 // maxAppend bounds the leaves appended at once (an append holds two hashes
@@ -206,17 +208,24 @@ func (l *Log) CatchUp(ctx context.Context) (tlog.Tree, error) {
 	if target <= l.tree.Size() {
 		return tlog.Tree{N: l.tree.Size(), Hash: l.root}, nil
 	}
-	cons, err := l.JS.OrderedConsumer(ctx, stream.Ledger, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: uint64(l.tree.Size()) + 1})
-	if err != nil {
-		return tlog.Tree{}, fmt.Errorf("tlog: follow %s from %d: %w", stream.Ledger, l.tree.Size()+1, err)
+	// One ordered consumer follows the ledger from one catch-up to the
+	// next; a new one starts where the tree ends after a failure.
+	if l.cons == nil || l.consAt != l.tree.Size() {
+		if l.cons, err = l.JS.OrderedConsumer(ctx, stream.Ledger, jetstream.OrderedConsumerConfig{
+			DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: uint64(l.tree.Size()) + 1}); err != nil {
+			return tlog.Tree{}, fmt.Errorf("tlog: follow %s from %d: %w", stream.Ledger, l.tree.Size()+1, err)
+		}
+		l.consAt = l.tree.Size()
 	}
 	for l.tree.Size() < target {
-		leaves, err := l.read(cons, min(maxAppend, target-l.tree.Size()))
+		leaves, err := l.read(l.cons, min(maxAppend, target-l.tree.Size()))
 		if err != nil {
+			l.cons = nil
 			return tlog.Tree{}, err
 		}
+		l.consAt += int64(len(leaves))
 		if l.root, err = l.tree.Append(ctx, leaves); err != nil {
+			l.cons = nil
 			return tlog.Tree{}, fmt.Errorf("tlog: %w", err)
 		}
 	}
@@ -305,7 +314,7 @@ func (l *Log) issue(ctx context.Context) (tlog.Tree, error) {
 		return tlog.Tree{}, fmt.Errorf("tlog: %w", err)
 	}
 	if signed, err = l.cosign(ctx, signed, tree); err != nil {
-		l.tree = nil
+		l.tree, l.cons = nil, nil
 		return tlog.Tree{}, err
 	}
 	var next uint64
@@ -317,7 +326,7 @@ func (l *Log) issue(ctx context.Context) (tlog.Tree, error) {
 	if err != nil {
 		// The tree in memory is ahead of the stored checkpoint: start over
 		// from the store next time.
-		l.tree = nil
+		l.tree, l.cons = nil, nil
 		return tlog.Tree{}, fmt.Errorf("tlog: store the checkpoint of %d leaves (another log writing?): %w", tree.N, err)
 	}
 	l.rev = next

@@ -94,19 +94,17 @@ func (s KVTiles) readTiles(ctx context.Context, tiles []tlog.Tile, keyPrefix str
 	return out, nil
 }
 
-// SaveTiles implements TileStore. A tile is only ever replaced by a wider
-// copy; one that would shrink is left as it is.
+// SaveTiles implements TileStore. One writer (the log) saves tiles, each
+// as wide as the tree it appended to; a narrower copy than the stored one
+// comes only from re-appending after a crash, below the stored checkpoint,
+// and the next appends widen it again.
 func (s KVTiles) SaveTiles(ctx context.Context, tiles []tlog.Tile, data [][]byte) error {
 	return s.saveTiles(ctx, tiles, data, "")
 }
 
 func (s KVTiles) saveTiles(ctx context.Context, tiles []tlog.Tile, data [][]byte, keyPrefix string) error {
 	for i, t := range tiles {
-		k := keyPrefix + tileKey(t)
-		if e, err := s.KV.Get(ctx, k); err == nil && len(e.Value()) > len(data[i]) {
-			continue
-		}
-		if _, err := s.KV.Put(ctx, k, data[i]); err != nil {
+		if _, err := s.KV.Put(ctx, keyPrefix+tileKey(t), data[i]); err != nil {
 			return fmt.Errorf("save tile %s: %w", t.Path(), err)
 		}
 	}
