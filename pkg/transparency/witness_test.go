@@ -3,6 +3,7 @@ package transparency
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -261,4 +262,45 @@ func FuzzAddCheckpoint(f *testing.F) {
 			t.Fatalf("cosigned a body no log key signed: %q", body)
 		}
 	})
+}
+
+// TestSplitViewIsCaught: a log that shows two verifiers two histories of
+// the same size (it holds the key) gets only the first cosigned; the
+// second has no witness behind it, and a verifier holding the first
+// checkpoint names the second a fork.
+func TestSplitViewIsCaught(t *testing.T) {
+	e := newWitnessEnv(t)
+	treeA, signedA := e.grow(t, 200)
+	otherStore := &MemTiles{}
+	other := OpenTree(otherStore, 0)
+	grow(t, other, 199, func() int64 { return 199 })
+	rootB, err := other.Append(t.Context(), []tlog.Hash{LeafHash([]byte("a different last message"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	treeB := tlog.Tree{N: 200, Hash: rootB}
+	signedB, err := Sign(Body(testOrigin, treeB), e.signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codeA, sigsA, _ := e.post(t, request(0, nil, signedA))
+	codeB, bodyB, _ := e.post(t, request(200, nil, signedB))
+	if codeA != http.StatusOK || codeB != http.StatusConflict {
+		t.Fatalf("view A: %d; view B: %d %q; want 200 and 409", codeA, codeB, bodyB)
+	}
+	wv, err := tnote.NewVerifierForCosignatureV1(e.w.VerifierKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Open(append(append([]byte(nil), signedA...), sigsA...), testOrigin, e.keys(t), []note.Verifier{wv})
+	if err != nil || len(a.Witnesses) != 1 {
+		t.Fatalf("view A: %+v, %v; want it cosigned", a, err)
+	}
+	b, err := Open(signedB, testOrigin, e.keys(t), []note.Verifier{wv})
+	if err != nil || len(b.Witnesses) != 0 {
+		t.Fatalf("view B: %+v, %v; want it signed by the log alone", b, err)
+	}
+	if err := Consistent(t.Context(), otherStore, treeB, treeA); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "fork") {
+		t.Fatalf("a verifier holding A, shown B: %v, want a fork named", err)
+	}
 }
