@@ -158,7 +158,7 @@ func Permissions(role string) jwt.Permissions {
 			[]string{subject.LedgerAll, subject.AttestPrefix + ".>", hookInboxes}, kvWrite(bucketPolicies))
 		deny = []string{"$JS.API.STREAM.PURGE." + ledger, "$JS.API.STREAM.PURGE." + attest, "$JS.API.STREAM.PURGE." + intake}
 	case RoleGatekeeper:
-		pub = cat(common, jsRead(ledger), jsRead(attest), kvRead(bucketKeys, bucketPolicies, bucketHeads), []string{
+		pub = cat(common, jsRead(ledger), jsRead(attest), kvRead(bucketKeys, bucketPolicies, bucketHeads, bucketTlog), []string{
 			subject.IntakePrefix + "." + subject.OriginGatekeeper + "." + nameTag + ".>",
 			subject.IntakePrefix + "." + subject.OriginHTTP + "." + nameTag + ".>",
 		})
