@@ -322,9 +322,13 @@ func (f *checkpointFlags) verifyTree(ctx context.Context, js jetstream.JetStream
 	if err != nil {
 		return "", err
 	}
+	trimmed := ""
+	if rep.Absent > 0 {
+		trimmed = fmt.Sprintf(" (%d more trimmed to the archive)", rep.Absent)
+	}
 	return fmt.Sprintf(
-		"Merkle tree: %d LEDGER messages match the checkpoint of %d (%s), cosigned by %d witness(es); %d checkpoint(s) held elsewhere are consistent",
-		rep.Checked, v.cp.Tree.N, v.origin, len(v.cp.Witnesses), len(others)), nil
+		"Merkle tree: %d LEDGER messages match the checkpoint of %d%s (%s), cosigned by %d witness(es); %d checkpoint(s) held elsewhere are consistent",
+		rep.Checked, v.cp.Tree.N, trimmed, v.origin, len(v.cp.Witnesses), len(others)), nil
 }
 
 // readCheckpoint reads a checkpoint from a file, or asks a witness for its
