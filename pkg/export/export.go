@@ -48,16 +48,19 @@ type Writer interface {
 	Close() error
 }
 
-// New returns a Writer of format f onto w.
-func New(f Format, w io.Writer) (Writer, error) {
+// New returns a Writer of format f onto w. appending continues an earlier
+// export (CSV writes no header row).
+func New(f Format, w io.Writer, appending bool) (Writer, error) {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	switch f {
 	case NDJSON:
 		return &ndjsonWriter{w: bw}, nil
 	case CSV:
 		cw := csv.NewWriter(bw)
-		if err := cw.Write(Columns); err != nil {
-			return nil, err
+		if !appending {
+			if err := cw.Write(Columns); err != nil {
+				return nil, err
+			}
 		}
 		return &csvWriter{bw: bw, w: cw}, nil
 	case ECS:

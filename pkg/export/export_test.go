@@ -117,7 +117,7 @@ func TestParseFormat(t *testing.T) {
 func TestNDJSONKeepsEntriesByteForByte(t *testing.T) {
 	_, recs := records(t)
 	var buf bytes.Buffer
-	w, err := New(NDJSON, &buf)
+	w, err := New(NDJSON, &buf, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestNDJSONKeepsEntriesByteForByte(t *testing.T) {
 func TestCSVColumnsAndFormulaNeutralised(t *testing.T) {
 	fs, recs := records(t)
 	var buf bytes.Buffer
-	w, err := New(CSV, &buf)
+	w, err := New(CSV, &buf, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestECSDocumentsFollowTheSchema(t *testing.T) {
 	}
 	fs, recs := records(t)
 	var buf bytes.Buffer
-	w, err := New(ECS, &buf)
+	w, err := New(ECS, &buf, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +476,7 @@ func TestUnreadableEntryIsExportedAsSuch(t *testing.T) {
 		Reason: "entry is not valid JSON"}
 	for _, f := range Formats {
 		var buf bytes.Buffer
-		w, err := New(f, &buf)
+		w, err := New(f, &buf, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -142,6 +142,9 @@ type Config struct {
 	Batch  int           // messages per fetch; default 512
 	// Now is the clock Follow checks Window.Until against (default time.Now).
 	Now func() time.Time
+	// Progress, when set, is told after each block the stream sequence
+	// read and the stream's last sequence when the replay began.
+	Progress func(seq, last uint64)
 }
 
 // Run replays cfg, calling fn for every entry that passes the window, the
@@ -175,6 +178,13 @@ func Run(ctx context.Context, cfg Config, fn func(*Record) error) (*Summary, err
 	}
 	r := &replayer{cfg: cfg, fn: fn, reader: ledger.NewReader(cfg.JS, cfg.Stream),
 		sum: &Summary{Starts: map[string]int{}}, chains: map[string]*chainState{}}
+	if s, err := cfg.JS.Stream(ctx, cfg.Stream); err != nil {
+		return r.sum, fmt.Errorf("stream %s: %w", cfg.Stream, err)
+	} else if info, err := s.Info(ctx); err != nil {
+		return r.sum, fmt.Errorf("stream %s info: %w", cfg.Stream, err)
+	} else {
+		r.end = info.State.LastSeq
+	}
 	var from uint64
 	if cfg.Archive != nil {
 		var err error
@@ -201,6 +211,8 @@ type replayer struct {
 	rec   Record
 	// blockTime is the ingested_at of the last entry read.
 	blockTime time.Time
+	// end is the stream's last sequence when the replay began.
+	end uint64
 }
 
 type chainState struct {
@@ -211,6 +223,9 @@ type chainState struct {
 
 // block checks and emits the entries of one stored block.
 func (r *replayer) block(ctx context.Context, src Source, seq uint64, chainName string, data []byte) error {
+	if r.cfg.Progress != nil {
+		defer r.cfg.Progress(seq, r.end)
+	}
 	i := 0
 	for raw := range bytes.SplitSeq(data, []byte{'\n'}) {
 		i++
