@@ -211,4 +211,3 @@ func afterPos(t *testing.T, stderr string) string {
 	pos, _, _ := strings.Cut(rest, ")")
 	return pos
 }
-
