@@ -78,7 +78,8 @@ func (r *replayer) readArchive(ctx context.Context) (uint64, error) {
 type badSegment struct{ name, reason string }
 
 func (b badSegment) Error() string {
-	return fmt.Sprintf("archive segment %s does not verify (%s): read from the hot stream on; run `claimcheck archive verify`", b.name, b.reason)
+	return fmt.Sprintf("archive segment %s does not verify (%s): read from the hot stream on; run `claimcheck archive verify`",
+		b.name, b.reason)
 }
 
 func (r *replayer) gap(s string) { r.sum.Gaps = append(r.sum.Gaps, s) }

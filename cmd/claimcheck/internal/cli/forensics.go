@@ -187,7 +187,7 @@ Exit 0 when every entry checked out, 1 when a chain is broken, 2 on other errors
 					"KIND", "EVENT", "TOOL", "CHECK", "DETAIL")
 			}
 			sum, err := replay.Run(ctx, cfg, func(r *replay.Record) error { return printRecord(out, r, asJSON) })
-			if err != nil && !(follow && errors.Is(err, context.Canceled)) {
+			if err != nil && (!follow || !errors.Is(err, context.Canceled)) {
 				return &exitError{ExitError, err}
 			}
 			return a.reportReplay("replay", sum, out)
