@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/claimcheck/claimcheck/pkg/natstest"
+)
+
+// TestReplayAcrossArchiveEqualsExport runs a live `claimcheck up` whose
+// rotator archives and trims within seconds: one session goes quiet and is
+// trimmed to its head, another works on. A replay of the window, which
+// must read the quiet session from the archive and the rest hot, equals
+// the NDJSON export of the same window entry for entry; the export,
+// imported into a scratch stream on another server, passes ledger verify.
+func TestReplayAcrossArchiveEqualsExport(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	since := time.Now().UTC().Add(-time.Second)
+	upEnvs := []string{
+		"CLAIMCHECK_ROTATOR_INTERVAL=500ms", "CLAIMCHECK_ROTATOR_HOT_WINDOW=2s", "CLAIMCHECK_ROTATOR_PROTECT_WINDOW=1500ms",
+		"CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook"),
+	}
+	_, url := upEnv(t, upEnvs, data, "127.0.0.1:0")
+	env := append([]string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_GATE=false", "CLAIMCHECK_DATA_DIR=" + data}, upEnvs...)
+	cli := func(args ...string) result {
+		t.Helper()
+		return runBin(t, env, nil, "claimcheck", args...)
+	}
+	quiet, busy := newAgent(t, env, "fx-quiet"), newAgent(t, env, "fx-busy")
+	for range 4 {
+		quiet.bash("go test ./...", "ok")
+		busy.bash("make", "ok")
+	}
+	// Wait until retention has moved fx-quiet behind the archive: one
+	// message (its head) left hot.
+	natstest.Eventually(t, 60*time.Second, func() error {
+		busy.bash("go vet ./...", "ok")
+		r := cli("ledger", "show", "--session", "fx-quiet", "--json")
+		if n := strings.Count(strings.TrimSpace(r.stdout), "\n") + 1; r.code != 0 || n != 1 {
+			return fmt.Errorf("fx-quiet has %d hot entries (exit %d)", n, r.code)
+		}
+		return nil
+	})
+	busy.bash("go build ./...", "ok")
+	until := time.Now().UTC().Add(time.Millisecond)
+	window := []string{"--since", since.Format(time.RFC3339Nano), "--until", until.Format(time.RFC3339Nano)}
+
+	rp := cli(append([]string{"ledger", "replay", "--json"}, window...)...)
+	if rp.code != 0 {
+		t.Fatalf("replay: exit %d\n%s\n%s", rp.code, rp.stdout, rp.stderr)
+	}
+	m := regexp.MustCompile(`replay: (\d+) entries \((\d+) from the archive in (\d+) segments, (\d+) hot\)`).FindStringSubmatch(rp.stderr)
+	if m == nil {
+		t.Fatalf("replay summary: %s", rp.stderr)
+	}
+	fromArchive, _ := strconv.Atoi(m[2])
+	hot, _ := strconv.Atoi(m[4])
+	if fromArchive == 0 || hot == 0 {
+		t.Fatalf("the window should span archived and hot entries: %s", rp.stderr)
+	}
+	t.Log(strings.TrimSpace(rp.stderr))
+	var replayed [][]byte
+	quietN := 0
+	for line := range strings.SplitSeq(strings.TrimSpace(rp.stdout), "\n") {
+		var l struct {
+			Source string         `json:"source"`
+			Check  string         `json:"check"`
+			Entry  jsontext.Value `json:"entry"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("replay line %s: %v", line, err)
+		}
+		if l.Check != "ok" {
+			t.Fatalf("replay: %s", line)
+		}
+		if bytes.Contains(l.Entry, []byte(`"chain":"fx-quiet"`)) {
+			quietN++
+		}
+		replayed = append(replayed, l.Entry)
+	}
+	if quietN < 8 {
+		t.Fatalf("fx-quiet: %d entries replayed, want its 4 tool calls (8 entries) at least", quietN)
+	}
+
+	ex := cli(append([]string{"export", "--format", "ndjson"}, window...)...)
+	if ex.code != 0 {
+		t.Fatalf("export: exit %d\n%s", ex.code, ex.stderr)
+	}
+	exported := bytes.Split(bytes.TrimSuffix([]byte(ex.stdout), []byte("\n")), []byte("\n"))
+	if len(exported) != len(replayed) {
+		t.Fatalf("replay %d entries, export %d", len(replayed), len(exported))
+	}
+	for i := range exported {
+		if !bytes.Equal(exported[i], replayed[i]) {
+			t.Fatalf("entry %d differs:\nreplay %s\nexport %s", i, replayed[i], exported[i])
+		}
+	}
+
+	// Re-import into a scratch stream on a server of its own; ledger
+	// verify recomputes every chain from the exported bytes.
+	scratch := natstest.RunServer(t)
+	_, js := natstest.Connect(t, scratch.ClientURL())
+	if _, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: "SCRATCH", Subjects: []string{"scratch.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	chains := map[string]bool{}
+	for _, e := range exported {
+		var h struct {
+			Chain string `json:"chain"`
+		}
+		if err := json.Unmarshal(e, &h, json.RejectUnknownMembers(false)); err != nil {
+			t.Fatal(err)
+		}
+		chains[h.Chain] = true
+		if _, err := js.Publish(t.Context(), "scratch."+h.Chain, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := runBin(t, []string{"HOME=" + t.TempDir()}, nil, "claimcheck", "ledger", "verify", "--stream", "SCRATCH",
+		"--nats-url", scratch.ClientURL())
+	want := fmt.Sprintf("ok: %d chains, %d entries", len(chains), len(exported))
+	if v.code != 0 || !strings.Contains(v.stdout, want) {
+		t.Fatalf("ledger verify of the re-imported export: exit %d, want %q\n%s\n%s", v.code, want, v.stdout, v.stderr)
+	}
+}
