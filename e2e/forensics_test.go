@@ -2,17 +2,26 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go/jetstream"
+	collectorlogs "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/claimcheck/claimcheck/pkg/natstest"
 )
@@ -132,5 +141,115 @@ func TestReplayAcrossArchiveEqualsExport(t *testing.T) {
 	want := fmt.Sprintf("ok: %d chains, %d entries", len(chains), len(exported))
 	if v.code != 0 || !strings.Contains(v.stdout, want) {
 		t.Fatalf("ledger verify of the re-imported export: exit %d, want %q\n%s\n%s", v.code, want, v.stdout, v.stderr)
+	}
+}
+
+// otlpReceiver is an in-process OTLP/HTTP collector that keeps the spans
+// and counts the log records it is sent.
+type otlpReceiver struct {
+	mu    sync.Mutex
+	spans []*tracepb.Span
+	logs  int
+}
+
+func (o *otlpReceiver) serve(t *testing.T) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	read := func(w http.ResponseWriter, r *http.Request, m proto.Message) bool {
+		body, err := io.ReadAll(r.Body)
+		if err == nil {
+			err = proto.Unmarshal(body, m)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return false
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		return true
+	}
+	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, r *http.Request) {
+		var req collectortrace.ExportTraceServiceRequest
+		if !read(w, r, &req) {
+			return
+		}
+		o.mu.Lock()
+		for _, rs := range req.GetResourceSpans() {
+			for _, ss := range rs.GetScopeSpans() {
+				o.spans = append(o.spans, ss.GetSpans()...)
+			}
+		}
+		o.mu.Unlock()
+		b, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+		_, _ = w.Write(b)
+	})
+	mux.HandleFunc("POST /v1/logs", func(w http.ResponseWriter, r *http.Request) {
+		var req collectorlogs.ExportLogsServiceRequest
+		if !read(w, r, &req) {
+			return
+		}
+		o.mu.Lock()
+		for _, rl := range req.GetResourceLogs() {
+			for _, sl := range rl.GetScopeLogs() {
+				o.logs += len(sl.GetLogRecords())
+			}
+		}
+		o.mu.Unlock()
+		b, _ := proto.Marshal(&collectorlogs.ExportLogsServiceResponse{})
+		_, _ = w.Write(b)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestOTLPExportTracesPerSession exports a live ledger's window to an
+// in-process OTLP collector: one trace per session (its id derived from
+// the session id), a root span and one span per tool call, and a log
+// record per entry.
+func TestOTLPExportTracesPerSession(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	since := time.Now().UTC().Add(-time.Second)
+	upEnvs := []string{"CLAIMCHECK_HOOK_STATE_DIR=" + filepath.Join(dir, "hook")}
+	_, url := upEnv(t, upEnvs, data, "127.0.0.1:0")
+	env := append([]string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_GATE=false", "CLAIMCHECK_DATA_DIR=" + data}, upEnvs...)
+	calls := map[string]int{"otlp-a": 3, "otlp-b": 2}
+	for s, k := range calls {
+		a := newAgent(t, env, s)
+		for i := range k {
+			a.bash(fmt.Sprintf("go test ./pkg%d", i), "ok")
+		}
+	}
+	entries := 0
+	for s := range calls {
+		got, _ := show(t, url, s, 2*calls[s])
+		entries += len(got)
+	}
+	recv := &otlpReceiver{}
+	endpoint := recv.serve(t)
+	r := runBin(t, env, nil, "claimcheck", "export", "--format", "otlp", "--otlp-endpoint", endpoint, "--otlp-logs",
+		"--since", since.Format(time.RFC3339Nano), "--session", "otlp-a")
+	r2 := runBin(t, env, nil, "claimcheck", "export", "--format", "otlp", "--otlp-endpoint", endpoint, "--otlp-logs",
+		"--since", since.Format(time.RFC3339Nano), "--session", "otlp-b")
+	if r.code != 0 || r2.code != 0 {
+		t.Fatalf("export --format otlp: %+v %+v", r, r2)
+	}
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	byTrace := map[string]int{}
+	for _, s := range recv.spans {
+		byTrace[string(s.GetTraceId())]++
+	}
+	if len(byTrace) != len(calls) {
+		t.Fatalf("%d traces, want one per session (%d)", len(byTrace), len(calls))
+	}
+	for s, k := range calls {
+		sum := sha256.Sum256([]byte("claimcheck session " + s))
+		if n := byTrace[string(sum[:16])]; n != k+1 {
+			t.Errorf("%s: %d spans, want %d (the session and one per tool call)", s, n, k+1)
+		}
+	}
+	if recv.logs != entries {
+		t.Errorf("%d log records, want one per entry (%d)", recv.logs, entries)
 	}
 }

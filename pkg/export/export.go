@@ -140,6 +140,7 @@ type Decoded struct {
 	Command, FilePath, URL, Prompt, Message  string // of tool calls and prompts
 	Error                                    string // of failed tool calls and hook crashes
 	Decision, Rule, Reason, DecisionSource   string // of gate decisions
+	DecisionEventID                          string // the event a gate decision decided
 	Claim, Verdict, AttestationID, Validator string // of claims and verdicts
 	Summary                                  string // one line for people
 }
@@ -157,6 +158,7 @@ type payload struct {
 		Pattern  string `json:"pattern"`
 	} `json:"tool_input"`
 	Decision struct {
+		EventID  string `json:"event_id"`
 		Decision string `json:"decision"`
 		Rule     string `json:"rule"`
 		Reason   string `json:"reason"`
@@ -192,6 +194,7 @@ func Decode(r *replay.Record) Decoded {
 		p.Prompt, p.Message, p.Error
 	if e.HookEvent == schemas.GateDecisionEvent {
 		d.Decision, d.Rule, d.Reason, d.DecisionSource = p.Decision.Decision, p.Decision.Rule, p.Decision.Reason, p.Decision.Source
+		d.DecisionEventID = p.Decision.EventID
 	}
 	d.Summary = summary(&d, &p)
 	return d

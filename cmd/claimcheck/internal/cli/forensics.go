@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/claimcheck/claimcheck/cmd/claimcheck/internal/otlp"
 	"github.com/claimcheck/claimcheck/pkg/archive"
 	"github.com/claimcheck/claimcheck/pkg/export"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
@@ -282,9 +283,10 @@ func first(s []string, n int) []string {
 func (a *app) exportCommand() *cobra.Command {
 	w := &windowFlags{}
 	var format, outFile, after, streamName string
+	var oc otlp.Config
 	cmd := &cobra.Command{
-		Use:   "export --format ndjson|csv|ecs [--since T] [--until T] [--host H] [--session S] [--kind K] [--out FILE] [--after POS]",
-		Short: "Export the ledger (or a window of it) as NDJSON, CSV or Elastic Common Schema documents for a SIEM",
+		Use:   "export --format ndjson|csv|ecs|otlp [--since T] [--until T] [--host H] [--session S] [--kind K] [--out FILE] [--after POS]",
+		Short: "Export the ledger (or a window of it) as NDJSON, CSV, Elastic Common Schema documents or OTLP traces",
 		Long: `export writes the entries ledger replay reads (the same window and filters; without
 --since, the whole ledger), each checked against its chain, to stdout or --out:
 
@@ -292,15 +294,18 @@ func (a *app) exportCommand() *cobra.Command {
   csv     the columns listed in docs/forensics.md, one row an entry
   ecs     one Elastic Common Schema 9.4.0 document an entry (Elastic, and Splunk or
           Sentinel through their ECS/JSON inputs)
+  otlp    to an OpenTelemetry collector (--otlp-endpoint): each session a trace, a span
+          per tool call from PreToolUse to PostToolUse, gate decisions and verdicts as
+          span events; with --otlp-logs every entry also as a log record
 
 At the end (or when interrupted) it prints the last position written; --after POS
 resumes there, appending to --out. A progress bar shows on a terminal.
 Exit 0 when every entry checked out, 1 when a chain is broken, 2 on other errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := export.ParseFormat(format)
+			f, err := exportFormat(format, outFile, &oc)
 			if err != nil {
-				return &exitError{ExitError, err}
+				return err
 			}
 			cfg, err := w.config(time.Now())
 			if err != nil {
@@ -321,7 +326,7 @@ Exit 0 when every entry checked out, 1 when a chain is broken, 2 on other errors
 				return err
 			}
 			defer closeAll()
-			return a.runExport(cmd, cfg, f, out, after != "")
+			return a.runExport(cmd, cfg, exportTarget{format: f, otlp: oc}, out, after != "")
 		},
 	}
 	w.register(cmd, "start of the window: an RFC 3339 time or a duration back from now (default: the whole ledger)")
@@ -330,7 +335,50 @@ Exit 0 when every entry checked out, 1 when a chain is broken, 2 on other errors
 	fl.StringVar(&outFile, "out", "", "write to this file (created; with --after, appended to) instead of stdout")
 	fl.StringVar(&after, "after", "", "resume after this position, as a previous export printed it (e.g. 1234.2)")
 	fl.StringVar(&streamName, "stream", "", "read this stream instead of LEDGER (a copy, for forensics)")
+	fl.StringVar(&oc.Endpoint, "otlp-endpoint", "", "with --format otlp: the collector, http://host:4318 (https for TLS)")
+	fl.StringVar(&oc.Protocol, "otlp-protocol", otlp.HTTP, "with --format otlp: http/protobuf or grpc")
+	fl.BoolVar(&oc.Logs, "otlp-logs", false, "with --format otlp: every entry also as an OTLP log record")
 	return cmd
+}
+
+// formatOTLP is --format otlp (not a file format: it goes to a collector).
+const formatOTLP = "otlp"
+
+// exportFormat checks --format and the flags that go with it.
+func exportFormat(format, outFile string, oc *otlp.Config) (export.Format, error) {
+	if strings.EqualFold(format, formatOTLP) {
+		if outFile != "" {
+			return "", &exitError{ExitError, errors.New("--out: --format otlp sends to --otlp-endpoint, not to a file")}
+		}
+		if oc.Endpoint == "" {
+			return "", &exitError{ExitError, errors.New("--format otlp needs --otlp-endpoint (http://collector:4318)")}
+		}
+		if err := oc.Check(); err != nil {
+			return "", &exitError{ExitError, err}
+		}
+		return formatOTLP, nil
+	}
+	if oc.Endpoint != "" || oc.Logs {
+		return "", &exitError{ExitError, fmt.Errorf("--otlp-endpoint and --otlp-logs go with --format otlp, not %q", format)}
+	}
+	f, err := export.ParseFormat(format)
+	if err != nil {
+		return "", &exitError{ExitError, fmt.Errorf("--format %q: want ndjson, csv, ecs (Elastic Common Schema) or otlp", format)}
+	}
+	return f, nil
+}
+
+// exportTarget is what an export writes: a format, or OTLP.
+type exportTarget struct {
+	format export.Format
+	otlp   otlp.Config
+}
+
+func (t exportTarget) writer(ctx context.Context, out io.Writer, appending bool) (export.Writer, error) {
+	if t.format == formatOTLP {
+		return otlp.New(ctx, t.otlp)
+	}
+	return export.New(t.format, out, appending)
 }
 
 // exportOutput is stdout or --out: a new file, or with --after an
@@ -353,10 +401,10 @@ func (a *app) exportOutput(path string, resuming bool) (io.Writer, func(), error
 	return f, func() { _ = f.Close() }, nil
 }
 
-func (a *app) runExport(cmd *cobra.Command, cfg replay.Config, f export.Format, out io.Writer, appending bool) error {
+func (a *app) runExport(cmd *cobra.Command, cfg replay.Config, target exportTarget, out io.Writer, appending bool) error {
 	ctx, stop := interruptible(cmd.Context())
 	defer stop()
-	wr, err := export.New(f, out, appending)
+	wr, err := target.writer(cmd.Context(), out, appending)
 	if err != nil {
 		return &exitError{ExitError, err}
 	}
