@@ -36,7 +36,7 @@ type fixture struct {
 	n   int
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	s := natstest.RunServer(t)
 	_, js := natstest.Connect(t, s.ClientURL())
@@ -45,7 +45,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // round appends one block of k entries to chain, ingested at t0+minute.
-func (f *fixture) round(t *testing.T, chainName, host string, k, minute int) {
+func (f *fixture) round(t testing.TB, chainName, host string, k, minute int) {
 	t.Helper()
 	at := t0.Add(time.Duration(minute) * time.Minute)
 	var entries []*schemas.Entry
