@@ -7,6 +7,7 @@ replace github.com/claimcheck/claimcheck/schemas => ../schemas
 replace github.com/claimcheck/claimcheck/pkg => ../pkg
 
 require (
+	github.com/chromedp/chromedp v0.23.0
 	github.com/claimcheck/claimcheck/pkg v0.0.0-00010101000000-000000000000
 	github.com/claimcheck/claimcheck/schemas v0.0.0-00010101000000-000000000000
 	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3
@@ -18,6 +19,7 @@ require (
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/google/go-containerregistry v0.21.9 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect

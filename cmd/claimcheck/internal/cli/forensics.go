@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,11 +23,14 @@ import (
 	"golang.org/x/term"
 
 	"github.com/claimcheck/claimcheck/cmd/claimcheck/internal/otlp"
+	"github.com/claimcheck/claimcheck/cmd/claimcheck/internal/timeline"
 	"github.com/claimcheck/claimcheck/pkg/archive"
+	"github.com/claimcheck/claimcheck/pkg/attest"
 	"github.com/claimcheck/claimcheck/pkg/export"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/replay"
 	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/subject"
 )
 
 // windowFlags are the flags replay and export share: the window, the
@@ -465,4 +469,92 @@ func (a *app) progressBar(out io.Writer) *progressbar.ProgressBar {
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionSetWidth(30),
 	)
+}
+
+// ledgerTimelineCommand is `ledger timeline`.
+func (a *app) ledgerTimelineCommand(lf *ledgerFlags) *cobra.Command {
+	w := &windowFlags{}
+	var htmlFile string
+	cmd := &cobra.Command{
+		Use:   "timeline --session S --html FILE",
+		Short: "Write one session's ledger as a self-contained HTML page people can read",
+		Long: `timeline replays one session (from the archive and the hot stream, each entry checked
+against its chain) and writes it as a single HTML page that loads nothing: prompts, tool
+calls with their durations and outcomes, edits, test runs, gate decisions with their
+reasons, claims and verdicts with the verification of their attestations, redactions,
+overrides, alerts and crashes. Exit 0 when the chain checked out, 1 when it is broken
+(the page is written and says so), 2 on other errors.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if w.session == "" {
+				return &exitError{ExitError, errors.New("--session is required")}
+			}
+			if htmlFile == "" {
+				return &exitError{ExitError, errors.New("--html is required: the file to write")}
+			}
+			cfg, err := w.config(time.Now())
+			if err != nil {
+				return err
+			}
+			closeAll, err := a.openReplay(cmd, w, lf.streamName, &cfg)
+			if err != nil {
+				return err
+			}
+			defer closeAll()
+			tl := timeline.New(w.session)
+			sum, err := replay.Run(cmd.Context(), cfg, func(r *replay.Record) error {
+				tl.Add(r)
+				return nil
+			})
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			if sum.Emitted == 0 {
+				return &exitError{ExitError,
+					fmt.Errorf("session %s has no entries in the ledger (see `claimcheck ledger sessions`)", w.session)}
+			}
+			atts := a.timelineAttestations(cmd.Context(), cfg.JS, w.session)
+			var buf bytes.Buffer
+			if err := tl.Render(&buf, atts, sum, time.Now()); err != nil {
+				return &exitError{ExitError, err}
+			}
+			if err := os.WriteFile(htmlFile, buf.Bytes(), 0o600); err != nil {
+				return &exitError{ExitError, fmt.Errorf("--html %w", err)}
+			}
+			fmt.Fprintf(a.env.Stdout, "wrote %s: %d rows from %d entries of session %s\n", htmlFile, len(tl.Rows), sum.Emitted, w.session)
+			return a.reportReplay("timeline", sum, a.env.Stdout)
+		},
+	}
+	w.register(cmd, "start of the window (default: the whole session)")
+	cmd.Flags().StringVar(&htmlFile, "html", "", "the HTML file to write")
+	return cmd
+}
+
+// timelineAttestations verifies every attestation of a session in ATTEST
+// against the key registry, by attestation id.
+func (a *app) timelineAttestations(ctx context.Context, js jetstream.JetStream, session string) map[string]timeline.Attestation {
+	out := map[string]timeline.Attestation{}
+	set, err := registryKeys(ctx, js)
+	if err != nil {
+		return out // every verdict's attestation then shows "not checked"
+	}
+	err = readAttestations(ctx, js, session, func(env []byte, subj string, stored time.Time) error {
+		id := subj[strings.LastIndexByte(subj, '.')+1:]
+		c, err := attest.Verify(set, env, stored)
+		if err == nil && subject.Attestation(c.Statement.Predicate.Verdict.SessionID, c.Statement.Predicate.AttestationID) != subj {
+			err = fmt.Errorf("stored under %s but its statement names another", subj)
+		}
+		if err != nil {
+			out[id] = timeline.Attestation{Status: "does not verify: " + err.Error()}
+			return nil
+		}
+		out[id] = timeline.Attestation{OK: true, Status: "verified, signed by " + strings.Join(c.KeyIDs, ", ")}
+		return nil
+	})
+	if err != nil {
+		for id := range out {
+			delete(out, id)
+		}
+	}
+	return out
 }

@@ -35,7 +35,8 @@ func (a *app) ledgerCommand() *cobra.Command {
 	f := &ledgerFlags{}
 	cmd.PersistentFlags().StringVar(&f.streamName, "stream", "", "read this stream instead of LEDGER (a copy, for forensics)")
 
-	cmd.AddCommand(a.ledgerSessionsCommand(f), a.ledgerShowCommand(f), a.ledgerVerifyCommand(f), a.ledgerReplayCommand(f))
+	cmd.AddCommand(a.ledgerSessionsCommand(f), a.ledgerShowCommand(f), a.ledgerVerifyCommand(f), a.ledgerReplayCommand(f),
+		a.ledgerTimelineCommand(f))
 	return cmd
 }
 
