@@ -141,6 +141,8 @@ type Decoded struct {
 	Error                                    string // of failed tool calls and hook crashes
 	Decision, Rule, Reason, DecisionSource   string // of gate decisions
 	DecisionEventID                          string // the event a gate decision decided
+	Signed                                   bool   // a gate decision or finding carries its signatures
+	Finding                                  string // a gate finding's kind (hook_config_drift, ungated_session)
 	Claim, Verdict, AttestationID, Validator string // of claims and verdicts
 	Summary                                  string // one line for people
 }
@@ -168,6 +170,7 @@ type payload struct {
 		Kind    string `json:"kind"`
 		Message string `json:"message"`
 	} `json:"finding"`
+	Signed *struct{} `json:"signed"`
 }
 
 // Decode reads a record's entry and the parts of its payload the formats
@@ -196,6 +199,7 @@ func Decode(r *replay.Record) Decoded {
 		d.Decision, d.Rule, d.Reason, d.DecisionSource = p.Decision.Decision, p.Decision.Rule, p.Decision.Reason, p.Decision.Source
 		d.DecisionEventID = p.Decision.EventID
 	}
+	d.Signed, d.Finding = p.Signed != nil, p.Finding.Kind
 	d.Summary = summary(&d, &p)
 	return d
 }
