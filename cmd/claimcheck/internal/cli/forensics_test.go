@@ -134,6 +134,23 @@ func TestLedgerReplayReportsABrokenChain(t *testing.T) {
 		strings.Count(r.stdout, " unverified ") != 3 {
 		t.Fatalf("replay of a tampered copy: %+v", r)
 	}
+	page := filepath.Join(t.TempDir(), "broken.html")
+	r = runCLI(t, env, "ledger", "timeline", "--stream", "COPY", "--session", "sess-a", "--html", page)
+	html, _ := os.ReadFile(page)
+	if r.code != ExitFault || !strings.Contains(string(html), "chain BROKEN: 1 faults (first at position 3: hash mismatch") {
+		t.Fatalf("timeline of a tampered copy: %+v", r)
+	}
+	good := filepath.Join(t.TempDir(), "good.html")
+	r = runCLI(t, env, "ledger", "timeline", "--session", "sess-a", "--html", good)
+	html, _ = os.ReadFile(good)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "6 entries of session sess-a") || !strings.Contains(string(html), "chain verified") {
+		t.Fatalf("timeline: %+v", r)
+	}
+	for _, bad := range [][]string{{"--html", good}, {"--session", "sess-a"}, {"--session", "nosuch", "--html", good}} {
+		if r := runCLI(t, env, append([]string{"ledger", "timeline"}, bad...)...); r.code != ExitError {
+			t.Errorf("timeline %v: %+v", bad, r)
+		}
+	}
 	r = runCLI(t, env, "export", "--stream", "COPY", "--format", "csv")
 	if r.code != ExitFault || strings.Count(r.stdout, "\n") != 7 || !strings.Contains(r.stdout, ",fault,") {
 		t.Fatalf("export of a tampered copy: %+v", r)
