@@ -232,7 +232,11 @@ func printRecord(w io.Writer, r *replay.Record, asJSON bool) error {
 	if r.Reason != "" && r.Check != replay.CheckUnanchored {
 		detail = r.Reason + ": " + detail
 	}
-	_, err := fmt.Fprintf(w, "%-12s %-24s %-16s %-36s %6d %-9s %-18s %-10s %-10s %s\n", r.Pos, e.IngestedAt, e.Host, r.Chain, e.N,
+	at := e.IngestedAt
+	if !r.Time.IsZero() {
+		at = r.Time.UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	_, err := fmt.Fprintf(w, "%-12s %-24s %-16s %-36s %6d %-9s %-18s %-10s %-10s %s\n", r.Pos, at, e.Host, r.Chain, e.N,
 		e.Kind, e.HookEvent, e.ToolName, r.Check, oneLine(detail, 120))
 	return err
 }
