@@ -27,6 +27,7 @@ func (e *ecsWriter) Write(r *replay.Record) error {
 	return e.w.WriteByte('\n')
 }
 
+func (e *ecsWriter) Flush() error { return e.w.Flush() }
 func (e *ecsWriter) Close() error { return e.w.Flush() }
 
 // class is how an entry is categorised in ECS.

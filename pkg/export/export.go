@@ -44,6 +44,9 @@ func ParseFormat(s string) (Format, error) {
 // Writer writes records in one format.
 type Writer interface {
 	Write(*replay.Record) error
+	// Flush writes out what is buffered (an export that follows the ledger
+	// flushes after each entry).
+	Flush() error
 	// Close flushes what is buffered; it does not close the underlying writer.
 	Close() error
 }
@@ -80,6 +83,7 @@ func (n *ndjsonWriter) Write(r *replay.Record) error {
 	return n.w.WriteByte('\n')
 }
 
+func (n *ndjsonWriter) Flush() error { return n.w.Flush() }
 func (n *ndjsonWriter) Close() error { return n.w.Flush() }
 
 // Columns are the CSV columns, in order.
@@ -112,6 +116,8 @@ func (c *csvWriter) Write(r *replay.Record) error {
 	}
 	return c.w.Write(c.row)
 }
+
+func (c *csvWriter) Flush() error { return c.Close() }
 
 func (c *csvWriter) Close() error {
 	c.w.Flush()

@@ -249,6 +249,11 @@ func (r *replayer) block(ctx context.Context, src Source, seq uint64, chainName 
 			rec.Check, rec.Reason = CheckFault, fmt.Sprintf("ingested_at %q is not an RFC 3339 time", rec.Head.IngestedAt)
 			r.fault(rec)
 		}
+		if err := r.fn(rec); err != nil {
+			return err
+		}
+		// Counted once the callback took it: Last is where a resumed
+		// export goes on.
 		r.sum.Emitted++
 		if src == SourceArchive {
 			r.sum.FromArchive++
@@ -256,9 +261,6 @@ func (r *replayer) block(ctx context.Context, src Source, seq uint64, chainName 
 			r.sum.FromHot++
 		}
 		r.sum.Last = rec.Pos
-		if err := r.fn(rec); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -396,10 +398,16 @@ func (r *replayer) consume(ctx context.Context, cons jetstream.Consumer, prefix 
 		batch, err := cons.Fetch(r.cfg.Batch, jetstream.FetchContext(fctx))
 		if err != nil {
 			cancel()
+			if r.cfg.Follow && ctx.Err() != nil {
+				return nil // following ends when the caller stops it
+			}
 			return fmt.Errorf("read %s: %w", r.cfg.Stream, err)
 		}
 		got, done, err := r.batch(ctx, batch, prefix, from, last, until)
 		cancel()
+		if err != nil && r.cfg.Follow && ctx.Err() != nil {
+			return nil
+		}
 		if err != nil || done {
 			return err
 		}

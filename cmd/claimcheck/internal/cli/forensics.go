@@ -291,9 +291,11 @@ func first(s []string, n int) []string {
 func (a *app) exportCommand() *cobra.Command {
 	w := &windowFlags{}
 	var format, outFile, after, streamName string
+	var follow bool
 	var oc otlp.Config
 	cmd := &cobra.Command{
-		Use:   "export --format ndjson|csv|ecs|otlp [--since T] [--until T] [--host H] [--session S] [--kind K] [--out FILE] [--after POS]",
+		Use: "export --format ndjson|csv|ecs|otlp [--since T] [--until T] [--host H] [--session S] [--kind K] [--out FILE] " +
+			"[--after POS] [--follow]",
 		Short: "Export the ledger (or a window of it) as NDJSON, CSV, Elastic Common Schema documents or OTLP traces",
 		Long: `export writes the entries ledger replay reads (the same window and filters; without
 --since, the whole ledger), each checked against its chain, to stdout or --out:
@@ -307,7 +309,8 @@ func (a *app) exportCommand() *cobra.Command {
           span events; with --otlp-logs every entry also as a log record
 
 At the end (or when interrupted) it prints the last position written; --after POS
-resumes there, appending to --out. A progress bar shows on a terminal.
+resumes there, appending to --out. --follow goes on with new entries as they are
+chained (each written at once) until interrupted. A progress bar shows on a terminal.
 Exit 0 when every entry checked out, 1 when a chain is broken, 2 on other errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -334,6 +337,7 @@ Exit 0 when every entry checked out, 1 when a chain is broken, 2 on other errors
 				return err
 			}
 			defer closeAll()
+			cfg.Follow = follow
 			return a.runExport(cmd, cfg, exportTarget{format: f, otlp: oc}, out, after != "")
 		},
 	}
@@ -343,6 +347,7 @@ Exit 0 when every entry checked out, 1 when a chain is broken, 2 on other errors
 	fl.StringVar(&outFile, "out", "", "write to this file (created; with --after, appended to) instead of stdout")
 	fl.StringVar(&after, "after", "", "resume after this position, as a previous export printed it (e.g. 1234.2)")
 	fl.StringVar(&streamName, "stream", "", "read this stream instead of LEDGER (a copy, for forensics)")
+	fl.BoolVar(&follow, "follow", false, "go on with new entries as they are chained, until interrupted")
 	fl.StringVar(&oc.Endpoint, "otlp-endpoint", "", "with --format otlp: the collector, http://host:4318 (https for TLS)")
 	fl.StringVar(&oc.Protocol, "otlp-protocol", otlp.HTTP, "with --format otlp: http/protobuf or grpc")
 	fl.BoolVar(&oc.Logs, "otlp-logs", false, "with --format otlp: every entry also as an OTLP log record")
@@ -429,7 +434,13 @@ func (a *app) runExport(cmd *cobra.Command, cfg replay.Config, target exportTarg
 	}
 	sum, err := replay.Run(ctx, cfg, func(r *replay.Record) error {
 		entries++
-		return wr.Write(r)
+		if err := wr.Write(r); err != nil {
+			return err
+		}
+		if cfg.Follow {
+			return wr.Flush() // following, each entry is out as soon as it is read
+		}
+		return nil
 	})
 	cerr := wr.Close()
 	if bar != nil {

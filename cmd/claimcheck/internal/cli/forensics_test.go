@@ -2,7 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -278,5 +281,48 @@ func TestComplianceReport(t *testing.T) {
 		if r := runCLI(t, env, append([]string{"compliance", "report"}, bad...)...); r.code != ExitError {
 			t.Errorf("%v: %+v", bad, r)
 		}
+	}
+}
+
+// export --follow writes entries as they are chained and, interrupted,
+// says where it stopped.
+func TestExportFollow(t *testing.T) {
+	start := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+	env, js := forensicsFixture(t, 2, start)
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	out := filepath.Join(t.TempDir(), "live.ndjson")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var stderr natstest.SyncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"export", "--follow", "--out", out},
+			Env{Getenv: func(k string) string { return env[k] }, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr})
+	}()
+	lines := func(want int) func() error {
+		return func() error {
+			b, _ := os.ReadFile(out)
+			if n := bytes.Count(b, []byte("\n")); n != want {
+				return fmt.Errorf("%d lines written, want %d", n, want)
+			}
+			return nil
+		}
+	}
+	natstest.Eventually(t, 10*time.Second, lines(6))
+	a := ledger.NewAppender(js, ledger.AppenderConfig{})
+	if _, err := a.Append(t.Context(), "sess-b", []*schemas.Entry{testEntry("sess-b", 100, time.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	natstest.Eventually(t, 10*time.Second, lines(7))
+	cancel()
+	select {
+	case code := <-done:
+		if code != ExitOK || !strings.Contains(stderr.String(), "export: 7 entries") || !strings.Contains(stderr.String(), "--after 5.1") {
+			t.Fatalf("exit %d\n%s", code, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("export --follow did not stop with its context")
 	}
 }

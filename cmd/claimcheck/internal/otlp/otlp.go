@@ -283,6 +283,18 @@ func (e *Exporter) endSession(chainName string, s *session) {
 	delete(e.sessions, chainName)
 }
 
+// Flush sends the spans that ended and the log records so far.
+func (e *Exporter) Flush() error {
+	errs := []error{e.tp.ForceFlush(e.ctx)}
+	if e.lp != nil {
+		errs = append(errs, e.lp.ForceFlush(e.ctx))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("otlp export: %w", err)
+	}
+	return nil
+}
+
 // Close ends every open session and flushes spans and logs to the
 // collector (the exporters retry failed batches until ctx ends).
 func (e *Exporter) Close() error {
