@@ -79,6 +79,8 @@ type options struct {
 	gateRuns     int
 	// archive
 	archiveEntries int
+	// forensics
+	forensicsEntries int
 	// scale
 	scaleCPU      float64
 	scaleInFlight int
@@ -103,10 +105,11 @@ func run() error {
 	flag.StringVar(&o.baselineHook, "baseline-hook", "",
 		"a claimcheck-hook of an earlier revision to time beside this one, on a NATS as it ran (no credentials, its INTAKE subjects)")
 	flag.BoolVar(&o.skipR3, "skip-r3", false, "skip the three-server cluster")
-	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet,gate,archive,scale", "which tables to print")
+	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet,gate,archive,forensics,scale", "which tables to print")
 	flag.IntVar(&o.gateRequests, "gate-requests", 5000, "gate requests per latency row (at 1000/s)")
 	flag.IntVar(&o.gateRuns, "gate-runs", 200, "hook executions per contender in the gate end-to-end table")
 	flag.IntVar(&o.archiveEntries, "archive-entries", 80000, "ledger entries in the archive table")
+	flag.IntVar(&o.forensicsEntries, "forensics-entries", 200000, "ledger entries in the forensics table (replay, export, verify)")
 	flag.Float64Var(&o.scaleCPU, "scale-cpu", 0.25,
 		"scale: the CPU quota of each verifier and gatekeeper process (cgroup cpu controller; needs root)")
 	flag.IntVar(&o.scaleInFlight, "scale-in-flight", 128, "scale: gate requests in flight (closed loop) in the gatekeeper rows")
@@ -151,7 +154,7 @@ func run() error {
 		name string
 		run  func(options, string) error
 	}{{"hook", hookBench}, {"ingest", ingestBench}, {"signing", signingBench}, {"fleet", fleetBench}, {"gate", gateBench}, {
-		"archive", archiveBench}, {"scale", scaleBench}}
+		"archive", archiveBench}, {"forensics", forensicsBench}, {"scale", scaleBench}}
 	want := strings.Split(o.sections, ",")
 	for _, w := range want {
 		if !slices.ContainsFunc(sections, func(s struct {

@@ -37,7 +37,7 @@ func (a *app) ledgerCommand() *cobra.Command {
 	cmd.PersistentFlags().StringVar(&f.streamName, "stream", "", "read this stream instead of LEDGER (a copy, for forensics)")
 
 	cmd.AddCommand(a.ledgerSessionsCommand(f), a.ledgerShowCommand(f), a.ledgerVerifyCommand(f), a.ledgerCheckpointCommand(),
-		a.ledgerProveCommand(), a.ledgerCheckProofCommand())
+		a.ledgerProveCommand(), a.ledgerCheckProofCommand(), a.ledgerReplayCommand(f), a.ledgerTimelineCommand(f))
 	return cmd
 }
 
