@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,6 +95,19 @@ func openLogView(ctx context.Context, js jetstream.JetStream, witnesses []string
 		return nil, nil, fmt.Errorf("%w: the newest checkpoint: %w", transparency.ErrMismatch, err)
 	}
 	return v, wvs, nil
+}
+
+// logKeysOf returns the log's verifier keys from the registry.
+func logKeysOf(ctx context.Context, js jetstream.JetStream, origin string) ([]note.Verifier, error) {
+	reg, err := keyring.OpenRegistry(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := reg.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return transparency.LogVerifiers(origin, keyring.Export(keys, time.Now()))
 }
 
 // ledgerCheckpointCommand is `ledger checkpoint`: the newest checkpoint of
@@ -283,16 +297,12 @@ func (f *checkpointFlags) verifyTree(ctx context.Context, js jetstream.JetStream
 	if err != nil {
 		return "", err
 	}
-	if v.cp == nil {
-		if f.held != "" || f.witnessURL != "" {
-			return "", fmt.Errorf("%w: the log has no checkpoint, but one exists elsewhere: the log's state was lost or rolled back",
-				transparency.ErrMismatch)
+	if v.origin == "" {
+		if f.held != "" {
+			return "", fmt.Errorf("%w: the ledger has no Merkle tree log, but --checkpoint holds a checkpoint of one: "+
+				"the log's state was lost or rolled back", transparency.ErrMismatch)
 		}
 		return "Merkle tree: no checkpoint yet", nil
-	}
-	if len(v.cp.Witnesses) < f.minWitnesses {
-		return "", fmt.Errorf("%w: the newest checkpoint has %d cosignature(s) of the --witness-key witnesses, --min-witnesses %d",
-			transparency.ErrMismatch, len(v.cp.Witnesses), f.minWitnesses)
 	}
 	var others []*transparency.Checkpoint
 	for _, src := range []string{f.held, f.witnessURL} {
@@ -301,17 +311,53 @@ func (f *checkpointFlags) verifyTree(ctx context.Context, js jetstream.JetStream
 		}
 		signed, err := readCheckpoint(ctx, src, v.origin)
 		if err != nil && f.local && src == f.witnessURL {
-			// claimcheck up is not running: its witness is not there to ask.
+			// claimcheck up is not running, or its witness holds nothing
+			// yet: there is nothing to compare with.
 			continue
 		}
 		if err != nil {
 			return "", err
 		}
-		cp, err := transparency.Open(signed, v.origin, v.keys, wvs)
+		keys := v.keys
+		if keys == nil {
+			if keys, err = logKeysOf(ctx, js, v.origin); err != nil {
+				return "", err
+			}
+		}
+		cp, err := transparency.Open(signed, v.origin, keys, wvs)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", src, err)
 		}
 		others = append(others, cp)
+	}
+	// The log stores a checkpoint after its witnesses cosigned it: one
+	// newer than what was read first may be stored meanwhile, a moment
+	// after the witness answered.
+	for try := 0; try < 10 && slices.ContainsFunc(others, func(o *transparency.Checkpoint) bool {
+		return v.cp == nil || o.Tree.N > v.cp.Tree.N
+	}); try++ {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		if again, _, err := openLogView(ctx, js, f.witnessKeys); err == nil {
+			v = again
+		}
+	}
+	if v.cp == nil {
+		if len(others) > 0 {
+			return "", fmt.Errorf(
+				"%w: the log has no checkpoint, but one of %d messages exists elsewhere: the log's state was lost or rolled back",
+				transparency.ErrMismatch, others[0].Tree.N)
+		}
+		return "Merkle tree: no checkpoint yet", nil
+	}
+	if len(v.cp.Witnesses) < f.minWitnesses {
+		return "", fmt.Errorf("%w: the newest checkpoint has %d cosignature(s) of the --witness-key witnesses, --min-witnesses %d",
+			transparency.ErrMismatch, len(v.cp.Witnesses), f.minWitnesses)
 	}
 	for _, o := range others {
 		if err := transparency.Consistent(ctx, v.tiles, v.cp.Tree, o.Tree); err != nil {
