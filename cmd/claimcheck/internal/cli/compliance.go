@@ -128,6 +128,11 @@ func (a *app) complianceFacts(cmd *cobra.Command, cfg replay.Config) (compliance
 	if err := a.keyFacts(ctx, js, &f); err != nil {
 		return f, err
 	}
+	// The ledger's Merkle tree, as ledger verify checks it (against the
+	// local witness of claimcheck up when there is one).
+	tree := &checkpointFlags{}
+	tree.localWitness(a.dataDir())
+	f.Tree.Summary, f.Tree.Err = tree.verifyTree(ctx, js)
 	f.Policies = policyVersions(ctx, js)
 	if f.Retention, err = a.archiveRetention(cmd, 0); err != nil {
 		return f, err

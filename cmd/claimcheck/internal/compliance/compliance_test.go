@@ -117,6 +117,8 @@ func TestBuildStatusesFollowTheFacts(t *testing.T) {
 		{"chain fault", func(f *Facts) { f.Replay.Faults = []replay.Fault{{Chain: "s", N: 3, Reason: "hash mismatch"}} },
 			map[string]string{"AU-9": StatusAttention}},
 		{"unsafe ledger", func(f *Facts) { f.LedgerSafe = errors.New("deny_delete is off") }, map[string]string{"AU-9": StatusAttention}},
+		{"ledger not its Merkle tree", func(f *Facts) { f.Tree.Err = errors.New("LEDGER message 3 differs from leaf 2") },
+			map[string]string{"AU-9": StatusAttention}},
 		{"archive problem", func(f *Facts) { f.Archive.Problems = []string{"segment X: digest"} }, map[string]string{"AU-11": StatusAttention}},
 		{"no archive", func(f *Facts) { f.Archive = nil }, map[string]string{"AU-11": StatusNotObservable}},
 		{"tls", func(f *Facts) { f.TLS = true }, map[string]string{"SC-8": StatusEvidence}},
