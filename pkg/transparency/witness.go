@@ -343,9 +343,9 @@ func writeFileSync(path string, data []byte, perm os.FileMode) error {
 // checkpoint with a few signatures are far below it.
 const maxAddCheckpoint = 64 << 10
 
-// Handler serves the witness protocol: POST /add-checkpoint, and GET
+// Handler serves the witness protocol: POST /add-checkpoint, GET
 // /checkpoint?origin=O (the latest cosigned checkpoint as submitted, for
-// monitoring; not part of the protocol).
+// monitoring; not part of the protocol) and GET /healthz (for probes).
 func (w *Witness) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /add-checkpoint", func(rw http.ResponseWriter, r *http.Request) {
@@ -366,6 +366,10 @@ func (w *Witness) Handler() http.Handler {
 		default:
 			http.Error(rw, err.Error(), statusOf(err))
 		}
+	})
+	mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, _ *http.Request) {
+		// Serving means the key and the state directory were opened.
+		_, _ = io.WriteString(rw, "ok\n")
 	})
 	mux.HandleFunc("GET /checkpoint", func(rw http.ResponseWriter, r *http.Request) {
 		st, err := w.Latest(r.URL.Query().Get("origin"))

@@ -187,6 +187,11 @@ func TestWitnessCosignsOnlyConsistentExtensions(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d", tc.name, code, body, tc.code)
 		}
 	}
+	if resp, err := http.Get(e.srv.URL + "/healthz"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz: %v %v", resp, err)
+	} else {
+		_ = resp.Body.Close()
+	}
 	// The state is on disk: a restarted witness keeps its size and key.
 	vkey := e.w.VerifierKey()
 	e.open(t)
