@@ -1,9 +1,12 @@
 package transparency
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -67,10 +70,23 @@ func (m *MemTiles) Set(t tlog.Tile, data []byte) {
 	m.tiles[tileKey(t)] = data
 }
 
-// KVTiles is a TileStore on a JetStream key-value bucket (stream.TilesBucket).
+// KVTiles is a TileStore on a JetStream key-value bucket. It keeps
+// TilesPerValue neighbouring tiles of a level in one value (a tile's
+// hashes at a fixed offset), so that an append that completes or widens a
+// few tiles writes one or two values: with the store's fsync before every
+// acknowledgement, each value written is one more fsync beside ingest's.
 type KVTiles struct {
 	KV jetstream.KeyValue
 }
+
+// TilesPerValue is how many neighbouring tiles of a level share a value.
+const TilesPerValue = 4
+
+// tileBytes is a full tile's size.
+const tileBytes = (1 << TileHeight) * tlog.HashSize
+
+// groupKey is the key of the value holding tile t.
+func groupKey(t tlog.Tile) string { return fmt.Sprintf("%d.%d", t.L, t.N/TilesPerValue) }
 
 // ReadTiles implements TileStore.
 func (s KVTiles) ReadTiles(ctx context.Context, tiles []tlog.Tile) ([][]byte, error) {
@@ -79,15 +95,27 @@ func (s KVTiles) ReadTiles(ctx context.Context, tiles []tlog.Tile) ([][]byte, er
 
 func (s KVTiles) readTiles(ctx context.Context, tiles []tlog.Tile, keyPrefix string) ([][]byte, error) {
 	out := make([][]byte, len(tiles))
+	values := map[string][]byte{}
 	for i, t := range tiles {
-		e, err := s.KV.Get(ctx, keyPrefix+tileKey(t))
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
+		k := keyPrefix + groupKey(t)
+		v, ok := values[k]
+		if !ok {
+			e, err := s.KV.Get(ctx, k)
+			switch {
+			case errors.Is(err, jetstream.ErrKeyNotFound):
+			case err != nil:
+				return nil, fmt.Errorf("read tile %s: %w", t.Path(), err)
+			default:
+				v = e.Value()
+			}
+			values[k] = v
+		}
+		off := int(t.N%TilesPerValue) * tileBytes
+		if len(v) < off {
 			return nil, fmt.Errorf("%w: %s", ErrTileMissing, t.Path())
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read tile %s: %w", t.Path(), err)
-		}
-		if out[i], err = prefix(t, e.Value()); err != nil {
+		var err error
+		if out[i], err = prefix(t, v[off:]); err != nil {
 			return nil, err
 		}
 	}
@@ -103,9 +131,48 @@ func (s KVTiles) SaveTiles(ctx context.Context, tiles []tlog.Tile, data [][]byte
 }
 
 func (s KVTiles) saveTiles(ctx context.Context, tiles []tlog.Tile, data [][]byte, keyPrefix string) error {
-	for i, t := range tiles {
-		if _, err := s.KV.Put(ctx, keyPrefix+tileKey(t), data[i]); err != nil {
-			return fmt.Errorf("save tile %s: %w", t.Path(), err)
+	values := map[string][]byte{}
+	var order []string
+	// Within a value, tiles in order: each replaces the value from its
+	// offset on.
+	idx := make([]int, len(tiles))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(tiles[a].L, tiles[b].L); c != 0 {
+			return c
+		}
+		return cmp.Compare(tiles[a].N, tiles[b].N)
+	})
+	for _, i := range idx {
+		t := tiles[i]
+		k := keyPrefix + groupKey(t)
+		v, ok := values[k]
+		if !ok {
+			e, err := s.KV.Get(ctx, k)
+			switch {
+			case errors.Is(err, jetstream.ErrKeyNotFound):
+			case err != nil:
+				return fmt.Errorf("save tile %s: %w", t.Path(), err)
+			default:
+				v = bytes.Clone(e.Value())
+			}
+			order = append(order, k)
+		}
+		off := int(t.N%TilesPerValue) * tileBytes
+		if len(v) < off {
+			// The tiles before it in the value are full (tiles fill in
+			// order); only a crash's re-append can leave less.
+			return fmt.Errorf("save tile %s: the tiles before it are not stored", t.Path())
+		}
+		// The tile replaces what the value held from its offset on: the
+		// tiles after it in the value do not exist yet.
+		values[k] = append(v[:off:off], data[i]...)
+	}
+	for _, k := range order {
+		if _, err := s.KV.Put(ctx, k, values[k]); err != nil {
+			return fmt.Errorf("save tiles %s: %w", k, err)
 		}
 	}
 	return nil
