@@ -200,7 +200,12 @@ type copied struct{ dest, why string }
 // subshells and env -C move the directory, and so do the runners' own
 // options (RunDir).
 func (t *Tree) Line(line, cwd string, want []string) (runs []Run, moved string) {
-	tr := shell.Trace(line, cwd)
+	return t.Traced(shell.Trace(line, cwd), cwd, want)
+}
+
+// Traced is Line over a line already traced (shell.Trace of the line and
+// cwd): for callers that read the same line again for other claims.
+func (t *Tree) Traced(tr shell.Traced, cwd string, want []string) (runs []Run, moved string) {
 	start := ""
 	if strings.HasPrefix(cwd, "/") {
 		start = "/" + strings.Join(shell.SplitPath(cwd), "/")

@@ -5,32 +5,99 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/claimcheck/claimcheck/pkg/shell"
 )
 
+// Test runners whose selection SelectionOf reads.
+const (
+	RunnerGo     = "go"
+	RunnerPytest = "pytest"
+	RunnerJest   = "jest"
+	RunnerVitest = "vitest"
+	RunnerCargo  = "cargo"
+	RunnerMaven  = "maven"
+	RunnerGradle = "gradle"
+)
+
+// TestID names one test, as a runner reported it or a prompt named it.
+type TestID struct {
+	// Runner is the runner that reported the test (a Runner constant);
+	// "" for a name from a prompt, read by its shape (TestX is Go's,
+	// test_x and x.py::y pytest's or cargo's).
+	Runner string
+	// File is the test's file when the runner names it (pytest, jest,
+	// vitest): as printed, relative to where the runner ran.
+	File string
+	// Name is the test: Go's top-level TestX; pytest's function; cargo's
+	// path in its crate (tests::adds); jest's and vitest's describe blocks
+	// and test joined by " " (what -t matches); maven's and gradle's
+	// Class.method, the class as printed (simple or qualified).
+	Name string
+}
+
+// String is the test as its runner writes it.
+func (t TestID) String() string {
+	switch {
+	case t.File == "":
+		return t.Name
+	case t.Runner == RunnerJest || t.Runner == RunnerVitest:
+		return t.File + " > " + t.Name
+	}
+	return t.File + "::" + t.Name
+}
+
 // Selection is what a test run selects from its command line: the
-// packages or paths it runs and the filters on test names. Known is false
-// for a runner whose selection this reading does not follow (make, npm,
-// jest, cargo, …): such a run covers everything.
+// packages, files or targets it runs and the filters on test names.
+// Known is false for a runner whose selection this reading does not follow
+// (make, npm and other scripts that wrap a runner, mocha, nextest's
+// filter expressions, …): such a run covers everything.
 type Selection struct {
-	Runner  string   // "go" or "pytest"
-	Targets []string // go: packages as written ("." when none); pytest: paths and node ids (none: all)
-	Run     string   // go -run
-	Skip    string   // go -skip
-	K       string   // pytest -k
-	Known   bool
+	Runner string // a Runner constant
+	// Targets: go: packages as written ("." when none); pytest: paths and
+	// node ids; jest: test path patterns (regular expressions); vitest:
+	// path filters (substrings); cargo: the test targets (--test NAME as
+	// "tests/NAME", --lib, --bins, --doc …); none: all.
+	Targets []string
+	// Ignore: jest's --testPathIgnorePatterns.
+	Ignore []string
+	Run    string // go -run; jest and vitest -t (a regular expression)
+	Skip   string // go -skip
+	K      string // pytest -k
+	// Filters: cargo's test name filters (substrings, whole names with
+	// --exact); maven's -Dtest and gradle's --tests patterns.
+	Filters []string
+	// Skips: cargo's --skip filters.
+	Skips []string
+	Exact bool // cargo --exact
+	Known bool
 }
 
 // SelectionOf reads the selection of prog, a program and its arguments as
-// Call.Programs gives them.
+// Call.Programs gives them; wrappers and tool runners (npx jest, python
+// -m pytest, timeout 60 go test) are read through to the runner.
 func SelectionOf(prog []string) Selection {
 	if len(prog) == 0 {
 		return Selection{}
 	}
-	switch name, args := baseName(prog[0]), prog[1:]; {
+	progs := shell.Programs(prog)
+	prog = progs[len(progs)-1]
+	name, args := path.Base(prog[0]), prog[1:]
+	switch {
 	case name == "go" && len(args) > 0 && args[0] == "test":
 		return goSelection(args[1:])
 	case name == "pytest" || name == "py.test":
 		return pytestSelection(args)
+	case name == "jest":
+		return jestSelection(args)
+	case name == "vitest":
+		return vitestSelection(args)
+	case name == "cargo" && len(args) > 0 && args[0] == "test":
+		return cargoSelection(args[1:])
+	case name == "mvn" || name == "mvnw":
+		return mavenSelection(args)
+	case name == "gradle" || name == "gradlew":
+		return gradleSelection(args)
 	}
 	return Selection{}
 }
@@ -42,7 +109,7 @@ var goTestValued = []string{"run", "skip", "bench", "benchtime", "count", "cpu",
 	"trace", "overlay", "pgo", "toolexec", "C", "list"}
 
 func goSelection(args []string) Selection {
-	s := Selection{Runner: "go", Known: true}
+	s := Selection{Runner: RunnerGo, Known: true}
 	if i := slices.Index(args, "-args"); i >= 0 {
 		args = args[:i]
 	}
@@ -76,7 +143,7 @@ var pytestValued = []string{"-k", "-m", "-p", "-c", "-o", "--rootdir", "--ignore
 	"--import-mode", "--capture", "-r"}
 
 func pytestSelection(args []string) Selection {
-	s := Selection{Runner: "pytest", Known: true}
+	s := Selection{Runner: RunnerPytest, Known: true}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -99,9 +166,10 @@ func pytestSelection(args []string) Selection {
 // package in dir (absolute): one of its packages is dir, or a pattern
 // ending in /... is at or above it. A package named by import path
 // (example.com/x) is taken to cover it, since the module's path is not
-// known here.
+// known here. A run of another runner covers it: which of its tests
+// exercise a changed source file is not known from the command line.
 func (s Selection) CoversDir(dir, runDir string) bool {
-	if !s.Known || s.Runner != "go" || runDir == "" {
+	if !s.Known || s.Runner != RunnerGo || runDir == "" {
 		return true
 	}
 	for _, t := range s.Targets {
@@ -123,42 +191,114 @@ func (s Selection) CoversDir(dir, runDir string) bool {
 	return false
 }
 
-// CoversTest reports whether the run selects the test called name
-// (TestAdd; test_parse or tests/test_x.py::test_parse for pytest): go's
-// -run must match it and -skip must not (their first level, as regular
-// expressions); a pytest run must name its file, or node, or no path at
-// all, and a -k of plain words must hold one as a substring. A filter
-// this reading cannot evaluate covers it.
-func (s Selection) CoversTest(name string) bool {
-	if !s.Known {
+// CoversFile reports whether the run, in runDir (absolute), runs the
+// tests in file (absolute), a test file the session changed: Go's
+// package, a pytest path or node of it (or none), a jest pattern or a
+// vitest filter that matches it (or none), cargo's target of it, a maven
+// or gradle pattern that selects its class. What this reading cannot tell
+// covers it.
+func (s Selection) CoversFile(file, runDir string) bool {
+	if !s.Known || runDir == "" || !strings.HasPrefix(file, "/") {
+		return true
+	}
+	rel := file
+	if within(file, runDir) && file != runDir {
+		rel = strings.TrimPrefix(file, strings.TrimSuffix(runDir, "/")+"/")
+	}
+	switch s.Runner {
+	case RunnerGo:
+		return s.CoversDir(path.Dir(file), runDir)
+	case RunnerPytest:
+		return len(s.Targets) == 0 || slices.ContainsFunc(s.Targets, func(t string) bool {
+			t, _, _ = strings.Cut(t, "::")
+			p := path.Clean(path.Join(runDir, t))
+			if strings.HasPrefix(t, "/") {
+				p = path.Clean(t)
+			}
+			return within(file, p)
+		})
+	case RunnerJest:
+		return jestPaths(s, file)
+	case RunnerVitest:
+		return len(s.Targets) == 0 || slices.ContainsFunc(s.Targets, func(t string) bool { return strings.Contains(rel, t) })
+	case RunnerCargo:
+		return cargoTargetCovers(s.Targets, rel)
+	case RunnerMaven, RunnerGradle:
+		class, ok := jvmClassOf(rel)
+		return !ok || len(s.Filters) == 0 || jvmSelects(s, class, "")
+	}
+	return true
+}
+
+// CoversTest reports whether the run selects the test t. A test another
+// runner reported is not judged by this run's filters, nor is a filter
+// this reading cannot evaluate: both cover it.
+func (s Selection) CoversTest(t TestID) bool {
+	if !s.Known || t.Runner != "" && t.Runner != s.Runner {
 		return true
 	}
 	switch s.Runner {
-	case "go":
-		if !strings.HasPrefix(name, "Test") || strings.Contains(name, "::") {
+	case RunnerGo:
+		return goCovers(s, t.Name)
+	case RunnerPytest:
+		return pytestCovers(s, t)
+	case RunnerJest, RunnerVitest:
+		if t.Runner == "" {
+			return true // a prompt's TestX or test_x is no jest name
+		}
+		if t.File != "" && (s.Runner == RunnerJest && !jestPaths(s, t.File) ||
+			s.Runner == RunnerVitest && len(s.Targets) > 0 && !slices.ContainsFunc(s.Targets, func(f string) bool {
+				return strings.Contains(t.File, f)
+			})) {
+			return false
+		}
+		return s.Run == "" || regexpMatches(s.Run, t.Name, true)
+	case RunnerCargo:
+		return cargoCovers(s, t)
+	case RunnerMaven, RunnerGradle:
+		if t.Runner == "" || len(s.Filters) == 0 {
 			return true
 		}
-		if s.Run != "" && !matchLevel(s.Run, name, true) {
-			return false
+		class, method := t.Name, ""
+		if i := strings.LastIndex(t.Name, "."); i >= 0 {
+			class, method = t.Name[:i], t.Name[i+1:]
 		}
-		return s.Skip == "" || !matchLevel(s.Skip, name, false)
-	case "pytest":
-		file, fn, hasFile := strings.Cut(name, "::")
-		if !hasFile {
-			fn, file = name, ""
-		}
-		if len(s.Targets) > 0 && file != "" && !slices.ContainsFunc(s.Targets, func(t string) bool {
-			tf, tn, node := strings.Cut(t, "::")
-			if node {
-				return sameFile(tf, file) && tn == fn
-			}
-			return sameFile(tf, file) || !strings.HasSuffix(tf, ".py") && within(path.Clean(file), path.Clean(tf))
-		}) {
-			return false
-		}
-		return kSelects(s.K, fn)
+		return jvmSelects(s, class, method)
 	}
 	return true
+}
+
+func goCovers(s Selection, name string) bool {
+	if !strings.HasPrefix(name, "Test") || strings.Contains(name, "::") {
+		return true
+	}
+	if s.Run != "" && !matchLevel(s.Run, name, true) {
+		return false
+	}
+	return s.Skip == "" || !matchLevel(s.Skip, name, false)
+}
+
+// pytestCovers: a pytest run must name the test's file, or node, or no
+// path at all, and a -k of plain words must hold one as a substring.
+func pytestCovers(s Selection, t TestID) bool {
+	file, fn := t.File, t.Name
+	if file == "" {
+		var hasFile bool
+		file, fn, hasFile = strings.Cut(t.Name, "::")
+		if !hasFile {
+			fn, file = t.Name, ""
+		}
+	}
+	if len(s.Targets) > 0 && file != "" && !slices.ContainsFunc(s.Targets, func(target string) bool {
+		tf, tn, node := strings.Cut(target, "::")
+		if node {
+			return sameFile(tf, file) && tn == fn
+		}
+		return sameFile(tf, file) || !strings.HasSuffix(tf, ".py") && within(path.Clean(file), path.Clean(tf))
+	}) {
+		return false
+	}
+	return kSelects(s.K, fn)
 }
 
 func sameFile(a, b string) bool {
@@ -171,11 +311,18 @@ func sameFile(a, b string) bool {
 // (not run) nothing the reading can tell, and is taken to cover it.
 func matchLevel(pattern, name string, run bool) bool {
 	first, _, _ := strings.Cut(pattern, "/")
-	re, err := regexp.Compile(first)
+	return regexpMatches(first, name, run)
+}
+
+// regexpMatches matches a runner's regular expression against s; one
+// that does not compile (the runner's dialect is not Go's) gives
+// otherwise.
+func regexpMatches(pattern, s string, otherwise bool) bool {
+	re, err := regexp.Compile(pattern)
 	if err != nil {
-		return run
+		return otherwise
 	}
-	return re.MatchString(name)
+	return re.MatchString(s)
 }
 
 var kWord = regexp.MustCompile(`^[A-Za-z0-9_]+$`)

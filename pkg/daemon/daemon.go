@@ -202,7 +202,7 @@ var TopLevelKeys = map[string]bool{
 	"nats": true, "http_listen": true, "log": true, "streams": true,
 	"ingest": true, "verifier": true, "gatekeeper": true, "rotator": true,
 	"data_dir": true, "listen": true, "allow_remote": true, "hook": true, "services": true,
-	"store_key_file": true,
+	"store_key_file": true, "witness": true,
 }
 
 // decodeAll decodes the shared keys and the service's own subtree strictly;

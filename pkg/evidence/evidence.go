@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/claimcheck/claimcheck/pkg/command"
+	"github.com/claimcheck/claimcheck/pkg/shell"
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
@@ -73,6 +74,15 @@ type parsedCommand struct {
 
 	movesOnce sync.Once
 	moves     bool
+
+	traceOnce sync.Once
+	trace     shell.Traced
+
+	failedOnce sync.Once
+	failed     []command.TestID
+
+	observeMu sync.Mutex
+	observed  map[string]command.Observation
 }
 
 // Calls returns Command parsed into simple commands (command.Parse), parsing
@@ -106,6 +116,47 @@ func (e Entry) MovesTree() bool {
 	}
 	e.parsed.movesOnce.Do(func() { e.parsed.moves = command.MovesTree(e.Calls()) })
 	return e.parsed.moves
+}
+
+// Trace returns shell.Trace of Command in Cwd, computed once per decoded
+// entry like Calls: every claim reads every earlier line for where it ran
+// and what it did to the tree.
+func (e Entry) Trace() shell.Traced {
+	if e.parsed == nil {
+		return shell.Trace(e.Command, e.Cwd)
+	}
+	e.parsed.traceOnce.Do(func() { e.parsed.trace = shell.Trace(e.Command, e.Cwd) })
+	return e.parsed.trace
+}
+
+// FailedTests returns FailedTests of the entry's Output, computed once per
+// decoded entry like Calls.
+func (e Entry) FailedTests() []command.TestID {
+	if e.parsed == nil {
+		return FailedTests(e.Output)
+	}
+	e.parsed.failedOnce.Do(func() { e.parsed.failed = FailedTests(e.Output) })
+	return e.parsed.failed
+}
+
+// Observe returns command.Observe of Command for want, computed once per
+// decoded entry and want like Calls.
+func (e Entry) Observe(want []string) command.Observation {
+	if e.parsed == nil {
+		return command.Observe(e.Command, want)
+	}
+	key := strings.Join(want, "\x00")
+	e.parsed.observeMu.Lock()
+	defer e.parsed.observeMu.Unlock()
+	if o, ok := e.parsed.observed[key]; ok {
+		return o
+	}
+	o := command.Observe(e.Command, want)
+	if e.parsed.observed == nil {
+		e.parsed.observed = map[string]command.Observation{}
+	}
+	e.parsed.observed[key] = o
+	return o
 }
 
 // Summary returns Summarize of the entry's Output, computed once per decoded
@@ -507,43 +558,4 @@ func SamePath(a, b string) bool {
 		return false
 	}
 	return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
-}
-
-// ---- failing tests ---------------------------------------------------------
-
-var failedTestRE = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)|^FAILED (\S+?)(?: - .*)?\s*$|^test (\S+) \.\.\. FAILED\s*$`)
-
-// FailedTests returns the names of the tests a runner's output reports
-// failing, once each, in order: go test's `--- FAIL: TestX` (the top-level
-// test of a subtest), pytest's `FAILED path::name`, cargo's
-// `test name ... FAILED`.
-func FailedTests(output string) []string {
-	if !has(output, "FAIL") {
-		return nil
-	}
-	var out []string
-	for _, m := range failedTestRE.FindAllStringSubmatch(output, -1) {
-		name := m[1] + m[2] + m[3]
-		if m[1] != "" {
-			name, _, _ = strings.Cut(name, "/")
-		}
-		if !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
-var testNameRE = regexp.MustCompile(`^(?:Test[A-Z0-9_]\w*|test_\w+|[\w./-]+\.py::\w+(?:::\w+)?)$`)
-
-// TestNames are the tokens that name a test: TestXxx, test_xxx,
-// path.py::name.
-func TestNames(tokens []string) []string {
-	var out []string
-	for _, t := range tokens {
-		if testNameRE.MatchString(t) && !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
 }

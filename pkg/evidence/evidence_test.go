@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/claimcheck/claimcheck/pkg/command"
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
@@ -135,14 +136,35 @@ func TestDecodeCwdAndContents(t *testing.T) {
 }
 
 func TestFailedTests(t *testing.T) {
+	type id = command.TestID
 	for _, tt := range []struct {
 		name, out string
-		want      []string
+		want      []id
 	}{
-		{"go", "=== RUN   TestAdd\n--- FAIL: TestAdd (0.00s)\n    --- FAIL: TestAdd/zero (0.00s)\n--- FAIL: TestSub (0.00s)\nFAIL\n", []string{"TestAdd", "TestSub"}},
+		{"go", "=== RUN   TestAdd\n--- FAIL: TestAdd (0.00s)\n    --- FAIL: TestAdd/zero (0.00s)\n--- FAIL: TestSub (0.00s)\nFAIL\n",
+			[]id{{Runner: "go", Name: "TestAdd"}, {Runner: "go", Name: "TestSub"}}},
 		{"pytest", "FAILED tests/test_x.py::test_parse - AssertionError: 1 != 2\nFAILED tests/test_y.py::test_b\n=== 2 failed in 0.1s ===",
-			[]string{"tests/test_x.py::test_parse", "tests/test_y.py::test_b"}},
-		{"cargo", "test parser::tests::empty ... FAILED\ntest parser::tests::one ... ok\n", []string{"parser::tests::empty"}},
+			[]id{{Runner: "pytest", File: "tests/test_x.py", Name: "test_parse"}, {Runner: "pytest", File: "tests/test_y.py", Name: "test_b"}}},
+		{"pytest class", "FAILED tests/test_x.py::TestP::test_a[1-2] - assert 0\n", []id{{Runner: "pytest", File: "tests/test_x.py", Name: "TestP::test_a[1-2]"}}},
+		{"cargo", "test parser::tests::empty ... FAILED\ntest parser::tests::one ... ok\n", []id{{Runner: "cargo", Name: "parser::tests::empty"}}},
+		{"jest", "PASS src/a.test.js\nFAIL src/sum.test.js\n  math\n    ✕ adds (3 ms)\n\n  ● math › adds\n\n    expect(received).toBe(expected)\n\n" +
+			"  ● subtracts\n\nFAIL src/b.test.js\n  ● Test suite failed to run\n\nSummary of all failing tests\nFAIL src/sum.test.js\n  ● math › adds\n\n" +
+			"Tests:       2 failed, 1 passed, 3 total\n",
+			[]id{{Runner: "jest", File: "src/sum.test.js", Name: "math adds"}, {Runner: "jest", File: "src/sum.test.js", Name: "subtracts"}}},
+		{"vitest", " ❯ src/sum.test.ts (2 tests | 1 failed) 4ms\n   × math > adds 3ms\n\n⎯⎯ Failed Tests 1 ⎯⎯\n\n FAIL  src/sum.test.ts > math > adds\n" +
+			"AssertionError: expected 4 to be 3\n FAIL  |unit| src/x.test.ts > parses\n",
+			[]id{{Runner: "vitest", File: "src/sum.test.ts", Name: "math adds"}, {Runner: "vitest", File: "src/x.test.ts", Name: "parses"}}},
+		{"maven 3", "[ERROR] Tests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.05 s <<< FAILURE! -- in com.example.CalcTest\n" +
+			"[ERROR] com.example.CalcTest.testAdd -- Time elapsed: 0.005 s <<< FAILURE!\norg.opentest4j.AssertionFailedError: expected: <3> but was: <4>\n" +
+			"[ERROR] Failures: \n[ERROR]   CalcTest.testAdd:12 expected: <3> but was: <4>\n[ERROR]   OtherTest.testB:7 boom\n" +
+			"[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test (default-test) on project calc: There are test failures.\n",
+			[]id{{Runner: "maven", Name: "com.example.CalcTest.testAdd"}, {Runner: "maven", Name: "OtherTest.testB"}}},
+		{"maven 2", "testAdd(com.example.CalcTest)  Time elapsed: 0.01 sec  <<< FAILURE!\njava.lang.AssertionError\n",
+			[]id{{Runner: "maven", Name: "com.example.CalcTest.testAdd"}}},
+		{"gradle", "> Task :test FAILED\n\ncom.example.CalcTest > testAdd() FAILED\n    org.opentest4j.AssertionFailedError at CalcTest.java:9\n\n" +
+			"CalcSpec > adds two numbers FAILED\n\n2 tests completed, 1 failed\n\nFAILURE: Build failed with an exception.\n",
+			[]id{{Runner: "gradle", Name: "com.example.CalcTest.testAdd"}}},
+		{"go fail line is no jest file", "FAIL\texample.com/add\t0.01s\n  ● not a jest name\n", nil},
 		{"none", "ok  \texample.com/add\t0.01s\n", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,8 +173,27 @@ func TestFailedTests(t *testing.T) {
 			}
 		})
 	}
-	if d := cmp.Diff([]string{"TestAdd", "test_parse", "tests/test_x.py::test_b"},
+	if d := cmp.Diff([]command.TestID{{Name: "TestAdd"}, {Name: "test_parse"}, {Name: "tests/test_x.py::test_b"}},
 		TestNames([]string{"TestAdd", "add.go", "test_parse", "tests/test_x.py::test_b", "Testing", "go test ./..."})); d != "" {
 		t.Errorf("names (-want +got):\n%s", d)
 	}
+}
+
+func FuzzFailedTests(f *testing.F) {
+	for _, s := range []string{"--- FAIL: TestA (0.00s)\n", "FAIL src/a.test.js\n  ● a › b\n", " FAIL  a.test.ts > b > c\n",
+		"[ERROR] a.B.c -- Time elapsed: 1 s <<< FAILURE!\n", "a.B > c() FAILED\n", "test a::b ... FAILED\n", "FAILED a.py::b - x\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, out string) {
+		seen := map[command.TestID]bool{}
+		for _, id := range FailedTests(out) {
+			if id.Name == "" || id.Runner == "" {
+				t.Fatalf("%q: a failure without a name or runner: %+v", out, id)
+			}
+			if seen[id] {
+				t.Fatalf("%q: %+v reported twice", out, id)
+			}
+			seen[id] = true
+		}
+	})
 }

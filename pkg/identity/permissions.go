@@ -46,6 +46,7 @@ const (
 	bucketHeads     = "heads"
 	bucketKeys      = "keys"
 	bucketPolicies  = "policies"
+	bucketTlog      = "tlog"
 )
 
 // jsRead is what reading stream s takes: its info, direct and stored
@@ -113,7 +114,7 @@ func readAll() []string {
 	for _, s := range []string{ledger, attest, objStore} {
 		out = append(out, jsRead(s)...)
 	}
-	out = append(out, kvRead(bucketContracts, bucketSessions, bucketHeads, bucketKeys, bucketPolicies)...)
+	out = append(out, kvRead(bucketContracts, bucketSessions, bucketHeads, bucketKeys, bucketPolicies, bucketTlog)...)
 	return append(out, "$JS.API.STREAM.INFO."+intake, "$JS.API.STREAM.INFO."+claims)
 }
 
@@ -157,15 +158,15 @@ func Permissions(role string) jwt.Permissions {
 			[]string{subject.LedgerAll, subject.AttestPrefix + ".>", hookInboxes}, kvWrite(bucketPolicies))
 		deny = []string{"$JS.API.STREAM.PURGE." + ledger, "$JS.API.STREAM.PURGE." + attest, "$JS.API.STREAM.PURGE." + intake}
 	case RoleGatekeeper:
-		pub = cat(common, jsRead(ledger), jsRead(attest), kvRead(bucketKeys, bucketPolicies, bucketHeads), []string{
+		pub = cat(common, jsRead(ledger), jsRead(attest), kvRead(bucketKeys, bucketPolicies, bucketHeads, bucketTlog), []string{
 			subject.IntakePrefix + "." + subject.OriginGatekeeper + "." + nameTag + ".>",
 			subject.IntakePrefix + "." + subject.OriginHTTP + "." + nameTag + ".>",
 		})
 		sub = append(sub, subject.GatePrefix+".*.*")
 		resp = responses
 	case RoleRotator:
-		pub = cat(common, jsRead(ledger), jsRead(attest), kvRead(bucketKeys, bucketHeads),
-			[]string{subject.Ledger(schemas.RotatorChain), "$JS.API.STREAM.PURGE." + ledger}, kvWrite(bucketKeys, bucketHeads))
+		pub = cat(common, jsRead(ledger), jsRead(attest), kvRead(bucketKeys, bucketHeads, bucketTlog),
+			[]string{subject.Ledger(schemas.RotatorChain), "$JS.API.STREAM.PURGE." + ledger}, kvWrite(bucketKeys, bucketHeads, bucketTlog))
 		sub = append(sub, subject.RotatorKeys)
 		resp = responses
 	case RoleAuditor:

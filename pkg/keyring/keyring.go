@@ -356,6 +356,21 @@ func (d Dir) Generate(keyid, algorithm string, now time.Time) (schemas.Key, erro
 	return PublicEntry(keyid, algorithm, priv.Public(), now)
 }
 
+// Fingerprint is the fingerprint of a PEM public key as the registry
+// records it: sha256: and the hex SHA-256 of its DER (SPKI) encoding.
+func Fingerprint(publicKeyPEM string) (string, error) {
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey([]byte(publicKeyPEM))
+	if err != nil {
+		return "", fmt.Errorf("public key: %w", err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return "", fmt.Errorf("public key: %w", err)
+	}
+	sum := sha256.Sum256(der)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
 // PublicEntry makes the registry entry of a public key.
 func PublicEntry(keyid, algorithm string, pub crypto.PublicKey, from time.Time) (schemas.Key, error) {
 	pemBytes, err := cryptoutils.MarshalPublicKeyToPEM(pub)

@@ -32,6 +32,7 @@ const (
 	BucketHeads     = "heads"
 	BucketKeys      = "keys"
 	BucketPolicies  = "policies"
+	BucketTlog      = "tlog" // the ledger's Merkle tree: its origin, tiles and newest checkpoint
 	ObjectArtifacts = "artifacts"
 )
 
@@ -201,6 +202,7 @@ func KeyValueConfigs(o Options) []jetstream.KeyValueConfig {
 		mk(BucketHeads, "claimcheck: anchored chain heads", 8),
 		mk(BucketKeys, "claimcheck: signing key registry", 64),
 		mk(BucketPolicies, "claimcheck: claim policies by version and digest (write once)", 1),
+		mk(BucketTlog, "claimcheck: the ledger's Merkle tree (origin, tiles, newest checkpoint)", 1),
 	}
 }
 

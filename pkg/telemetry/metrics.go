@@ -31,6 +31,11 @@ func (m *Metrics) Counter(name, help string) prometheus.Counter {
 	return register(m, name, prometheus.NewCounter(prometheus.CounterOpts{Name: m.prefix + name, Help: help}))
 }
 
+// Gauge makes a gauge.
+func (m *Metrics) Gauge(name, help string) prometheus.Gauge {
+	return register(m, name, prometheus.NewGauge(prometheus.GaugeOpts{Name: m.prefix + name, Help: help}))
+}
+
 // CounterVec makes a counter with labels.
 func (m *Metrics) CounterVec(name, help string, labels ...string) *prometheus.CounterVec {
 	return register(m, name, prometheus.NewCounterVec(prometheus.CounterOpts{Name: m.prefix + name, Help: help}, labels))

@@ -34,6 +34,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/pkg/telemetry"
+	"github.com/claimcheck/claimcheck/pkg/transparency"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/pretool"
@@ -85,6 +86,12 @@ type Config struct {
 	// newest; ~2 KB each); an older one a Stop cites is read back from
 	// ATTEST by sequence.
 	MaxEnvelopes int `mapstructure:"max_attestation_envelopes"`
+	// RequireCheckpoint: a Stop's cited attestation counts only once a
+	// checkpoint of the ledger's Merkle tree covers its verdict (off by
+	// default: every Stop right after a claim would wait up to
+	// rotator.checkpoint_interval, and a witness down would hold every
+	// Stop; see docs/transparency.md).
+	RequireCheckpoint bool `mapstructure:"require_checkpoint"`
 	// OverrideThreshold prompts asking to bypass the gate from one host
 	// within OverrideWindow raise an alert (once per day).
 	OverrideThreshold int           `mapstructure:"override_threshold"`
@@ -194,6 +201,7 @@ type Service struct {
 	// follower's current set, or Replay's.
 	keySet   func() *keyring.Set
 	policies *policyCache
+	tlog     jetstream.KeyValue // the Merkle tree's bucket, with require_checkpoint
 	gen      *id.Generator
 	m        *metrics
 	ready    service.Readiness
@@ -297,6 +305,11 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	s.policies = newPolicyCache(pkv)
+	if s.cfg.RequireCheckpoint {
+		if s.tlog, err = transparency.OpenBucket(ctx, s.js); err != nil {
+			return fmt.Errorf("gatekeeper: gatekeeper.require_checkpoint: %w", err)
+		}
+	}
 	if err := s.view.Follow(runCtx, s.js); err != nil {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}

@@ -3,8 +3,10 @@ package gatekeeper_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/claimcheck/claimcheck/pkg/attest"
 	"github.com/claimcheck/claimcheck/pkg/clientcontract"
@@ -31,6 +34,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/service/servicetest"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/pkg/transparency"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/gatekeeper"
@@ -772,5 +776,40 @@ func TestDoneNeedsTheNamedFileChanged(t *testing.T) {
 	att = f.attest(s, cn, "done", "test_pass", `{"command_substring":"pytest"}`)
 	if d := f.stop(s, block("claimcheck", "done", att)); d.Decision != schemas.GateAllow {
 		t.Fatalf("a pass after the change: %+v", d)
+	}
+}
+
+// With gatekeeper.require_checkpoint, a cited attestation counts only once
+// a checkpoint of the ledger's Merkle tree covers its verdict.
+func TestRequireCheckpoint(t *testing.T) {
+	f := newFlow(t, func(c *gatekeeper.Config) { c.RequireCheckpoint = true })
+	s := "sess-checkpoint"
+	cn := f.prompt(s, "Fix the failing test in `src/app.py` and run `pytest`")
+	f.edit(s, "/repo/src/app.py")
+	f.bash(s, "pytest", "===== 3 passed in 0.10s =====", false)
+	att := f.attest(s, cn, "done", "test_pass", `{"command_substring":"pytest"}`)
+	if d := f.stop(s, block("claimcheck", "done", att)); d.Decision != schemas.GateBlock ||
+		!strings.Contains(d.Reason, "checkpoint of the ledger's Merkle tree") {
+		t.Fatalf("no checkpoint yet: %+v", d)
+	}
+	kv, err := transparency.OpenBucket(t.Context(), f.js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skey, _, err := note.GenerateKey(rand.Reader, "claimcheck.test/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := note.NewSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &transparency.Log{JS: f.js, KV: kv, Every: 1000, Interval: time.Second, Logger: slog.New(slog.DiscardHandler),
+		Signers: func(context.Context, string) ([]note.Signer, error) { return []note.Signer{signer}, nil }}
+	if _, err := l.CatchUp(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if d := f.stop(s, block("claimcheck", "done", att)); d.Decision != schemas.GateAllow {
+		t.Fatalf("covered by a checkpoint: %+v", d)
 	}
 }

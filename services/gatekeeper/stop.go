@@ -14,6 +14,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/attest"
 	"github.com/claimcheck/claimcheck/pkg/digest"
 	"github.com/claimcheck/claimcheck/pkg/policy"
+	"github.com/claimcheck/claimcheck/pkg/transparency"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/finalblock"
@@ -138,12 +139,45 @@ func (e *sessionEvidence) Attestation(ctx context.Context, attID string) (stopga
 		return a, fmt.Errorf("policy %s does not let %s back a %s claim (allowed: %s)", pol.Version, v.Validator, v.Claim,
 			strings.Join(allowed, ", "))
 	}
+	if e.s.cfg.RequireCheckpoint {
+		if err := e.s.covered(ctx, attID); err != nil {
+			return a, err
+		}
+	}
 	a = stopgate.Attestation{ID: attID, Claim: v.Claim, Validator: v.Validator, Args: string(v.Args)}
 	if v.Contract != nil {
 		a.Contract = v.Contract.N
 	}
 	a.Stale, a.NextStep = e.snap.Staleness(v)
 	return a, nil
+}
+
+// covered reports whether a checkpoint of the ledger's Merkle tree covers
+// the verdict of attestation attID (gatekeeper.require_checkpoint). The
+// checkpoint is read as the rotator stored it (only the rotator writes the
+// bucket); ledger verify checks its signatures and the ledger against it.
+func (s *Service) covered(ctx context.Context, attID string) error {
+	seq, ok := s.view.VerdictSeq(attID)
+	if !ok {
+		return errors.New("its verdict is not in this gatekeeper's view of the ledger yet; stop again in a moment")
+	}
+	origin, err := transparency.ReadOrigin(ctx, s.tlog)
+	if err != nil {
+		return fmt.Errorf("no checkpoint of the ledger's Merkle tree yet (gatekeeper.require_checkpoint): %w", err)
+	}
+	signed, _, err := transparency.Latest(ctx, s.tlog)
+	if err != nil {
+		return fmt.Errorf("no checkpoint of the ledger's Merkle tree yet (gatekeeper.require_checkpoint): %w", err)
+	}
+	cp, err := transparency.ParseUnverified(signed, origin)
+	if err != nil {
+		return fmt.Errorf("the newest checkpoint: %w", err)
+	}
+	if int64(seq) > cp.Tree.N {
+		return fmt.Errorf("its verdict (LEDGER message %d) is not covered by a checkpoint of the ledger's Merkle tree yet "+
+			"(the newest covers %d; gatekeeper.require_checkpoint): stop again after the next checkpoint", seq, cp.Tree.N)
+	}
+	return nil
 }
 
 // policyCache holds registered claim policies by digest (write-once in the

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -33,6 +34,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/telemetry"
+	"github.com/claimcheck/claimcheck/pkg/transparency"
 )
 
 // Config tunes the rotator. Durations use Go syntax (30s, 720h).
@@ -59,9 +61,23 @@ type Config struct {
 	// SegmentMessages and SegmentBytes bound one segment.
 	SegmentMessages int `mapstructure:"segment_messages"`
 	SegmentBytes    int `mapstructure:"segment_bytes"`
+	// CheckpointEvery and CheckpointInterval: a checkpoint of the ledger's
+	// Merkle tree every that many entries, or that long after an entry when
+	// fewer came (docs/transparency.md).
+	CheckpointEvery    int           `mapstructure:"checkpoint_every"`
+	CheckpointInterval time.Duration `mapstructure:"checkpoint_interval"`
+	// Witnesses cosign every checkpoint (c2sp.org/tlog-witness).
+	Witnesses []Witness `mapstructure:"witnesses"`
 
 	// Streams is the process-wide stream layout (set by the composer).
 	Streams stream.Options `mapstructure:"-"`
+}
+
+// Witness is a witness the log asks to cosign its checkpoints: its
+// submission URL and its cosignature/v1 verifier key.
+type Witness struct {
+	URL string `mapstructure:"url"`
+	Key string `mapstructure:"key"`
 }
 
 // DefaultConfig returns the defaults: hourly passes, 30 days hot, 1 hour
@@ -72,6 +88,7 @@ func DefaultConfig() Config {
 		Interval: time.Hour, HotWindow: 30 * 24 * time.Hour, ProtectWindow: time.Hour,
 		ArchiveRetention: 365 * 24 * time.Hour, KeyRotationPeriod: 90 * 24 * time.Hour, KeyOverlap: 24 * time.Hour,
 		KeyAlgorithm: keyring.ECDSA, SegmentMessages: 10000, SegmentBytes: 64 << 20,
+		CheckpointEvery: 1000, CheckpointInterval: 10 * time.Second,
 		Streams: stream.DefaultOptions(),
 	}
 }
@@ -94,6 +111,19 @@ func (c Config) Validate() error {
 	pos("hot_window", c.HotWindow)
 	pos("protect_window", c.ProtectWindow)
 	pos("archive_retention", c.ArchiveRetention)
+	pos("checkpoint_interval", c.CheckpointInterval)
+	if c.CheckpointEvery < 1 {
+		errs = append(errs, fmt.Errorf("rotator.checkpoint_every %d: must be at least 1", c.CheckpointEvery))
+	}
+	for i, w := range c.Witnesses {
+		if _, err := transparency.NewWitnessClient(w.URL, w.Key); err != nil {
+			errs = append(errs, fmt.Errorf("rotator.witnesses[%d]: key %q: a cosignature/v1 verifier key (claimcheck witness key): %w",
+				i, w.Key, err))
+		}
+		if !strings.HasPrefix(w.URL, "http://") && !strings.HasPrefix(w.URL, "https://") {
+			errs = append(errs, fmt.Errorf("rotator.witnesses[%d]: url %q: an http:// or https:// URL", i, w.URL))
+		}
+	}
 	if c.KeyRotationPeriod < 0 {
 		errs = append(errs,
 			fmt.Errorf("rotator.key_rotation_period %s: must not be negative (0 turns scheduled rotation off)", c.KeyRotationPeriod))
@@ -130,6 +160,7 @@ type Service struct {
 	reg     *keyring.Registry
 	anchors *ledger.Anchors
 	rec     *recorder
+	tlog    *transparency.Log
 	// keysMu serialises registry changes (scheduled and requested).
 	keysMu sync.Mutex
 
@@ -194,8 +225,13 @@ func (s *Service) Open(ctx context.Context) error {
 		s.set.Logger.InfoContext(ctx, "rotator: created the first signing key", slog.String("keyid", k.KeyID),
 			slog.String("algorithm", k.Algorithm), slog.Any("dir", s.cfg.KeyDir))
 	}
+	tl, err := s.openLog(ctx, js)
+	if err != nil {
+		_ = st.Close()
+		return err
+	}
 	s.js, s.store, s.reg, s.anchors = js, st, reg, ledger.NewAnchors(js)
-	s.rec = newRecorder(js)
+	s.rec, s.tlog = newRecorder(js), tl
 	return nil
 }
 
@@ -224,6 +260,10 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("rotator: %w", err)
 	}
 	defer sub.Unsubscribe() //nolint:errcheck // the connection may be gone at shutdown
+	logCtx, stopLog := context.WithCancel(ctx)
+	logDone := make(chan struct{})
+	go func() { defer close(logDone); s.runLog(logCtx) }()
+	defer func() { stopLog(); <-logDone }()
 	s.ready.SetReady()
 	s.set.Logger.InfoContext(ctx, "rotator running", slog.String("archive", s.cfg.ArchiveURL), slog.Duration("interval", s.cfg.Interval),
 		slog.Duration("hot_window", s.cfg.HotWindow), slog.Duration("protect_window", s.cfg.ProtectWindow), slog.Duration(
@@ -329,6 +369,11 @@ type metrics struct {
 	archived    *prometheus.CounterVec
 	trimmed     prometheus.Counter
 	deleted     prometheus.Counter
+	checkpoints prometheus.Counter
+	logged      prometheus.Gauge
+	logErrors   prometheus.Counter
+	// witnessErrors: checkpoints a witness did not cosign.
+	witnessErrors prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -339,5 +384,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		archived:    f.CounterVec("archived_messages_total", "Messages archived and verified, by stream.", "stream"),
 		trimmed:     f.Counter("trimmed_messages_total", "LEDGER messages removed from the hot stream after archiving."),
 		deleted:     f.Counter("deleted_segments_total", "Archive segments deleted by retention."),
+		checkpoints: f.Counter("checkpoints_total", "Checkpoints of the ledger's Merkle tree issued."),
+		logged:      f.Gauge("logged_entries", "LEDGER entries the newest checkpoint covers."),
+		logErrors:   f.Counter("log_errors_total", "Times the ledger's Merkle tree log stopped on an error."),
+		witnessErrors: f.Counter("witness_errors_total",
+			"Checkpoints a witness did not cosign (down, or refused; see the log)."),
 	}
 }

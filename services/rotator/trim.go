@@ -35,6 +35,13 @@ func (s *Service) trim(ctx context.Context, now time.Time, rep *PassReport) erro
 	if err != nil {
 		return err
 	}
+	// Nothing leaves the hot ledger before a checkpoint of the Merkle tree
+	// covers it: the tree is built from LEDGER alone.
+	logged, err := s.tlog.CatchUp(ctx)
+	if err != nil {
+		return err
+	}
+	t.last = min(t.last, uint64(logged.N))
 	if t.last == 0 {
 		return nil
 	}

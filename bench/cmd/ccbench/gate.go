@@ -831,8 +831,10 @@ func (ge *gateEnv) hookRuns(bin, dir string, runs int) ([]*hookContender, error)
 	if err != nil {
 		return nil, err
 	}
+	// The sessions are host bench's: a hook of another host may not ask
+	// about them (the gatekeeper refuses it), so the hook runs as bench.
 	env := append(os.Environ(), "CLAIMCHECK_NATS_URL="+ge.srv.ClientURL(), "CLAIMCHECK_HOOK_STATE_DIR="+filepath.Join(dir, "hook-state"),
-		"CLAIMCHECK_HOOK_GATE_KEYS="+ge.keysPath, "CLAIMCHECK_HOOK_GATE=true")
+		"CLAIMCHECK_HOOK_GATE_KEYS="+ge.keysPath, "CLAIMCHECK_HOOK_GATE=true", "CLAIMCHECK_HOOK_HOST=bench")
 	recEnv := append(slices.Clip(env), "CLAIMCHECK_HOOK_GATE=false")
 	session := func(i int) gateSession { return ge.sessions[(i*13)%len(ge.sessions)] }
 	// gated checks that the hook acted on a signed decision: exit 0, nothing

@@ -22,6 +22,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,6 +41,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/embedded"
@@ -49,6 +51,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/pkg/transparency"
 	"github.com/claimcheck/claimcheck/services/ingest"
 )
 
@@ -76,6 +79,8 @@ type options struct {
 	gateRuns     int
 	// archive
 	archiveEntries int
+	// forensics
+	forensicsEntries int
 	// scale
 	scaleCPU      float64
 	scaleInFlight int
@@ -100,10 +105,11 @@ func run() error {
 	flag.StringVar(&o.baselineHook, "baseline-hook", "",
 		"a claimcheck-hook of an earlier revision to time beside this one, on a NATS as it ran (no credentials, its INTAKE subjects)")
 	flag.BoolVar(&o.skipR3, "skip-r3", false, "skip the three-server cluster")
-	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet,gate,archive,scale", "which tables to print")
+	flag.StringVar(&o.sections, "sections", "hook,ingest,signing,fleet,gate,archive,forensics,scale", "which tables to print")
 	flag.IntVar(&o.gateRequests, "gate-requests", 5000, "gate requests per latency row (at 1000/s)")
 	flag.IntVar(&o.gateRuns, "gate-runs", 200, "hook executions per contender in the gate end-to-end table")
 	flag.IntVar(&o.archiveEntries, "archive-entries", 80000, "ledger entries in the archive table")
+	flag.IntVar(&o.forensicsEntries, "forensics-entries", 200000, "ledger entries in the forensics table (replay, export, verify)")
 	flag.Float64Var(&o.scaleCPU, "scale-cpu", 0.25,
 		"scale: the CPU quota of each verifier and gatekeeper process (cgroup cpu controller; needs root)")
 	flag.IntVar(&o.scaleInFlight, "scale-in-flight", 128, "scale: gate requests in flight (closed loop) in the gatekeeper rows")
@@ -148,7 +154,7 @@ func run() error {
 		name string
 		run  func(options, string) error
 	}{{"hook", hookBench}, {"ingest", ingestBench}, {"signing", signingBench}, {"fleet", fleetBench}, {"gate", gateBench}, {
-		"archive", archiveBench}, {"scale", scaleBench}}
+		"archive", archiveBench}, {"forensics", forensicsBench}, {"scale", scaleBench}}
 	want := strings.Split(o.sections, ",")
 	for _, w := range want {
 		if !slices.ContainsFunc(sections, func(s struct {
@@ -512,6 +518,9 @@ type scenario struct {
 	sessions int
 	payloads func(n, sessions int) [][]byte // event i's payload, for session benchSession(i, sessions)
 	r1Only   bool
+	// withLog runs the ledger's Merkle tree log (the rotator's, package
+	// transparency) beside ingest, as claimcheck up does.
+	withLog bool
 }
 
 func ingestBench(o options, tmp string) error {
@@ -519,6 +528,7 @@ func ingestBench(o options, tmp string) error {
 		{name: "busy sessions (200)", sessions: 200, payloads: fixedPayloads},
 		{name: "many sessions (5000)", sessions: 5000, payloads: fixedPayloads},
 		{name: "busy sessions (200), realistic outputs", sessions: 200, payloads: realisticPayloads, r1Only: true},
+		{name: "busy sessions (200), Merkle tree log beside", sessions: 200, payloads: fixedPayloads, r1Only: true, withLog: true},
 	}
 	width := 0
 	for _, sc := range scenarios {
@@ -531,6 +541,7 @@ func ingestBench(o options, tmp string) error {
 		clusters = append(clusters, 3)
 	}
 	var mixes []string
+	rates := map[string]float64{}
 	for _, replicas := range clusters {
 		servers, err := startCluster(filepath.Join(tmp, fmt.Sprintf("r%d", replicas)), replicas)
 		if err != nil {
@@ -556,12 +567,19 @@ func ingestBench(o options, tmp string) error {
 			}
 			fmt.Printf("  %-8s %-*s %12.0f %16.0f %7.1f×\n", fmt.Sprintf("R%d", replicas), width, sc.name, ing, raw, ing/raw)
 			if replicas == 1 {
+				rates[sc.name] = ing
+			}
+			if replicas == 1 {
 				m := mixOf(payloads)
 				mixes = append(mixes, fmt.Sprintf("    %-*s mean %5.0f bytes, %3.0f%% over 1 KB, %3.0f%% with a generic-api-key keyword",
 					width, sc.name, m.meanBytes, 100*m.large, 100*m.withKeyword))
 			}
 		}
 		shutdown(servers)
+	}
+	if with, without := rates["busy sessions (200), Merkle tree log beside"], rates["busy sessions (200)"]; with > 0 && without > 0 {
+		fmt.Printf("  with the Merkle tree log beside / without (R1, busy sessions): %.2f× (target ≥ 0.90×: %s)\n", with/without,
+			verdict(with/without >= 0.9))
 	}
 	fmt.Println(
 		"  raw publish = one event per JetStream message, asynchronous publishes, same server and payload, measured just before the drain.")
@@ -667,6 +685,12 @@ func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, paylo
 		}
 		stopProfile = func() { pprof.StopCPUProfile(); _ = f.Close() }
 	}
+	if sc.withLog {
+		if err := startTreeLog(rctx, js); err != nil {
+			cancel()
+			return 0, 0, err
+		}
+	}
 	start = time.Now()
 	go func() { done <- svc.Run(rctx) }()
 	err = waitChained(reg, events, done)
@@ -690,6 +714,31 @@ func ingestScenario(servers []*embedded.Server, replicas int, sc scenario, paylo
 		return 0, 0, fmt.Errorf("ingest records by outcome %v and %.0f redactions, want %d events and none", records, redactions, events)
 	}
 	return rawRate, ingestRate, nil
+}
+
+// startTreeLog runs the ledger's Merkle tree log until ctx ends, with the
+// rotator's defaults and a note key of its own.
+func startTreeLog(ctx context.Context, js jetstream.JetStream) error {
+	kv, err := transparency.OpenBucket(ctx, js)
+	if err != nil {
+		return err
+	}
+	origin, err := transparency.Origin(ctx, kv)
+	if err != nil {
+		return err
+	}
+	skey, _, err := note.GenerateKey(rand.Reader, origin)
+	if err != nil {
+		return err
+	}
+	signer, err := note.NewSigner(skey)
+	if err != nil {
+		return err
+	}
+	l := &transparency.Log{JS: js, KV: kv, Every: 1000, Interval: 10 * time.Second, Logger: slog.New(slog.DiscardHandler),
+		Signers: func(context.Context, string) ([]note.Signer, error) { return []note.Signer{signer}, nil }}
+	go func() { _ = l.Run(ctx) }()
+	return nil
 }
 
 func publishAll(js jetstream.JetStream, n int, msg func(int) *nats.Msg) error {

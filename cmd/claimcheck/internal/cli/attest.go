@@ -144,7 +144,7 @@ Exit status 0 when every attestation verifies, 1 otherwise.`,
 	verify.Flags().StringVar(&keysFile, "keys", "", "exported key set (claimcheck keys export); verifies offline")
 	verify.Flags().StringVar(&verifySession, "session", "", "online, without FILEs: only this session's attestations")
 	verify.Flags().BoolVar(&verifyJSON, "json", false, "one JSON result per attestation")
-	cmd.AddCommand(export, verify)
+	cmd.AddCommand(export, verify, a.attestBundleCommand(), a.attestVerifyBundleCommand())
 	return cmd
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/outcome"
 	"github.com/claimcheck/claimcheck/pkg/stream"
+	"github.com/claimcheck/claimcheck/pkg/transparency"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 )
@@ -35,7 +36,8 @@ func (a *app) ledgerCommand() *cobra.Command {
 	f := &ledgerFlags{}
 	cmd.PersistentFlags().StringVar(&f.streamName, "stream", "", "read this stream instead of LEDGER (a copy, for forensics)")
 
-	cmd.AddCommand(a.ledgerSessionsCommand(f), a.ledgerShowCommand(f), a.ledgerVerifyCommand(f))
+	cmd.AddCommand(a.ledgerSessionsCommand(f), a.ledgerShowCommand(f), a.ledgerVerifyCommand(f), a.ledgerCheckpointCommand(),
+		a.ledgerProveCommand(), a.ledgerCheckProofCommand(), a.ledgerReplayCommand(f), a.ledgerTimelineCommand(f))
 	return cmd
 }
 
@@ -208,6 +210,7 @@ func (a *app) ledgerShowCommand(f *ledgerFlags) *cobra.Command {
 func (a *app) ledgerVerifyCommand(f *ledgerFlags) *cobra.Command {
 	var verifySession, archiveURL string
 	var noSchema, withArchive bool
+	var tree checkpointFlags
 	verify := &cobra.Command{
 		Use:   "verify [--session S] [--archive [--url U]]",
 		Short: "Recompute every chain and report the first bad position of each broken one",
@@ -220,7 +223,14 @@ Chains the rotator trimmed begin at their anchor. --archive verifies whole
 sessions instead: the archive (--url; config rotator.archive_url, default
 <data dir>/archive) with its signed checkpoints, then each chain on into the hot
 stream, naming chains lost from it. It checks hashes, links and positions, not
-the entry schema.`,
+the entry schema.
+
+Then (on LEDGER, unless --no-tree) it checks the Merkle tree over the ledger: the
+newest checkpoint verifies under the key registry (and has --min-witnesses
+cosignatures of the --witness-key witnesses), every hot LEDGER message is the leaf
+the checkpoint committed to, the stream is not shorter than the checkpoint, and the
+checkpoint extends the one a witness cosigned last (--witness URL) or one kept from
+before (--checkpoint FILE): a rollback, a cut, a rewrite or a fork exits 1, named.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if verifySession != "" {
@@ -265,12 +275,16 @@ the entry schema.`,
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
-			return a.reportVerify(res)
+			if err := a.reportVerify(res); err != nil || tree.skipTree || f.streamName != "" && f.streamName != stream.Ledger {
+				return err
+			}
+			return a.reportTree(cmd, js, &tree)
 		},
 	}
 	verify.Flags().StringVar(&verifySession, "session", "", "verify only this session")
 	verify.Flags().BoolVar(&noSchema, "no-schema", false, "skip entry schema validation (hash links only)")
 	verify.Flags().BoolVar(&withArchive, "archive", false, "verify whole sessions across the archive and the hot stream")
+	tree.add(verify)
 	verify.Flags().StringVar(&archiveURL, "url", "",
 		"with --archive: the archive bucket (config rotator.archive_url; default file://<data dir>/archive)")
 	return verify
@@ -352,6 +366,26 @@ func (a *app) reportVerify(res verifyResult) error {
 	}
 	fmt.Fprintf(w, "%d of %d chains broken (%d entries read)\n", len(res.faults), res.chains, res.entries)
 	return &exitError{code: ExitFault, err: fmt.Errorf("%d chains broken", len(res.faults))}
+}
+
+// reportTree runs the Merkle tree checks and reports them: exit 1 on a
+// mismatch, 2 when they cannot run.
+func (a *app) reportTree(cmd *cobra.Command, js jetstream.JetStream, tree *checkpointFlags) error {
+	tree.localWitness(a.dataDir())
+	summary, err := tree.verifyTree(cmd.Context(), js)
+	if errors.Is(err, transparency.ErrMismatch) {
+		fmt.Fprintf(a.env.Stdout, "FAIL %v\n", err)
+		return &exitError{code: ExitFault, err: errors.New("the ledger does not match its Merkle tree")}
+	}
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return &exitError{ExitError, err}
+	}
+	fmt.Fprintln(a.env.Stdout, "ok: "+summary)
+	return nil
 }
 
 // verifyAcrossArchive verifies every chain from the archive on into the

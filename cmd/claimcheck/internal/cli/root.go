@@ -116,8 +116,8 @@ func (a *app) rootCommand() *cobra.Command {
 	_ = a.v.BindPFlag("log.level", pf.Lookup("log-level"))
 	_ = a.v.BindPFlag("log.format", pf.Lookup("log-format"))
 	root.AddCommand(a.upCommand(), a.hooksCommand(), a.ledgerCommand(), a.claimCommand(), a.keysCommand(), a.attestCommand(),
-		a.gateCommand(), a.archiveCommand(),
-		a.credsCommand(), a.streamsCommand(), a.sessionCommand(), a.hostsCommand())
+		a.gateCommand(), a.archiveCommand(), a.exportCommand(), a.complianceCommand(),
+		a.credsCommand(), a.streamsCommand(), a.sessionCommand(), a.hostsCommand(), a.witnessCommand())
 	// A command group refuses a subcommand it does not know (exit 2),
 	// rather than printing its help and succeeding.
 	for _, c := range root.Commands() {

@@ -50,6 +50,7 @@ type upConfig struct {
 	Verifier    verifier.Config   `mapstructure:"verifier"`
 	Gatekeeper  gatekeeper.Config `mapstructure:"gatekeeper"`
 	Rotator     rotator.Config    `mapstructure:"rotator"`
+	Witness     upWitness         `mapstructure:"witness"`
 	// StoreKeyFile holds the key JetStream encrypts its store with
 	// (default <data_dir>/auth/store.key, created on first start).
 	StoreKeyFile string `mapstructure:"store_key_file"`
@@ -101,6 +102,7 @@ func (a *app) upDefaults() upConfig {
 		Verifier:   verifier.DefaultConfig(),
 		Gatekeeper: gatekeeper.DefaultConfig(),
 		Rotator:    rotator.DefaultConfig(),
+		Witness:    upWitness{Enabled: true, Listen: "127.0.0.1:0"},
 	}
 }
 
@@ -198,7 +200,7 @@ func (a *app) runUp(cmd *cobra.Command, _ []string) error {
 	defer srv.Shutdown()
 	out := a.env.Stdout
 	fmt.Fprintln(out, srv.ClientURL())
-	if err := a.prepareUp(ctx, srv, sec, cfg, log); err != nil {
+	if err := a.prepareUp(ctx, srv, sec, &cfg, log); err != nil {
 		return &exitError{ExitError, err}
 	}
 	host, _ := os.Hostname()
@@ -230,7 +232,7 @@ func (a *app) runUp(cmd *cobra.Command, _ []string) error {
 // brought to this version's configuration), creates the first signing key
 // as the rotator (the key registry's writer), and keeps the key set
 // claimcheck-hook trusts current.
-func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured, cfg upConfig, log *slog.Logger) error {
+func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured, cfg *upConfig, log *slog.Logger) error {
 	admin, err := sec.conn(srv, identity.RoleAdmin)
 	if err != nil {
 		return err
@@ -264,6 +266,13 @@ func (a *app) prepareUp(ctx context.Context, srv *embedded.Server, sec *secured,
 	} else if created {
 		log.InfoContext(ctx, "created the first signing key", slog.String("keyid", k.KeyID), slog.String("algorithm", k.Algorithm),
 			slog.Any("dir", cfg.Verifier.KeyDir), slog.String("fingerprint", k.Fingerprint))
+	}
+	if cfg.Witness.Enabled && slices.Contains(cfg.Services, "rotator") {
+		w, err := startLocalWitness(ctx, js, keys, *cfg, log)
+		if err != nil {
+			return err
+		}
+		cfg.Rotator.Witnesses = append(cfg.Rotator.Witnesses, w)
 	}
 	// claimcheck-hook on this machine trusts decisions signed by these keys.
 	path := hookKeysPath(a.env.Getenv, srv.ClientURL())

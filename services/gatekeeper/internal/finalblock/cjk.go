@@ -44,6 +44,9 @@ func (w *words) findCJK(out []found) []found {
 						continue
 					}
 					if !w.countsCJK(r, s, p, ends[k].at, e, question) {
+						if missHook != nil {
+							missHook(r)
+						}
 						failed[ki] = true
 						continue
 					}

@@ -55,6 +55,11 @@ func (m *Message) readField(field, text string, codes []string, mask bool) {
 // matchHook, when set (by tests), sees the rule of every phrase found.
 var matchHook func(*compiled)
 
+// missHook, when set (by tests), sees every rule whose words were found
+// but whose context cancelled them (a negation, a question, a
+// hypothetical, a word the rule excludes).
+var missHook func(*compiled)
+
 // withoutOverlaps sorts the phrases of the several matchers by position
 // and drops any that overlaps an earlier one (on a tie, the longer wins).
 func withoutOverlaps(fs []found) []found {

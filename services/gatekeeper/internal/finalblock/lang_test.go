@@ -83,3 +83,31 @@ func TestEveryRowMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryGroupHasANearMiss: in every table other than English, each
+// kind of phrase (done of each scope, blocked, delegation) is also
+// cancelled by at least one of its language's cases: the words of one of
+// its rows found, and a negation, question, hypothetical or excluded word
+// around them. (Each row has a case that matches it: TestEveryRowMatches.)
+func TestEveryGroupHasANearMiss(t *testing.T) {
+	type group struct{ lang, kind, scope string }
+	missed := map[group]bool{}
+	missHook = func(r *compiled) { missed[group{r.lang.tag, r.kind, r.scope}] = true }
+	defer func() { missHook = nil }()
+	for _, cases := range langCases {
+		for _, tc := range cases {
+			Parse(tc.in)
+		}
+	}
+	seen := map[group]bool{}
+	for _, r := range allRules {
+		g := group{r.lang.tag, r.kind, r.scope}
+		if g.lang == "en" || g.lang == langNotation || seen[g] {
+			continue
+		}
+		seen[g] = true
+		if !missed[g] {
+			t.Errorf("%s %s %s: no case cancels a phrase of this kind", g.lang, g.kind, g.scope)
+		}
+	}
+}

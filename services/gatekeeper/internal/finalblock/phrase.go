@@ -384,6 +384,9 @@ func (w *words) pick(rules []*compiled, i, j int) *compiled {
 	var pick *compiled
 	for _, r := range rules {
 		if !w.counts(r, i, j) {
+			if missHook != nil {
+				missHook(r)
+			}
 			continue
 		}
 		if pick == nil || pick.lang != r.lang && r.lang.markers != "" && w.sentenceHas(i, r.lang.markers) {

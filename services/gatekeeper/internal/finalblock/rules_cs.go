@@ -37,9 +37,11 @@ var czech = langSpec{
 		// delegation
 		request("prosím (pošlete|pošli|zašlete|zašli|poskytněte|poskytni|spusťte|spusť|přidejte|přidej|nasdílejte|vytvořte|restartujte|" +
 			"nainstalujte|nastavte|udělte)"),
+		// Not "můžete mi dát vědět" (could you let me know).
 		request("(můžete|mohl byste|mohla byste|mohli byste|můžeš|mohl bys|mohla bys) (mi |nám |prosím |)(poslat|zaslat|poskytnout|" +
-			"spustit|přidat|nasdílet|vytvořit|restartovat|nainstalovat|nastavit|udělit|dát)"),
-		request("(pošlete|pošli|zašlete|zašli|dejte|dej) (mi|nám)"),
+			"spustit|přidat|nasdílet|vytvořit|restartovat|nainstalovat|nastavit|udělit|dát)").nb("vědět"),
+		// Not "dejte mi vědět" (let me know).
+		request("(pošlete|pošli|zašlete|zašli|dejte|dej) (mi|nám)").nb("vědět"),
 		request("potřebuji (vaši pomoc|tvoji pomoc|váš souhlas|tvůj souhlas|vaše schválení|vaše potvrzení)"),
 		request("(budete muset|budeš muset|musíte|musíš)"),
 	},

@@ -39,9 +39,12 @@ var german = langSpec{
 			"(keinen zugriff|keine berechtigung|keine berechtigungen|keine zugangsdaten|keine rechte)"),
 		blocked("(mir|uns) fehlen (die |)(berechtigungen|zugangsdaten|rechte)"),
 		// delegation
-		request("bitte (schick|schicke|schicken sie|sende|senden sie|gib|geben sie|stell|stellen sie|füge|fügen sie|führe|führen sie|" +
+		request("bitte (schick|schicke|schicken sie|sende|senden sie|stell|stellen sie|füge|fügen sie|führe|führen sie|" +
 			"starte|starten sie|installiere|installieren sie|erstelle|erstellen sie|lade|laden sie)"),
-		request("(kannst du|können sie|könntest du|könnten sie|würdest du|würden sie) (mir|uns)"),
+		// Not "bitte gib (mir) Bescheid" (please let me know).
+		request("bitte (gib|geben sie) (mir|uns|)").nb("bescheid mir uns"),
+		// Not "können Sie mir Bescheid geben" (could you let me know).
+		request("(kannst du|können sie|könntest du|könnten sie|würdest du|würden sie) (mir|uns)").nb("bescheid"),
 		request("(schick|schicke|schicken sie|sende|senden sie) (mir|uns)"),
 		request("ich (brauche|benötige) (deine|ihre|eure) (hilfe|zustimmung|freigabe|zugangsdaten|bestätigung|entscheidung)"),
 		request("(du musst|ihr müsst)"),

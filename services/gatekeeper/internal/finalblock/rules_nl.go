@@ -31,9 +31,11 @@ var dutch = langSpec{
 		blocked("(ik|we|wij) (kan|kunnen) niet (verder|doorgaan)"),
 		blocked("(ik zit|we zitten|wij zitten) (nog |)vast"),
 		blocked("(ik ben|we zijn|wij zijn) (nog |)geblokkeerd"),
-		blocked("(ik|we|wij) (heb|hebben) geen (toegang|rechten|toestemming|credentials|inloggegevens)"),
+		// Not "ik heb geen toegang nodig" (I need no access).
+		blocked("(ik|we|wij) (heb|hebben) geen (toegang|rechten|toestemming|credentials|inloggegevens)").nb("nodig"),
 		// delegation
-		request("(kun je|kunt u|zou je|zou u|wil je|wilt u|kunnen jullie) (mij|me|ons)"),
+		// Not "kun je me laten weten" (could you let me know).
+		request("(kun je|kunt u|zou je|zou u|wil je|wilt u|kunnen jullie) (mij|me|ons)").nb("laten"),
 		request("(stuur|geef|stuurt u|geeft u) (me|mij|ons)"),
 		request("ik heb (je|jouw|uw) (hulp|goedkeuring|toestemming|toegang|input|bevestiging) nodig"),
 		request("(je moet|u moet|jullie moeten)"),

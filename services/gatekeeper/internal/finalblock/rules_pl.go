@@ -37,9 +37,11 @@ var polish = langSpec{
 		// delegation
 		request("proszę (o przesłanie|o podanie|o dodanie|o uruchomienie|o udostępnienie|przesłać|wysłać|podać|uruchomić|dodać|" +
 			"udostępnić|nadać|zainstalować|skonfigurować|zrestartować)"),
+		// Not "czy możesz mi dać znać" (could you let me know).
 		request("(czy możesz|czy mógłbyś|czy mogłabyś|czy może pan|czy może pani|czy mogą państwo) (mi |nam |)(przesłać|wysłać|podać|" +
-			"uruchomić|dodać|udostępnić|nadać|zainstalować|skonfigurować|zrestartować|dać)"),
-		request("(prześlij|wyślij|podaj|daj) (mi|nam)"),
+			"uruchomić|dodać|udostępnić|nadać|zainstalować|skonfigurować|zrestartować|dać)").nb("znać"),
+		// Not "daj mi znać" (let me know).
+		request("(prześlij|wyślij|podaj|daj) (mi|nam)").nb("znać"),
 		request("potrzebuję (twojej|pana|pani) (pomocy|zgody|akceptacji|decyzji|potwierdzenia)"),
 		request("(musisz|będziesz musiał|będziesz musiała)"),
 	},

@@ -35,8 +35,12 @@ var swedish = langSpec{
 		blocked("(jag|vi) (har inte|saknar) (åtkomst|behörighet|behörigheter|rättigheter|inloggningsuppgifter)"),
 		blocked("(jag|vi) har (ingen|inga) (åtkomst|behörighet|behörigheter)"),
 		// delegation
-		request("(kan du|kan ni|skulle du kunna|skulle ni kunna) (skicka|ge|dela|köra|lägga till|skapa|starta om|installera|konfigurera)"),
-		request("(skicka|ge) (mig|oss)"),
+		// A question starts its clause; after a word, "kan du" is inverted
+		// ("nu kan du köra testerna": now you can run the tests).
+		request("(kan du|kan ni|skulle du kunna|skulle ni kunna) (skicka|ge|dela|köra|lägga till|skapa|starta om|installera|konfigurera)").
+			na("nu sedan då här därefter så vill"),
+		// Not "ge mig besked" (let me know).
+		request("(skicka|ge) (mig|oss)").nb("besked"),
 		request("jag behöver (att du|att ni|din hjälp|ditt godkännande|din bekräftelse)"),
 		request("du (måste|behöver)"),
 	},

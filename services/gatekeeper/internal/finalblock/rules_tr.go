@@ -2,7 +2,9 @@ package finalblock
 
 // turkish is the reviewed Turkish table. Turkish negates and asks with
 // suffixes and particles after the verb (bitmedi, bitti mi), so its rows
-// are whole inflected words.
+// are whole inflected words; after a phrase, a question particle or a
+// conditional or temporal form of "to be" ("build başarılı olursa": if the
+// build succeeds) makes it no statement (askAfter).
 var turkish = langSpec{
 	tag: "tr",
 	rules: []rule{
@@ -38,7 +40,7 @@ var turkish = langSpec{
 	},
 	negators:      "değil yok hiç hiçbir asla neredeyse kısmen",
 	negAfter:      "değil",
-	askAfter:      "mı mi mu mü mıydı miydi",
+	askAfter:      "mı mi mu mü mıydı miydi olursa ise olunca olduğunda değilse",
 	hypotheticals: "eğer şayet olacak olacaktır umarım",
 	conjunctions:  "ve ama fakat çünkü ancak ayrıca",
 	linking:       "artık şimdi hepsi tüm zaten başarıyla",

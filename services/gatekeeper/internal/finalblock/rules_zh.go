@@ -67,7 +67,8 @@ var chineseSimplified = langSpec{
 		request("(能否|能不能|可否)(你|您|)(发送|发给我|给我|帮我|运行|执行|上传|重启|安装|开通)"),
 		request("需要(你|您)(发送|运行|执行|帮忙|协助|确认)"),
 		request("(我|我们)需要(你|您)的(帮助|协助|凭据|密码|令牌|密钥|权限|确认)"),
-		request("(无法|不能)(访问|下载|获取|打开)"),
+		// Not users' or the outside's access: "未登录用户无法访问管理页面" describes the code.
+		request("(无法|不能)(访问|下载|获取|打开)").na("用户 客户端 外部"),
 	},
 	negators: zhNegators, hypotheticals: zhHypotheticals, after: zhAfter, negBefore: zhNegBefore, joiners: zhJoiners,
 }
@@ -103,7 +104,8 @@ var chineseTraditional = langSpec{
 		request("(能否|能不能|可否)(你|您|)(發送|發給我|給我|幫我|運行|執行|上傳|重啟|安裝|開通|新增|設定)"),
 		request("需要(你|您)(發送|運行|執行|幫忙|協助|確認)"),
 		request("(我|我們)需要(你|您)的(幫助|協助|憑證|密碼|權杖|金鑰|權限|確認)"),
-		request("(無法|不能)(存取|訪問|下載|取得|獲取|開啟|打開)"),
+		// Not users' or the outside's access: "未登入的用戶無法存取管理頁面" describes the code.
+		request("(無法|不能)(存取|訪問|下載|取得|獲取|開啟|打開)").na("用戶 客戶端 外部"),
 	},
 	negators: zhNegators, hypotheticals: zhHypotheticals, after: zhAfter, negBefore: zhNegBefore, joiners: zhJoiners,
 }

@@ -23,7 +23,11 @@ func (v *View) Follow(ctx context.Context, js jetstream.JetStream) error {
 	v.mu.Unlock()
 	err := follow(ctx, js, stream.Ledger, v.ledgerCaught, func(m jetstream.Msg) {
 		if c, ok := subject.ChainOf(m.Subject()); ok {
-			v.applyLedger(ctx, c, m.Data())
+			var seq uint64
+			if meta, err := m.Metadata(); err == nil {
+				seq = meta.Sequence.Stream
+			}
+			v.applyLedger(ctx, c, seq, m.Data())
 		}
 	})
 	if err != nil {

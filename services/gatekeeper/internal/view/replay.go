@@ -55,7 +55,7 @@ func (v *View) Walk(ctx context.Context, session string, gated func(Gated), reco
 		return errors.New("walk: the view has no JetStream to read the ledger from")
 	}
 	return ledger.NewReader(v.js, stream.Ledger).Walk(ctx, session, 0, func(st ledger.Stored) error {
-		v.applyLedger(ctx, session, st.Raw)
+		v.applyLedger(ctx, session, st.Seq, st.Raw)
 		var e schemas.Entry
 		if err := json.Unmarshal(st.Raw, &e, json.RejectUnknownMembers(false)); err != nil ||
 			e.Kind != schemas.EntryEvent || e.Payload == nil {

@@ -49,6 +49,9 @@ type View struct {
 	anchors  *ledger.Anchors // where chains trimmed by the rotator begin
 	sessions map[string]*sessionState
 	atts     map[string]*stored
+	// verdictSeq is, per attestation id, the LEDGER sequence of the
+	// message holding its verdict (for the checkpoint a Stop may require).
+	verdictSeq map[string]uint64
 	// withEnvelope lists, oldest first, the attestations whose envelope is
 	// kept in memory (at most maxEnvelopes); the others are read back from
 	// ATTEST by sequence when a Stop cites them.
@@ -85,7 +88,7 @@ func New(cfg Config) *View {
 		w = watch.New(watch.DefaultConfig())
 	}
 	return &View{
-		sessions: map[string]*sessionState{}, atts: map[string]*stored{},
+		sessions: map[string]*sessionState{}, atts: map[string]*stored{}, verdictSeq: map[string]uint64{},
 		changed: make(chan struct{}), ledgerCaught: make(chan struct{}), attestCaught: make(chan struct{}),
 		maxTrail: cfg.MaxTrail, maxEnvelopes: max(1, cfg.MaxEnvelopes), watch: w,
 	}
@@ -117,7 +120,7 @@ func (v *View) notify() {
 // records a second, holding the lock for the decoding too stretched the
 // gatekeeper's p99). ctx is the follower's: the verifier reads the chain's
 // anchor with it.
-func (v *View) applyLedger(ctx context.Context, chainName string, data []byte) {
+func (v *View) applyLedger(ctx context.Context, chainName string, seq uint64, data []byte) {
 	v.mu.Lock()
 	s := v.session(chainName)
 	broken := s.broken != nil
@@ -135,11 +138,23 @@ func (v *View) applyLedger(ctx context.Context, chainName string, data []byte) {
 	for _, it := range items {
 		v.observe(it.e)
 		s.apply(it, v.maxTrail)
+		if it.e.Kind == schemas.EntryVerdict && it.e.Verdict != nil && it.e.Verdict.AttestationID != "" && seq != 0 {
+			v.verdictSeq[it.e.Verdict.AttestationID] = seq
+		}
 	}
 	if fault != nil {
 		s.broken = fault
 	}
 	v.notify()
+}
+
+// VerdictSeq returns the LEDGER sequence of the message holding the
+// verdict of attestation id, when the view has seen it.
+func (v *View) VerdictSeq(id string) (uint64, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	seq, ok := v.verdictSeq[id]
+	return seq, ok
 }
 
 // verifyBlock checks a block's entries against the chain and decodes them,

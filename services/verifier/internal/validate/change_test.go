@@ -333,3 +333,82 @@ func TestSelectionCoverage(t *testing.T) {
 			}, verdict: "PASS"},
 	})
 }
+
+// TestSelectionCoverageRunners: the same rule for jest, vitest, cargo,
+// maven and gradle, and for a test file the session changed.
+func TestSelectionCoverageRunners(t *testing.T) {
+	const (
+		jestFail = "FAIL src/sum.test.js\n  math\n    ✕ adds (3 ms)\n\n  ● math › adds\n\n    expect(received).toBe(expected)\n\n" +
+			"Tests:       1 failed, 2 passed, 3 total\n"
+		jestOK     = "PASS src/sum.test.js\nTests:       3 passed, 3 total\n"
+		vitestFail = " FAIL  src/sum.test.ts > math > adds\nAssertionError: expected 4 to be 3\n\n Test Files  1 failed (1)\n      Tests  1 failed | 2 passed (3)\n"
+		vitestOK   = " ✓ src/sum.test.ts (3 tests) 4ms\n\n Test Files  1 passed (1)\n      Tests  3 passed (3)\n"
+		cargoFail  = "running 3 tests\ntest parser::tests::empty ... FAILED\ntest parser::tests::one ... ok\ntest lexer::tests::one ... ok\n\n" +
+			"test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n"
+		cargoOK   = "running 1 test\ntest lexer::tests::one ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 2 filtered out; finished in 0.00s\n"
+		mavenFail = "[ERROR] com.example.CalcTest.testAdd -- Time elapsed: 0.005 s <<< FAILURE!\n[ERROR] Tests run: 3, Failures: 1, Errors: 0, Skipped: 0\n" +
+			"[INFO] BUILD FAILURE\n"
+		mavenOK    = "[INFO] Tests run: 1, Failures: 0, Errors: 0, Skipped: 0\n[INFO] BUILD SUCCESS\n"
+		gradleFail = "com.example.CalcTest > testAdd() FAILED\n    org.opentest4j.AssertionFailedError at CalcTest.java:9\n\n3 tests completed, 1 failed\n"
+		gradleOK   = "BUILD SUCCESSFUL in 2s\n"
+		pytestOK   = "==== 1 passed in 0.01s ====\n"
+	)
+	runner := func(cmd string) map[string]any { return map[string]any{"command_substring": cmd} }
+	runChangeCases(t, []changeCase{
+		{name: "jest path pattern leaves out the failing test", prompt: "Fix `src/sum.js` and run `npx jest`.", args: runner("npx jest"),
+			build: func(s *session) {
+				s.run("npx jest", jestFail)
+				s.run("npx jest src/other", jestOK)
+			}, verdict: "FAIL", reason: "src/sum.test.js > math adds, which failed at n=4"},
+		{name: "jest -t keeps the failing test", prompt: "Fix `src/sum.js` and run `npx jest`.", args: runner("npx jest"),
+			build: func(s *session) {
+				s.run("npx jest", jestFail)
+				s.run("npx jest -t adds", jestOK)
+			}, verdict: "PASS"},
+		{name: "vitest -t leaves out the failing test", prompt: "Fix `src/sum.ts` and run `npx vitest run`.", args: runner("npx vitest run"),
+			build: func(s *session) {
+				s.run("npx vitest run", vitestFail)
+				s.run("npx vitest run -t subtracts", vitestOK)
+			}, verdict: "FAIL", reason: "src/sum.test.ts > math adds, which failed at n=4"},
+		{name: "cargo filter leaves out the failing test", prompt: "Fix `src/parser.rs` and run `cargo test`.", args: runner("cargo test"),
+			build: func(s *session) {
+				s.run("cargo test", cargoFail)
+				s.run("cargo test lexer", cargoOK)
+			}, verdict: "FAIL", reason: "parser::tests::empty, which failed at n=4"},
+		{name: "cargo filter keeps the failing test", prompt: "Fix `src/parser.rs` and run `cargo test`.", args: runner("cargo test"),
+			build: func(s *session) {
+				s.run("cargo test", cargoFail)
+				s.run("cargo test parser", "running 1 test\ntest parser::tests::empty ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored\n")
+			}, verdict: "PASS"},
+		{name: "maven -Dtest leaves out the failing test", prompt: "Fix `Calc.java` and run `mvn test`.", args: runner("mvn test"),
+			build: func(s *session) {
+				s.run("mvn test", mavenFail)
+				s.run("mvn test -Dtest=OtherTest", mavenOK)
+			}, verdict: "FAIL", reason: "com.example.CalcTest.testAdd, which failed at n=4"},
+		{name: "maven -Dtest keeps the failing test", prompt: "Fix `Calc.java` and run `mvn test`.", args: runner("mvn test"),
+			build: func(s *session) {
+				s.run("mvn test", mavenFail)
+				s.run("mvn test -Dtest='CalcTest#testAdd'", mavenOK)
+			}, verdict: "PASS"},
+		{name: "gradle --tests leaves out the failing test", prompt: "Fix `Calc.java` and run `./gradlew test`.", args: runner("./gradlew test"),
+			validator: "command_zero_exit", build: func(s *session) {
+				s.run("./gradlew test", gradleFail)
+				s.run("./gradlew test --tests '*OtherTest'", gradleOK)
+			}, verdict: "FAIL", reason: "com.example.CalcTest.testAdd, which failed at n=4"},
+		{name: "pytest path leaves out the changed test file", prompt: "Fix `parse.py` and run `pytest`.", args: runner("pytest"),
+			build: func(s *session) {
+				s.editFile("/repo/tests/test_parse.py", "def test_empty():\n    assert parse('') == []\n", "== []", "== [] and True")
+				s.run("pytest tests/test_other.py", pytestOK)
+			}, verdict: "FAIL", reason: "the test file /repo/tests/test_parse.py changed at n=4"},
+		{name: "jest path leaves out the changed test file", prompt: "Fix `src/sum.js` and run `npx jest`.", args: runner("npx jest"),
+			build: func(s *session) {
+				s.editFile("/repo/src/sum.test.js", "test('adds', () => { expect(sum(1, 2)).toBe(3) })\n", "toBe(3)", "toBe(3);")
+				s.run("npx jest src/other", jestOK)
+			}, verdict: "FAIL", reason: "the test file /repo/src/sum.test.js changed at n=4"},
+		{name: "npm test is not read", prompt: "Fix `src/sum.js` and run `npm test`.", args: runner("npm test"),
+			build: func(s *session) {
+				s.run("npm test", jestFail)
+				s.run("npm test -- src/other", jestOK)
+			}, verdict: "PASS"},
+	})
+}

@@ -64,7 +64,7 @@ func newRunView(want []string, project string, after, runs []evidence.Entry) *ru
 		if !e.Done || e.Tool != "Bash" || e.Command == "" || !isRun[e.N] && !e.MovesTree() {
 			continue
 		}
-		runs, moved := tree.Line(e.Command, e.Cwd, want)
+		runs, moved := tree.Traced(e.Trace(), e.Cwd, want)
 		if len(runs) > 0 {
 			v.runs[e.N] = runs
 		}
@@ -111,22 +111,23 @@ func (v *runView) next(cmd string, retry func(string) string) string {
 }
 
 // scope is what a run of the session's tests must select: the Go
-// packages the session changed, the tests the prompt names and the tests
-// that failed in earlier runs of the session.
+// packages and the test files the session changed, the tests the prompt
+// names and the tests that failed in earlier runs of the session.
 type scope struct {
-	named   []string
+	named   []command.TestID
 	failed  []failure
 	changed []change
 }
 
 type failure struct {
 	n    uint64
-	test string
+	test command.TestID
 }
 
 type change struct {
-	n   uint64
-	dir string // the changed Go file's directory, absolute
+	n    uint64
+	file string // the changed file, absolute
+	test bool   // a test file (evidence.TestFileKind); else a Go source file
 }
 
 func newScope(ct *schemas.Contract, after []evidence.Entry) scope {
@@ -137,18 +138,23 @@ func newScope(ct *schemas.Contract, after []evidence.Entry) scope {
 			continue
 		}
 		if e.Tool == "Bash" && e.Output != "" {
-			for _, t := range evidence.FailedTests(e.Output) {
+			for _, t := range e.FailedTests() {
 				sc.failed = append(sc.failed, failure{e.N, t})
 			}
 		}
-		if evidence.IsEdit(e.Tool) && !e.Failed && strings.HasSuffix(e.FilePath, ".go") {
-			p := e.FilePath
-			if !path.IsAbs(p) && e.Cwd != "" {
-				p = path.Join(e.Cwd, p)
-			}
-			if path.IsAbs(p) {
-				sc.changed = append(sc.changed, change{e.N, path.Dir(path.Clean(p))})
-			}
+		if !evidence.IsEdit(e.Tool) || e.Failed {
+			continue
+		}
+		test := evidence.TestFileKind(e.FilePath) == evidence.TestFile
+		if !test && !strings.HasSuffix(e.FilePath, ".go") {
+			continue
+		}
+		p := e.FilePath
+		if !path.IsAbs(p) && e.Cwd != "" {
+			p = path.Join(e.Cwd, p)
+		}
+		if path.IsAbs(p) {
+			sc.changed = append(sc.changed, change{e.N, path.Clean(p), test})
 		}
 	}
 	return sc
@@ -170,8 +176,12 @@ func (sc scope) leftOut(rv *runView, e evidence.Entry) string {
 			continue
 		}
 		for _, c := range sc.changed {
-			if c.n < e.N && r.Dir != "" && !sel.CoversDir(c.dir, r.Dir) {
-				add(fmt.Sprintf("the package %s changed at n=%d", c.dir, c.n))
+			switch {
+			case c.n >= e.N || r.Dir == "":
+			case strings.HasSuffix(c.file, ".go") && !sel.CoversDir(path.Dir(c.file), r.Dir):
+				add(fmt.Sprintf("the package %s changed at n=%d", path.Dir(c.file), c.n))
+			case c.test && !sel.CoversFile(c.file, r.Dir):
+				add(fmt.Sprintf("the test file %s changed at n=%d", c.file, c.n))
 			}
 		}
 		for _, t := range sc.named {

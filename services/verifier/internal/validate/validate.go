@@ -188,8 +188,9 @@ func bind(validator string, rule policy.ValidatorRule, args policy.Args, ct *sch
 			for _, v := range field(b) {
 				switch b {
 				case "command_hints", "backtick_tokens":
-					if w, ok := command.Want(v); ok && command.RunsParsed(calls, w) || len(argv) >= 2 &&
-						command.RunsParsed(command.Parse(v), argv) {
+					hint := command.Parse(v)
+					if len(hint) == 1 && len(hint[0].Argv) > 0 && command.RunsParsed(calls, hint[0].Argv) ||
+						len(argv) >= 2 && command.RunsParsed(hint, argv) {
 						return ""
 					}
 				case "paths":
@@ -279,9 +280,8 @@ func pass(matched ...evidence.Entry) Result {
 	return r
 }
 
-func runsOf(cmd string, entries []evidence.Entry) []evidence.Entry {
-	want, ok := command.Want(cmd)
-	if !ok {
+func runsOf(want []string, entries []evidence.Entry) []evidence.Entry {
+	if len(want) == 0 {
 		return nil
 	}
 	var out []evidence.Entry
@@ -306,7 +306,8 @@ func firstLine(s string) string {
 
 func commandZeroExit(cmd string, v env, after []evidence.Entry) Result {
 	retry := v.retry
-	runs := runsOf(cmd, after)
+	want, _ := command.Want(cmd)
+	runs := runsOf(want, after)
 	if len(runs) == 0 {
 		return fail(fmt.Sprintf("run `%s`, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
 			fmt.Sprintf("looked for a Bash run of `%s` after the prompt: none found", cmd))
@@ -316,12 +317,12 @@ func commandZeroExit(cmd string, v env, after []evidence.Entry) Result {
 		return fail(fmt.Sprintf("fix what fails and run `%s` again", cmd),
 			fmt.Sprintf("the latest run of `%s` (n=%d) failed: %s", cmd, last.N, firstLine(last.Output)))
 	}
-	if why := command.NoTestsParsed(last.Calls(), mustWant(cmd)); why != "" {
+	if why := command.NoTestsParsed(last.Calls(), want); why != "" {
 		return fail(fmt.Sprintf("run `%s` so that it runs the tests (without the option named), then %s", cmd,
 			retry(`{"command_substring":"`+cmd+`"}`)),
 			fmt.Sprintf("the latest run of `%s` (n=%d) ran no test: %s", cmd, last.N, why))
 	}
-	rv := newRunView(mustWant(cmd), v.project, after, runs)
+	rv := newRunView(want, v.project, after, runs)
 	if why := rv.problem(last); why != "" {
 		return fail(rv.next(cmd, retry),
 			fmt.Sprintf("the latest run of `%s` (n=%d) is not a run of the session's change: %s", cmd, last.N, why))
@@ -334,7 +335,7 @@ func commandZeroExit(cmd string, v env, after []evidence.Entry) Result {
 		return fail(fmt.Sprintf("run `%s` again in the tree as you leave it, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
 			fmt.Sprintf("%s at n=%d came after the latest run of `%s` (n=%d); it no longer counts", rv.moveWhy, rv.lastMove.N, cmd, last.N))
 	}
-	if o := observe(last, cmd); !o.Status {
+	if o := last.Observe(want); !o.Status {
 		return fail(
 			fmt.Sprintf("run `%s` as a command of its own (not before `||`, `;` or `|`; or after `set -o pipefail`), then %s", cmd,
 				retry(`{"command_substring":"`+cmd+`"}`)),
@@ -343,19 +344,6 @@ func commandZeroExit(cmd string, v env, after []evidence.Entry) Result {
 	r := pass(last)
 	r.Notes = rv.notes
 	return r
-}
-
-// mustWant is command.Want for a cmd runsOf has already accepted.
-func mustWant(cmd string) []string {
-	w, _ := command.Want(cmd)
-	return w
-}
-
-// observe says how an entry's command line ran cmd (see
-// command.Observe).
-func observe(e evidence.Entry, cmd string) command.Observation {
-	want, _ := command.Want(cmd)
-	return command.Observe(e.Command, want)
 }
 
 // testClaim is a test_pass claim's arguments.
@@ -397,12 +385,12 @@ type rejected struct {
 func testPass(tc testClaim, v env, after []evidence.Entry) Result {
 	cmd, retry := tc.cmd, v.retry
 	minRuns := max(tc.minRuns, 1)
-	runs := runsOf(cmd, after)
+	want, _ := command.Want(cmd)
+	runs := runsOf(want, after)
 	if len(runs) == 0 {
 		return fail(fmt.Sprintf("run `%s`, then %s", cmd, retry(`{"command_substring":"`+cmd+`"}`)),
 			fmt.Sprintf("looked for a run of `%s` after the prompt: none found", cmd))
 	}
-	want := mustWant(cmd)
 	rv := newRunView(want, v.project, after, runs)
 	stale := stalePoint(after, v.ct, rv)
 	sc := newScope(v.ct, after)
@@ -431,7 +419,7 @@ func testPass(tc testClaim, v env, after []evidence.Entry) Result {
 			rej.narrow = append(rej.narrow, fmt.Sprintf("n=%d left out %s", r.N, left))
 			continue
 		}
-		o := command.Observe(r.Command, want)
+		o := r.Observe(want)
 		if !o.Output {
 			// A filter may have cut failures out of what was recorded.
 			rej.filtered = append(rej.filtered, fmt.Sprintf("n=%d: %s", r.N, o.OutputWhy))
@@ -605,7 +593,7 @@ func mixedFetch(e evidence.Entry) string {
 	if other := otherCommand(e, []string{prog}); other != "" {
 		return fmt.Sprintf("`%s` ran in the same command line", other)
 	}
-	o := command.Observe(e.Command, []string{prog})
+	o := e.Observe([]string{prog})
 	switch {
 	case !o.Output:
 		return o.OutputWhy
