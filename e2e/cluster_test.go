@@ -544,8 +544,8 @@ func (c *cluster) run(t *testing.T) {
 			c.sentMu.Unlock()
 			if strings.Contains(p.stdout, "deny") || strings.Contains(s.stdout, "fail closed") {
 				time.Sleep(time.Second)
-				return fmt.Errorf("quorum back: stop %q, pre-tool %q; %d of the session's 3 events chained so far", s.stderr, p.stderr,
-					len(c.events(t, session)))
+				return fmt.Errorf("quorum back: stop %q, pre-tool %q; %d of the session's 3 events chained so far; services' last warnings:\n%s",
+					s.stderr, p.stderr, len(c.events(t, session)), c.lastWarnings(4))
 			}
 			return nil
 		})
@@ -554,6 +554,26 @@ func (c *cluster) run(t *testing.T) {
 	if ok {
 		c.checkNothingLost(t, hosts)
 	}
+}
+
+// lastWarnings is each service's last n log lines at level WARN or ERROR,
+// for a failure message (CI keeps only the end of the output).
+func (c *cluster) lastWarnings(n int) string {
+	var b strings.Builder
+	for name, p := range c.svcs {
+		var lines []string
+		for _, l := range strings.Split(p.Output(), "\n") {
+			if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+				lines = append(lines, l)
+			}
+		}
+		lines = lines[max(0, len(lines)-n):]
+		fmt.Fprintf(&b, "  %s: %d\n", name, len(lines))
+		for _, l := range lines {
+			fmt.Fprintf(&b, "    %.300s\n", l)
+		}
+	}
+	return b.String()
 }
 
 // cut takes a node off the network (its link down) or, on loopback,

@@ -12,6 +12,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/mod/sumdb/tlog"
+	"golang.org/x/sync/errgroup"
 )
 
 // tileKey is a tile's key in a store: level and number (its width is not
@@ -94,22 +95,40 @@ func (s KVTiles) ReadTiles(ctx context.Context, tiles []tlog.Tile) ([][]byte, er
 }
 
 func (s KVTiles) readTiles(ctx context.Context, tiles []tlog.Tile, keyPrefix string) ([][]byte, error) {
-	out := make([][]byte, len(tiles))
+	// The values holding the tiles, read concurrently: a proof's tiles
+	// (one per level it climbs) then cost one round trip, not one each.
 	values := map[string][]byte{}
-	for i, t := range tiles {
-		k := keyPrefix + groupKey(t)
-		v, ok := values[k]
-		if !ok {
-			e, err := s.KV.Get(ctx, k)
+	var keys []string
+	for _, t := range tiles {
+		if k := keyPrefix + groupKey(t); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	got := make([][]byte, len(keys))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for i, k := range keys {
+		g.Go(func() error {
+			e, err := s.KV.Get(gctx, k)
 			switch {
 			case errors.Is(err, jetstream.ErrKeyNotFound):
 			case err != nil:
-				return nil, fmt.Errorf("read tile %s: %w", t.Path(), err)
+				return fmt.Errorf("read tiles %s: %w", k, err)
 			default:
-				v = e.Value()
+				got[i] = e.Value()
 			}
-			values[k] = v
-		}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		values[k] = got[i]
+	}
+	out := make([][]byte, len(tiles))
+	for i, t := range tiles {
+		v := values[keyPrefix+groupKey(t)]
 		off := int(t.N%TilesPerValue) * tileBytes
 		if len(v) < off {
 			return nil, fmt.Errorf("%w: %s", ErrTileMissing, t.Path())

@@ -191,8 +191,12 @@ func Verified(ctx context.Context, store TileStore, tree tlog.Tree) tlog.HashRea
 }
 
 // Prover proves leaves of one tree, remembering the hashes it has read and
-// verified: the tiles near the root, which every proof reads, are checked
-// against the tree's root once.
+// verified, so that hashes near the root, which every proof reads, are
+// checked against the tree's root once. It asks for the hashes a proof
+// needs and no more: asking for every hash of each tile read made later
+// proofs 6× cheaper on average but a first proof in a tile twice as slow
+// (BenchmarkProveRecord: p99 1.15 ms against 0.55 ms), and a CLI proof
+// is always a first one.
 type Prover struct {
 	tree tlog.Tree
 	r    tlog.HashReader
@@ -216,22 +220,7 @@ func (p *Prover) ReadHashes(idx []int64) ([]tlog.Hash, error) {
 		if _, ok := p.seen[x]; ok || asked[x] {
 			continue
 		}
-		// Ask for every hash of the tile that holds x, at each of its
-		// levels: the reader checks the tile once, and the next proofs
-		// find their hashes of it here.
-		level, n := tlog.SplitStoredHashIndex(x)
-		base := level - level%TileHeight
-		first := (n << (level - base)) &^ (1<<TileHeight - 1)
-		for j := range TileHeight {
-			lvl := base + j
-			for k := first >> j; k < (first+1<<TileHeight)>>j && k < p.tree.N>>lvl; k++ {
-				if y := tlog.StoredHashIndex(lvl, k); !asked[y] {
-					if _, ok := p.seen[y]; !ok {
-						miss, asked[y] = append(miss, y), true
-					}
-				}
-			}
-		}
+		miss, asked[x] = append(miss, x), true
 	}
 	if len(miss) > 0 {
 		got, err := p.r.ReadHashes(miss)

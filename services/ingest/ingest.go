@@ -308,6 +308,7 @@ type metrics struct {
 	batchSize   prometheus.Histogram
 	batchTime   prometheus.Histogram
 	appends     *prometheus.CounterVec
+	resubscribe prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -321,8 +322,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		retries:     f.Counter("append_retries_total", "Ledger appends retried after a transient error."),
 		purged:      f.Counter("intake_purged_total", "Chained events removed from INTAKE."),
 		claims:      f.Counter("claims_forwarded_total", "Claim requests queued on CLAIMS for the verifiers."),
-		batchSize:   f.Histogram("batch_messages", "Intake messages per batch.", prometheus.ExponentialBuckets(1, 4, 7)),
-		batchTime:   f.Histogram("batch_seconds", "Time to chain and acknowledge one batch.", prometheus.ExponentialBuckets(0.0005, 4, 9)),
+		resubscribe: f.Counter("consume_resubscribed_total",
+			"Intake consumer subscriptions made again after the server ended one (a cluster recovering its quorum)."),
+		batchSize: f.Histogram("batch_messages", "Intake messages per batch.", prometheus.ExponentialBuckets(1, 4, 7)),
+		batchTime: f.Histogram("batch_seconds", "Time to chain and acknowledge one batch.", prometheus.ExponentialBuckets(0.0005, 4, 9)),
 		appends: f.CounterVec("chain_appends_total",
 			"Session chains appended to, by path: atomic (in a JetStream atomic batch with other sessions) or single (one publish of its own).", "path"),
 	}

@@ -43,25 +43,20 @@ func (p *partition) run(ctx context.Context) error {
 	log := p.s.set.Logger.With(slog.Any("partition", p.n))
 	msgs := make(chan jetstream.Msg, p.s.cfg.BatchSize)
 	done := make(chan struct{})
-	cc, err := p.cons.Consume(func(m jetstream.Msg) {
+	stop, err := stream.Consume(ctx, p.cons, func(m jetstream.Msg) {
 		select {
 		case msgs <- m:
 		case <-done:
 		}
-	},
+	}, log, func(err error) { log.DebugContext(ctx, "ingest consume", slog.Any("err", err)) }, p.s.m.resubscribe.Inc,
 		jetstream.PullMaxMessages(p.s.cfg.BatchSize),
 		jetstream.PullPriorityGroup(subject.IntakeGroup),
-		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			if !errors.Is(err, jetstream.ErrNoHeartbeat) && !errors.Is(err, jetstream.ErrConnectionClosed) {
-				log.DebugContext(ctx, "ingest consume", slog.Any("err", err))
-			}
-		}),
 	)
 	if err != nil {
 		return fmt.Errorf("ingest partition %d: consume: %w", p.n, err)
 	}
 	defer func() {
-		cc.Stop()
+		stop()
 		close(done)
 	}()
 	batch := make([]jetstream.Msg, 0, p.s.cfg.BatchSize)

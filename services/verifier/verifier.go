@@ -212,12 +212,12 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("verifier: consumer: %w", err)
 	}
 	work := make(chan jetstream.Msg)
-	cc, err := cons.Consume(func(m jetstream.Msg) {
+	stopConsume, err := stream.Consume(runCtx, cons, func(m jetstream.Msg) {
 		select {
 		case work <- m:
 		case <-runCtx.Done():
 		}
-	}, jetstream.PullMaxMessages(2*s.cfg.Workers))
+	}, log, nil, s.m.resubscribe.Inc, jetstream.PullMaxMessages(2*s.cfg.Workers))
 	if err != nil {
 		return fmt.Errorf("verifier: consume: %w", err)
 	}
@@ -242,7 +242,7 @@ func (s *Service) Run(ctx context.Context) error {
 		slog.String("policy_digest", s.policy.Digest), slog.Any("keys", s.signer.KeyIDs()), slog.Any("workers", s.cfg.Workers))
 	<-ctx.Done()
 	s.ready.NotReady("stopped")
-	cc.Stop()
+	stopConsume()
 	cancel()
 	wg.Wait()
 	log.InfoContext(ctx, "verifier stopped")
@@ -525,6 +525,7 @@ type metrics struct {
 	redelivered  prometheus.Counter
 	reused       prometheus.Counter
 	purged       prometheus.Counter
+	resubscribe  prometheus.Counter
 	conflicts    prometheus.Counter
 	appends      *prometheus.CounterVec
 	batch        *prometheus.HistogramVec
@@ -541,6 +542,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		reused: f.Counter("verdicts_reused_total",
 			"Requests answered with a verdict already in the ledger (a redelivery after it was recorded)."),
 		purged: f.Counter("claims_purged_total", "Answered requests removed from CLAIMS."),
+		resubscribe: f.Counter("consume_resubscribed_total",
+			"Claim consumer subscriptions made again after the server ended one (a cluster recovering its quorum)."),
 		conflicts: f.Counter("append_conflicts_total",
 			"Verdict appends whose compare-and-set failed because another writer had moved the session's head (retried after reading it)."),
 		appends: f.CounterVec("verdict_appends_total",

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +15,7 @@ import (
 
 func (a *app) streamsCommand() *cobra.Command {
 	streams := &cobra.Command{Use: "streams", Short: "Set up claimcheck's JetStream streams and buckets", RunE: unknownSubcommand}
+	var wait time.Duration
 	ensure := &cobra.Command{
 		Use:   "ensure",
 		Short: "Create claimcheck's streams and buckets, or bring them to this version's configuration (admin)",
@@ -19,7 +23,11 @@ func (a *app) streamsCommand() *cobra.Command {
 existing ones to this version's configuration (never deleting or purging anything),
 and checks the ledger's safety settings. Services with credentials may not do this
 themselves: they wait until it is done. It needs admin credentials
-(claimcheck creds issue --role admin); claimcheck up does it at every start.`,
+(claimcheck creds issue --role admin); claimcheck up does it at every start.
+
+A cluster that has just formed (or an account just pushed to it) answers no
+JetStream request until it has elected its leaders: ensure waits up to --wait
+for it, saying on stderr why, and gives up with the last error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := config.SetDefaults(a.v, "streams", stream.DefaultOptions()); err != nil {
@@ -34,7 +42,17 @@ themselves: they wait until it is done. It needs admin credentials
 				return err
 			}
 			defer nc.Close()
-			if err := stream.Ensure(cmd.Context(), js, o); err != nil {
+			if wait <= 0 {
+				err = stream.Ensure(cmd.Context(), js, o)
+			} else {
+				ctx, cancel := context.WithTimeout(cmd.Context(), wait)
+				defer cancel()
+				log := slog.New(slog.NewTextHandler(a.env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+				if err = stream.EnsureRetry(ctx, js, o, log); err != nil && ctx.Err() != nil && cmd.Context().Err() == nil {
+					err = fmt.Errorf("JetStream was not ready within --wait %s; the last attempt: %w", wait, lastOf(err))
+				}
+			}
+			if err != nil {
 				return &exitError{ExitError, err}
 			}
 			fmt.Fprintf(a.env.Stdout, "streams, buckets and object store are set up (%d partitions, %d replicas)\n",
@@ -42,6 +60,18 @@ themselves: they wait until it is done. It needs admin credentials
 			return nil
 		},
 	}
+	ensure.Flags().DurationVar(&wait, "wait", time.Minute, "how long to wait for JetStream to be ready (0: try once)")
 	streams.AddCommand(ensure)
 	return streams
+}
+
+// lastOf is the last error an errors.Join holds (EnsureRetry joins the
+// context's error and the last attempt's), or err itself.
+func lastOf(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		if es := j.Unwrap(); len(es) > 0 {
+			return es[len(es)-1]
+		}
+	}
+	return err
 }
