@@ -23,10 +23,13 @@ const (
 	faultNATSRestart                  // nats-server stopped (SIGTERM) and started again under load
 	faultStorage                      // restarted under strace failing a syscall, then restarted clean
 	faultDiskFull                     // the tmpfs holding the store and the archive filled up, then freed
+	faultClockJump                    // a service's clock moved (clock.SkewFileEnv), then set right
+
+	faultLast = faultClockJump
 )
 
 func (k faultKind) String() string {
-	return [...]string{"kill -9", "pause", "nats restart", "storage error", "disk full"}[k]
+	return [...]string{"kill -9", "pause", "nats restart", "storage error", "disk full", "clock jump"}[k]
 }
 
 // fault is one entry of the schedule.
@@ -41,6 +44,8 @@ type fault struct {
 	errno  string
 	nth    int
 	repeat bool
+	// clock jumps: how far the service's clock moves
+	skew time.Duration
 }
 
 func (f fault) String() string {
@@ -51,6 +56,9 @@ func (f fault) String() string {
 			when += "+"
 		}
 		s += fmt.Sprintf("  %s=%s when=%s", f.sys, f.errno, when)
+	}
+	if f.kind == faultClockJump {
+		s += fmt.Sprintf("  by %+v", f.skew)
 	}
 	return s
 }
@@ -85,9 +93,9 @@ var storageSyscalls = []struct {
 // duration give the same schedule.
 func newSchedule(seed uint64, d time.Duration, can map[faultKind]bool) schedule {
 	rng := rand.New(rand.NewPCG(seed, 0x746f7274757265))
-	weights := map[faultKind]int{faultKill: 3, faultPause: 3, faultStorage: 4, faultNATSRestart: 1, faultDiskFull: 1}
+	weights := map[faultKind]int{faultKill: 3, faultPause: 3, faultStorage: 4, faultNATSRestart: 1, faultDiskFull: 1, faultClockJump: 2}
 	var kinds []faultKind
-	for k := faultKill; k <= faultDiskFull; k++ {
+	for k := faultKill; k <= faultLast; k++ {
 		for range weights[k] {
 			if can[k] {
 				kinds = append(kinds, k)
@@ -111,6 +119,18 @@ func newSchedule(seed uint64, d time.Duration, can map[faultKind]bool) schedule 
 			f.sys, f.errno = sc.name, []string{"EIO", "ENOSPC"}[rng.IntN(2)]
 			f.nth, f.repeat = 1+rng.IntN(sc.max), rng.IntN(2) == 0
 			f.hold += 3 * time.Second
+		case faultClockJump:
+			// A service's clock, forward or back by up to ten minutes
+			// (beyond the rotator's windows and the key overlap, well
+			// within archive retention), for up to ten seconds.
+			if f.target == "nats" {
+				f.target = targets[1+rng.IntN(len(targets)-1)]
+			}
+			f.skew = time.Duration(2+rng.IntN(599)) * time.Second
+			if rng.IntN(2) == 0 {
+				f.skew = -f.skew
+			}
+			f.hold += time.Duration(rng.IntN(6000)) * time.Millisecond
 		}
 		s = append(s, f)
 	}
@@ -179,6 +199,27 @@ func (tt *torture) apply(i int, f fault) {
 		tt.rec.injected(f, log)
 	case faultDiskFull:
 		tt.fillDisk(f)
+	case faultClockJump:
+		tt.setSkew(f.target, f.skew)
+		time.Sleep(f.hold)
+		tt.setSkew(f.target, 0)
+	}
+}
+
+// skewFile is where a service reads its clock's offset (clock.SkewFileEnv).
+func (tt *torture) skewFile(name string) string { return filepath.Join(tt.dir, "clock."+name) }
+
+// setSkew moves a service's clock by d (0: sets it right), writing the
+// file whole; the service reads it within 50 ms.
+func (tt *torture) setSkew(name string, d time.Duration) {
+	tmp := tt.skewFile(name) + ".tmp"
+	if err := os.WriteFile(tmp, []byte(d.String()), 0o600); err == nil {
+		err = os.Rename(tmp, tt.skewFile(name))
+		if err != nil {
+			tt.rec.note("clock jump of %s: %v", name, err)
+		}
+	} else {
+		tt.rec.note("clock jump of %s: %v", name, err)
 	}
 }
 
@@ -366,7 +407,7 @@ func (r *recorder) faultSummary() string {
 	defer r.mu.Unlock()
 	var parts []string
 	total := 0
-	for k := faultKill; k <= faultDiskFull; k++ {
+	for k := faultKill; k <= faultLast; k++ {
 		total += r.counts[k]
 		parts = append(parts, fmt.Sprintf("%d %s", r.counts[k], k))
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claimcheck/claimcheck/pkg/clock"
 	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
 )
@@ -29,18 +31,17 @@ import (
 // (EIO or ENOSPC on fsync, write, pwrite or rename at a random nth call,
 // through strace's syscall fault injection), a full disk (a small tmpfs
 // holding the NATS store and the archive), SIGKILL and SIGSTOP/SIGCONT of
-// random components at random times, and the NATS server restarted under
-// load. When the faults stop and everything has recovered, an oracle checks
-// what must hold (torture_oracle_test.go). On a violation it prints the
+// random components at random times, the NATS server restarted under
+// load, and a service's clock moved forward or back by up to ten minutes
+// (clock.SkewFileEnv). When the faults stop and everything has recovered,
+// an oracle checks what must hold (torture_oracle_test.go). On a violation it prints the
 // seed, the fault schedule and the events around the violation; the same
 // seed gives the same schedule and workload choices.
 //
 // CLAIMCHECK_TORTURE_DURATION (default 45s) is how long faults are
 // injected; CLAIMCHECK_TORTURE_SEED (default: from the clock) picks the
 // schedule; CLAIMCHECK_TORTURE_LOG, when set, is a file the report is
-// appended to (make torture). The clocks the services use are not
-// reachable from outside their processes (they run on clock.Real), so
-// clock jumps are not among the faults.
+// appended to (make torture).
 const (
 	tortureInNSEnv  = "CLAIMCHECK_E2E_TORTURE_MOUNTNS"
 	tortureDuration = "CLAIMCHECK_TORTURE_DURATION"
@@ -200,7 +201,8 @@ include "auth.conf"
 		"CLAIMCHECK_ROTATOR_SEGMENT_MESSAGES=200", tortureStreams[0]}
 	tt.order = []string{"nats", identity.RoleIngest, identity.RoleRotator, identity.RoleVerifier, identity.RoleGatekeeper}
 	for _, svc := range tt.order[1:] {
-		tt.comps[svc] = &component{name: svc, tt: tt, bin: bin(svc), env: svcEnv, running: svc + " running"}
+		env := append(slices.Clip(svcEnv), clock.SkewFileEnv+"="+tt.skewFile(svc))
+		tt.comps[svc] = &component{name: svc, tt: tt, bin: bin(svc), env: env, running: svc + " running"}
 	}
 	return tt
 }
@@ -359,7 +361,8 @@ func (tt *torture) keepLogs(t *testing.T) {
 
 // capabilities says which fault kinds this machine can inject.
 func (tt *torture) capabilities() map[faultKind]bool {
-	return map[faultKind]bool{faultKill: true, faultPause: true, faultNATSRestart: true, faultStorage: tt.strace != "", faultDiskFull: tt.tmpfs}
+	return map[faultKind]bool{faultKill: true, faultPause: true, faultNATSRestart: true, faultStorage: tt.strace != "", faultDiskFull: tt.tmpfs,
+		faultClockJump: true}
 }
 
 func (tt *torture) appendLog(summary string, rep *oracleReport, sched schedule) {
@@ -386,6 +389,9 @@ func (tt *torture) appendLog(summary string, rep *oracleReport, sched schedule) 
 func (tt *torture) recover(t *testing.T) {
 	t.Helper()
 	tt.freeDisk()
+	for _, name := range tt.order[1:] {
+		tt.setSkew(name, 0)
+	}
 	for _, name := range tt.order {
 		c := tt.comps[name]
 		c.mu.Lock()

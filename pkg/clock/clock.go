@@ -3,7 +3,11 @@
 package clock
 
 import (
+	"context"
+	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,3 +51,54 @@ func (f *Fake) Set(t time.Time) {
 	f.t = t
 	f.mu.Unlock()
 }
+
+// SkewFileEnv names a file whose content moves a service process's clock:
+// the fault-injection tests' clock jumps (e2e TestTorture). Unset, as in
+// any deployment, services run on Real.
+const SkewFileEnv = "CLAIMCHECK_TEST_CLOCK_SKEW_FILE"
+
+// FileSkew is the real clock moved by an offset read from a file holding a
+// Go duration ("-90s", "10m", "0s"), read again every poll. A missing,
+// unreadable or malformed file keeps the last offset read: a test writes
+// the file whole (rename) and checks Skew to know it took.
+type FileSkew struct {
+	path string
+	off  atomic.Int64
+}
+
+// NewFileSkew reads path once and then every poll until ctx ends.
+func NewFileSkew(ctx context.Context, path string, poll time.Duration) *FileSkew {
+	f := &FileSkew{path: path}
+	f.read()
+	go func() {
+		t := time.NewTicker(poll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				f.read()
+			}
+		}
+	}()
+	return f
+}
+
+func (f *FileSkew) read() {
+	b, err := os.ReadFile(f.path)
+	if err != nil {
+		return
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(string(b)))
+	if err != nil {
+		return
+	}
+	f.off.Store(int64(d))
+}
+
+// Skew is the offset in force.
+func (f *FileSkew) Skew() time.Duration { return time.Duration(f.off.Load()) }
+
+// Now returns the real time moved by the offset.
+func (f *FileSkew) Now() time.Time { return time.Now().Add(f.Skew()) }

@@ -140,6 +140,11 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 	defer stop()
 
 	set := service.Settings{Logger: log, Clock: clock.Real{}}
+	if p := os.Getenv(clock.SkewFileEnv); p != "" {
+		set.Clock = clock.NewFileSkew(ctx, p, 50*time.Millisecond)
+		log.WarnContext(ctx, "this process's clock is moved by the offset in a file (fault-injection tests only)",
+			slog.String("env", clock.SkewFileEnv), slog.String("file", p))
+	}
 	if common.NATS.Creds != "" {
 		// With credentials the service is one identity among others: it
 		// may not create or change streams (an admin sets them up), and
