@@ -83,9 +83,8 @@ func Audit(ctx context.Context, js jetstream.JetStream, streamName string, store
 	if err != nil {
 		return rep, fmt.Errorf("audit %s: %w", streamName, err)
 	}
-	leaves := Verified(ctx, store, tree)
-	var want []tlog.Hash
-	tileFirst, prev := int64(-1), int64(0)
+	lc := NewLeafChecker(ctx, store, tree)
+	prev := int64(0)
 	for past := false; prev < end && !past; {
 		batch, err := cons.Fetch(4096, jetstream.FetchMaxWait(2*time.Second))
 		if err != nil {
@@ -106,23 +105,8 @@ func Audit(ctx context.Context, js jetstream.JetStream, streamName string, store
 			if seq <= prev {
 				continue
 			}
-			// One tile of leaves at a time: one verified tile read per 256
-			// messages.
-			leaf := seq - 1
-			if first := leaf &^ (1<<TileHeight - 1); first != tileFirst {
-				idx := make([]int64, 0, 1<<TileHeight)
-				for l := first; l < min(first+1<<TileHeight, end); l++ {
-					idx = append(idx, tlog.StoredHashIndex(0, l))
-				}
-				if want, err = leaves.ReadHashes(idx); err != nil {
-					return rep, fmt.Errorf("%w: the tiles of messages %d..%d do not match the checkpoint: %w", ErrMismatch, first+1,
-						first+int64(len(idx)), err)
-				}
-				tileFirst = first
-			}
-			if LeafHash(m.Data()) != want[leaf-tileFirst] {
-				return rep, fmt.Errorf("%w: %s message %d differs from leaf %d of the checkpoint of %d: changed after it was logged",
-					ErrMismatch, streamName, seq, leaf, tree.N)
+			if err := lc.Check(seq, LeafHash(m.Data())); err != nil {
+				return rep, fmt.Errorf("%s: %w", streamName, err)
 			}
 			rep.Checked++
 			rep.Absent += seq - prev - 1
@@ -137,4 +121,51 @@ func Audit(ctx context.Context, js jetstream.JetStream, streamName string, store
 	}
 	rep.Absent += end - prev
 	return rep, nil
+}
+
+// LeafChecker compares messages with the leaves of a tree, message i+1
+// with leaf i, reading one verified tile per 256 consecutive messages.
+type LeafChecker struct {
+	leaves    tlog.HashReader
+	tree      tlog.Tree
+	tileFirst int64
+	want      []tlog.Hash
+}
+
+// NewLeafChecker checks against tree, whose tiles are in store.
+func NewLeafChecker(ctx context.Context, store TileStore, tree tlog.Tree) *LeafChecker {
+	return &LeafChecker{leaves: Verified(ctx, store, tree), tree: tree, tileFirst: -1}
+}
+
+// Check compares the leaf hash of message seq (LeafHash of its bytes as
+// stored) with the tree's leaf seq-1. A message the tree does not cover
+// (seq beyond its size) is not an error: the tree is older than it. A
+// mismatch wraps ErrMismatch and says "message <seq> differs ...", for the
+// caller to prefix with where the message came from.
+func (c *LeafChecker) Check(seq int64, leafHash tlog.Hash) error {
+	if seq < 1 {
+		return fmt.Errorf("%w: message sequence %d: sequences start at 1", ErrMismatch, seq)
+	}
+	if seq > c.tree.N {
+		return nil
+	}
+	leaf := seq - 1
+	if first := leaf &^ (1<<TileHeight - 1); first != c.tileFirst {
+		idx := make([]int64, 0, 1<<TileHeight)
+		for l := first; l < min(first+1<<TileHeight, c.tree.N); l++ {
+			idx = append(idx, tlog.StoredHashIndex(0, l))
+		}
+		want, err := c.leaves.ReadHashes(idx)
+		if err != nil {
+			c.tileFirst = -1
+			return fmt.Errorf("%w: the tiles of messages %d..%d do not match the checkpoint: %w", ErrMismatch, first+1,
+				first+int64(len(idx)), err)
+		}
+		c.tileFirst, c.want = first, want
+	}
+	if leafHash != c.want[leaf-c.tileFirst] {
+		return fmt.Errorf("%w: message %d differs from leaf %d of the checkpoint of %d: changed after it was logged",
+			ErrMismatch, seq, leaf, c.tree.N)
+	}
+	return nil
 }

@@ -347,6 +347,28 @@ func TestAuditFindsWhatTheCheckpointDoesNotCover(t *testing.T) {
 		t.Errorf("changed: %v", err)
 	}
 
+	// Messages read elsewhere (the archive) are checked one by one: as
+	// logged they match, changed or renumbered they are named; messages
+	// the checkpoint does not cover are not judged.
+	lc := NewLeafChecker(t.Context(), tiles, tree)
+	for i, m := range e.msgs[:600] {
+		if err := lc.Check(int64(i+1), LeafHash(m)); err != nil {
+			t.Fatalf("archived message %d as logged: %v", i+1, err)
+		}
+	}
+	if err := lc.Check(300, LeafHash(changed[299])); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "message 300 differs from leaf 299") {
+		t.Errorf("archived message changed: %v", err)
+	}
+	if err := lc.Check(12, LeafHash(e.msgs[10])); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "message 12 differs") {
+		t.Errorf("archived message renumbered: %v", err)
+	}
+	if err := lc.Check(601, LeafHash([]byte("not logged yet"))); err != nil {
+		t.Errorf("a message after the checkpoint: %v", err)
+	}
+	if err := lc.Check(0, LeafHash(e.msgs[0])); !errors.Is(err, ErrMismatch) {
+		t.Errorf("sequence 0: %v", err)
+	}
+
 	// Consistent: an earlier checkpoint of the same log extends; a bigger
 	// one is a rollback; another history is a fork or a rewrite.
 	early := OpenTree(&MemTiles{}, 0)

@@ -132,7 +132,7 @@ func (a *app) complianceFacts(cmd *cobra.Command, cfg replay.Config) (compliance
 	// local witness of claimcheck up when there is one).
 	tree := &checkpointFlags{}
 	tree.localWitness(a.dataDir())
-	f.Tree.Summary, f.Tree.Err = tree.verifyTree(ctx, js)
+	f.Tree.Summary, f.Tree.Err = tree.verifyTree(ctx, js, nil)
 	f.Policies = policyVersions(ctx, js)
 	if f.Retention, err = a.archiveRetention(cmd, 0); err != nil {
 		return f, err

@@ -259,7 +259,14 @@ before (--checkpoint FILE): a rollback, a cut, a rewrite or a fork exits 1, name
 			}
 			defer nc.Close()
 			if withArchive {
-				return a.verifyAcrossArchive(cmd, st, js, verifySession)
+				var leaves []archivedLeaf
+				if err := a.verifyAcrossArchive(cmd, st, js, verifySession, &leaves); err != nil || tree.skipTree {
+					return err
+				}
+				if leaves == nil {
+					leaves = []archivedLeaf{}
+				}
+				return a.reportTree(cmd, js, &tree, leaves)
 			}
 			var val *validation.Validator
 			if !noSchema {
@@ -278,7 +285,7 @@ before (--checkpoint FILE): a rollback, a cut, a rewrite or a fork exits 1, name
 			if err := a.reportVerify(res); err != nil || tree.skipTree || f.streamName != "" && f.streamName != stream.Ledger {
 				return err
 			}
-			return a.reportTree(cmd, js, &tree)
+			return a.reportTree(cmd, js, &tree, nil)
 		},
 	}
 	verify.Flags().StringVar(&verifySession, "session", "", "verify only this session")
@@ -370,9 +377,9 @@ func (a *app) reportVerify(res verifyResult) error {
 
 // reportTree runs the Merkle tree checks and reports them: exit 1 on a
 // mismatch, 2 when they cannot run.
-func (a *app) reportTree(cmd *cobra.Command, js jetstream.JetStream, tree *checkpointFlags) error {
+func (a *app) reportTree(cmd *cobra.Command, js jetstream.JetStream, tree *checkpointFlags, archived []archivedLeaf) error {
 	tree.localWitness(a.dataDir())
-	summary, err := tree.verifyTree(cmd.Context(), js)
+	summary, err := tree.verifyTree(cmd.Context(), js, archived)
 	if errors.Is(err, transparency.ErrMismatch) {
 		fmt.Fprintf(a.env.Stdout, "FAIL %v\n", err)
 		return &exitError{code: ExitFault, err: errors.New("the ledger does not match its Merkle tree")}
@@ -390,8 +397,11 @@ func (a *app) reportTree(cmd *cobra.Command, js jetstream.JetStream, tree *check
 
 // verifyAcrossArchive verifies every chain from the archive on into the
 // hot stream (archive.VerifyChains); only, when set, limits the chains
-// reported (problems of the archive itself are always reported).
-func (a *app) verifyAcrossArchive(cmd *cobra.Command, st *archive.Store, js jetstream.JetStream, only string) error {
+// reported (problems of the archive itself are always reported). The
+// archived messages' leaf hashes go to leaves, for the Merkle tree check.
+func (a *app) verifyAcrossArchive(cmd *cobra.Command, st *archive.Store, js jetstream.JetStream, only string,
+	leaves *[]archivedLeaf,
+) error {
 	ctx := cmd.Context()
 	w := a.env.Stdout
 	set, err := registryKeys(ctx, js)
@@ -402,8 +412,14 @@ func (a *app) verifyAcrossArchive(cmd *cobra.Command, st *archive.Store, js jets
 	if err != nil {
 		return err
 	}
+	progress := a.progress("ledger verify --archive")
 	cr, err := archive.VerifyChains(ctx, st, js, stream.Ledger,
-		archive.Options{Keys: set, Now: time.Now(), Retention: ret, Segment: a.progress("ledger verify --archive")})
+		archive.Options{Keys: set, Now: time.Now(), Retention: ret, Segment: func(m archive.Manifest, msgs []archive.Message) error {
+			for _, msg := range msgs {
+				*leaves = append(*leaves, archivedLeaf{int64(msg.Seq), transparency.LeafHash([]byte(msg.Data))})
+			}
+			return progress(m, msgs)
+		}})
 	if err != nil {
 		return &exitError{ExitError, fmt.Errorf("verify %s across archive %s: %w", stream.Ledger, st.URL, err)}
 	}

@@ -292,7 +292,16 @@ func (f *checkpointFlags) localWitness(dataDir string) {
 // checkpoint against one held elsewhere. It returns the problems found
 // (each wraps transparency.ErrMismatch) and what it checked, for the
 // report.
-func (f *checkpointFlags) verifyTree(ctx context.Context, js jetstream.JetStream) (string, error) {
+// archivedLeaf is a LEDGER message read from the archive, as its leaf hash.
+type archivedLeaf struct {
+	seq  int64
+	hash tlog.Hash
+}
+
+// verifyTree checks the ledger against its Merkle tree: the newest
+// checkpoint against those held elsewhere, the hot LEDGER messages and
+// the archived ones given (ledger verify --archive) against its leaves.
+func (f *checkpointFlags) verifyTree(ctx context.Context, js jetstream.JetStream, archived []archivedLeaf) (string, error) {
 	v, wvs, err := openLogView(ctx, js, f.witnessKeys)
 	if err != nil {
 		return "", err
@@ -368,13 +377,28 @@ func (f *checkpointFlags) verifyTree(ctx context.Context, js jetstream.JetStream
 	if err != nil {
 		return "", err
 	}
-	trimmed := ""
-	if rep.Absent > 0 {
-		trimmed = fmt.Sprintf(" (%d more trimmed to the archive)", rep.Absent)
+	what, trimmed := fmt.Sprintf("%d LEDGER messages", rep.Checked), ""
+	if archived != nil {
+		lc := transparency.NewLeafChecker(ctx, v.tiles, v.cp.Tree)
+		covered := int64(0)
+		for _, l := range archived {
+			if err := lc.Check(l.seq, l.hash); err != nil {
+				return "", fmt.Errorf("archived %s: %w", stream.Ledger, err)
+			}
+			if l.seq <= v.cp.Tree.N && l.seq < rep.First {
+				covered++
+			}
+		}
+		what = fmt.Sprintf("%d hot and %d archived LEDGER messages", rep.Checked, covered)
+		if gone := rep.Absent - covered; gone > 0 {
+			trimmed = fmt.Sprintf(" (%d more in neither: past the archive's retention)", gone)
+		}
+	} else if rep.Absent > 0 {
+		trimmed = fmt.Sprintf(" (%d more trimmed to the archive; --archive checks those)", rep.Absent)
 	}
 	return fmt.Sprintf(
-		"Merkle tree: %d LEDGER messages match the checkpoint of %d%s (%s), cosigned by %d witness(es); %d checkpoint(s) held elsewhere are consistent",
-		rep.Checked, v.cp.Tree.N, trimmed, v.origin, len(v.cp.Witnesses), len(others)), nil
+		"Merkle tree: %s match the checkpoint of %d%s (%s), cosigned by %d witness(es); %d checkpoint(s) held elsewhere are consistent",
+		what, v.cp.Tree.N, trimmed, v.origin, len(v.cp.Witnesses), len(others)), nil
 }
 
 // readCheckpoint reads a checkpoint from a file, or asks a witness for its
