@@ -29,6 +29,11 @@ const (
 // ErrNoCheckpoint is returned by Latest before the first checkpoint.
 var ErrNoCheckpoint = errors.New("no checkpoint yet")
 
+// ArchiveKey is the archive object holding the largest checkpoint of the
+// tree the rotator has archived: a second place, beside witnesses, that a
+// store rolled back to an older copy cannot take along.
+const ArchiveKey = "tlog/checkpoint"
+
 // Tiles is the tile store of the tlog bucket.
 func Tiles(kv jetstream.KeyValue) TileStore { return prefixed{KVTiles{KV: kv}} }
 

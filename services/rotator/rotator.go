@@ -374,6 +374,9 @@ type metrics struct {
 	logErrors   prometheus.Counter
 	// witnessErrors: checkpoints a witness did not cosign.
 	witnessErrors prometheus.Counter
+	// tlogRollbacks: passes stopped because the log does not extend the
+	// checkpoint kept in the archive.
+	tlogRollbacks prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -389,5 +392,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		logErrors:   f.Counter("log_errors_total", "Times the ledger's Merkle tree log stopped on an error."),
 		witnessErrors: f.Counter("witness_errors_total",
 			"Checkpoints a witness did not cosign (down, or refused; see the log)."),
+		tlogRollbacks: f.Counter("tlog_archive_mismatch_total",
+			"Passes stopped before trimming: the log does not extend the checkpoint kept in the archive (a rolled-back store)."),
 	}
 }

@@ -2,14 +2,17 @@ package rotator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/claimcheck/claimcheck/pkg/archive"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/transparency"
 )
@@ -83,4 +86,52 @@ func (s *Service) runLog(ctx context.Context) {
 		case <-time.After(s.cfg.CheckpointInterval):
 		}
 	}
+}
+
+// archiveCheckpoint keeps the log's newest checkpoint in the archive
+// (transparency.ArchiveKey), once the archived one is shown to be a prefix
+// of it. A log that does not extend what the archive holds (the NATS store
+// rolled back to an older copy, the log's state lost or rewritten) fails
+// the pass before anything is trimmed, naming both sizes.
+func (s *Service) archiveCheckpoint(ctx context.Context) error {
+	signed, _, err := transparency.Latest(ctx, s.tlog.KV)
+	if errors.Is(err, transparency.ErrNoCheckpoint) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tlog: %w", err)
+	}
+	origin, err := transparency.ReadOrigin(ctx, s.tlog.KV)
+	if err != nil {
+		return fmt.Errorf("tlog: %w", err)
+	}
+	cur, err := transparency.ParseUnverified(signed, origin)
+	if err != nil {
+		return fmt.Errorf("tlog: the log's checkpoint: %w", err)
+	}
+	held, err := s.store.Get(ctx, transparency.ArchiveKey)
+	switch {
+	case errors.Is(err, archive.ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		if o, _, _ := strings.Cut(string(held), "\n"); o != origin {
+			s.m.tlogRollbacks.Inc()
+			return fmt.Errorf("tlog: the archive's %s is a checkpoint of log %q, this log is %q: "+
+				"the log's state (the tlog bucket) was lost and the log started over; restore the bucket, or move the archived "+
+				"checkpoint aside to accept the new log", transparency.ArchiveKey, o, origin)
+		}
+		prev, err := transparency.ParseUnverified(held, origin)
+		if err != nil {
+			return fmt.Errorf("tlog: the archive's %s: %w", transparency.ArchiveKey, err)
+		}
+		if err := transparency.Consistent(ctx, transparency.Tiles(s.tlog.KV), cur.Tree, prev.Tree); err != nil {
+			s.m.tlogRollbacks.Inc()
+			return fmt.Errorf("tlog: against the checkpoint in the archive (%s): %w", transparency.ArchiveKey, err)
+		}
+		if prev.Tree.N >= cur.Tree.N {
+			return nil
+		}
+	}
+	return s.store.Put(ctx, transparency.ArchiveKey, signed, "text/plain; charset=utf-8")
 }

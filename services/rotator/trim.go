@@ -41,6 +41,9 @@ func (s *Service) trim(ctx context.Context, now time.Time, rep *PassReport) erro
 	if err != nil {
 		return err
 	}
+	if err := s.archiveCheckpoint(ctx); err != nil {
+		return err
+	}
 	t.last = min(t.last, uint64(logged.N))
 	if t.last == 0 {
 		return nil

@@ -266,6 +266,13 @@ before (--checkpoint FILE): a rollback, a cut, a rewrite or a fork exits 1, name
 				if leaves == nil {
 					leaves = []archivedLeaf{}
 				}
+				switch cp, err := st.Get(cmd.Context(), transparency.ArchiveKey); {
+				case errors.Is(err, archive.ErrNotFound):
+				case err != nil:
+					return &exitError{ExitError, err}
+				default:
+					tree.archived = cp
+				}
 				return a.reportTree(cmd, js, &tree, leaves)
 			}
 			var val *validation.Validator

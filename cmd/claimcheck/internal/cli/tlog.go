@@ -247,7 +247,12 @@ func proveEntry(ctx context.Context, js jetstream.JetStream, chain string, n uin
 var errStopWalk = errors.New("found")
 
 // checkpointFlags are ledger verify's checks of the Merkle tree.
+// archivedCheckpoint names, among the checkpoints held elsewhere, the one
+// the rotator keeps in the archive (transparency.ArchiveKey).
+const archivedCheckpoint = "the archive's " + transparency.ArchiveKey
+
 type checkpointFlags struct {
+	archived     []byte // the archive's checkpoint (ledger verify --archive)
 	witnessURL   string
 	held         string
 	witnessKeys  []string
@@ -314,11 +319,21 @@ func (f *checkpointFlags) verifyTree(ctx context.Context, js jetstream.JetStream
 		return "Merkle tree: no checkpoint yet", nil
 	}
 	var others []*transparency.Checkpoint
-	for _, src := range []string{f.held, f.witnessURL} {
-		if src == "" {
+	for _, src := range []string{f.held, f.witnessURL, archivedCheckpoint} {
+		if src == "" || src == archivedCheckpoint && f.archived == nil {
 			continue
 		}
-		signed, err := readCheckpoint(ctx, src, v.origin)
+		var signed []byte
+		var err error
+		if src == archivedCheckpoint {
+			signed = f.archived
+			if o, _, _ := strings.Cut(string(signed), "\n"); o != v.origin {
+				return "", fmt.Errorf("%w: the archive holds a checkpoint of log %q, the ledger's log is %q: the log's state was lost "+
+					"and it started over", transparency.ErrMismatch, o, v.origin)
+			}
+		} else {
+			signed, err = readCheckpoint(ctx, src, v.origin)
+		}
 		if err != nil && f.local && src == f.witnessURL {
 			// claimcheck up is not running, or its witness holds nothing
 			// yet: there is nothing to compare with.

@@ -14,8 +14,10 @@ import (
 
 	"github.com/claimcheck/claimcheck/pkg/archive"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
+	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/transparency"
+	"github.com/claimcheck/claimcheck/schemas"
 )
 
 // ledger verify --archive checks the archived LEDGER messages against the
@@ -62,6 +64,54 @@ func TestLedgerVerifyArchiveChecksTheTree(t *testing.T) {
 	if r.code != ExitOK || !strings.Contains(r.stdout, want) {
 		t.Fatalf("ledger verify --archive: %+v\nwant %q", r, want)
 	}
+	// The rotator keeps the newest checkpoint in the archive: ledger
+	// verify --archive holds the log to it, and names a log that went back.
+	signed, _, err := transparency.Latest(ctx, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := archive.Open(ctx, archive.DefaultURL(f.dataDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer def.Close() //nolint:errcheck // test
+	if err := def.Put(ctx, transparency.ArchiveKey, signed, "text/plain"); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, env, "ledger", "verify", "--archive", "--no-local-witness"); r.code != ExitOK ||
+		!strings.Contains(r.stdout, "1 checkpoint(s) held elsewhere are consistent") {
+		t.Fatalf("ledger verify --archive with the archived checkpoint: %+v", r)
+	}
+	a := ledger.NewAppender(f.js, ledger.AppenderConfig{MaxBlockBytes: 4000})
+	for i := range 3 {
+		if _, err := a.Append(ctx, "sess-a", []*schemas.Entry{testEntry("sess-a", 100+i, time.Now().UTC())}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bigger, err := l.CatchUp(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, _, err := transparency.Latest(ctx, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := def.Put(ctx, transparency.ArchiveKey, newest, "text/plain"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "checkpoint", signed); err != nil { // the log's state back to the smaller tree
+		t.Fatal(err)
+	}
+	r = runCLI(t, env, "ledger", "verify", "--archive", "--no-local-witness")
+	want = "the log's newest checkpoint covers " + strconv.Itoa(len(f.ledger)) + " messages, a checkpoint of " +
+		strconv.FormatInt(bigger.N, 10) + " exists: the log was rolled back"
+	if r.code != ExitFault || !strings.Contains(r.stdout, want) {
+		t.Fatalf("ledger verify --archive with the log behind the archived checkpoint: %+v\nwant %q", r, want)
+	}
+	if _, err := kv.Put(ctx, "checkpoint", newest); err != nil {
+		t.Fatal(err)
+	}
+
 	// The archive rewritten with messages 2 and 3 swapped (segments
 	// re-signed with the registry's key, as by someone holding it).
 	swapped := append([]archive.Message(nil), f.ledger...)
