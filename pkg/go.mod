@@ -26,7 +26,6 @@ require (
 	github.com/transparency-dev/merkle v0.0.2
 	gocloud.dev v0.47.0
 	golang.org/x/mod v0.43.0
-	golang.org/x/sync v0.24.0
 	mvdan.cc/sh/v3 v3.14.1
 )
 
@@ -118,6 +117,7 @@ require (
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

@@ -12,7 +12,6 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/mod/sumdb/tlog"
-	"golang.org/x/sync/errgroup"
 )
 
 // tileKey is a tile's key in a store: level and number (its width is not
@@ -105,22 +104,25 @@ func (s KVTiles) readTiles(ctx context.Context, tiles []tlog.Tile, keyPrefix str
 		}
 	}
 	got := make([][]byte, len(keys))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(16)
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
 	for i, k := range keys {
-		g.Go(func() error {
-			e, err := s.KV.Get(gctx, k)
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			e, err := s.KV.Get(ctx, k)
 			switch {
 			case errors.Is(err, jetstream.ErrKeyNotFound):
 			case err != nil:
-				return fmt.Errorf("read tiles %s: %w", k, err)
+				errs[i] = fmt.Errorf("read tiles %s: %w", k, err)
 			default:
 				got[i] = e.Value()
 			}
-			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	for i, k := range keys {

@@ -80,7 +80,7 @@ func TestArchivedCheckpointCatchesALogStartedOver(t *testing.T) {
 		if err := r.Open(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		defer r.Close() //nolint:errcheck // test
+		defer r.Close()
 		_, err = r.Pass(t.Context())
 		return err
 	}
@@ -90,7 +90,7 @@ func TestArchivedCheckpointCatchesALogStartedOver(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer st.Close() //nolint:errcheck // test
+		defer st.Close()
 		b, err := st.Get(t.Context(), transparency.ArchiveKey)
 		if err != nil {
 			t.Fatal(err)
