@@ -99,7 +99,7 @@ func (h *hook) prepare(info payload.Info, eventID string, raw []byte) *question 
 	q.nonce = hex.EncodeToString(nb[:])
 	q.req, err = json.Marshal(
 		schemas.GateRequest{V: 1, Nonce: q.nonce, EventID: eventID, SessionID: info.SessionID, HookEvent: info.HookEvent,
-			Host: h.cfg.Host, AgentType: h.cfg.AgentType, AgentID: h.cfg.AgentID, Payload: jsontext.Value(raw)})
+			Host: h.cfg.Host, AgentType: h.agentType(), AgentID: h.cfg.AgentID, Payload: jsontext.Value(raw)})
 	if err != nil {
 		q.err = fmt.Errorf("request: %w", err)
 	}
@@ -288,11 +288,11 @@ func (h *hook) recordDecision(ctx context.Context, d schemas.GateDecision, env [
 	}
 }
 
-// answer writes the decision the way Claude Code reads it (see
-// decision.ClaudeAnswer). When stdout cannot be written, a block or deny
-// becomes exit 2 with the reason on stderr.
+// answer writes the decision the way the agent CLI reads it (see
+// dialect.Agent.Answer). When stdout cannot be written, a block or deny
+// becomes exit 2 with the reason on stderr, which blocks in every dialect.
 func (h *hook) answer(stdout io.Writer, d schemas.GateDecision) int {
-	out := decision.ClaudeAnswer(d)
+	out := h.agent.Answer(d)
 	if len(out) == 0 {
 		return ExitOK
 	}
