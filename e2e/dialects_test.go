@@ -151,5 +151,21 @@ func TestCodexAndGeminiSessionsEndToEnd(t *testing.T) {
 		if mapped != 2 {
 			t.Fatalf("%d mapped tool events in the ledger, want 2", mapped)
 		}
+		// Gemini CLI has no cap of its own: it feeds each block's reason back
+		// as a BeforeAgent prompt and stops again. That prompt continues the
+		// turn, so claimcheck's cap ends it, NOT verified.
+		for i := 0; ; i++ {
+			ans := a.stop("I fixed it. All tests pass now.")
+			if ans.Decision == "" {
+				if !strings.Contains(ans.SystemMessage, "NOT verified") {
+					t.Fatalf("stop let through without saying it is not verified: %+v", ans)
+				}
+				break
+			}
+			if i > 10 {
+				t.Fatalf("still blocking after %d fed-back stops: the cap was not reached", i)
+			}
+			a.record(fmt.Sprintf(`"hook_event_name":"BeforeAgent","prompt":%q`, ans.Reason))
+		}
 	})
 }

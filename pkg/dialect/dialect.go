@@ -114,6 +114,14 @@ type Event struct {
 type Options struct {
 	MaxDepth int // payload.DefaultMaxDepth when <= 0
 	MaxBytes int // the largest Payload after mapping; no bound when <= 0
+	// StopFeedback reports whether prompt is the reason of the session's
+	// last blocked stop. Gemini CLI feeds that reason back as a new turn,
+	// firing BeforeAgent with it as the prompt; such a BeforeAgent is not
+	// the user's prompt and is recorded unmapped, under Gemini's own name
+	// (were it a UserPromptSubmit, it would start a new turn: the block
+	// count would start again, and the gate would never reach its cap on a
+	// client that has none). Nil: no prompt is feedback.
+	StopFeedback func(sessionID, prompt string) bool
 }
 
 // Read checks raw strictly (payload.Inspect) and maps it from agent's
@@ -219,6 +227,10 @@ func mapGemini(ev Event, raw []byte, opt Options) (Event, error) {
 	case "BeforeAgent":
 		if in.Prompt == nil {
 			return ev, fmt.Errorf("%w: Gemini CLI BeforeAgent: prompt (a string)", payload.ErrMissing)
+		}
+		if opt.StopFeedback != nil && opt.StopFeedback(in.SessionID, *in.Prompt) {
+			ev.Info.HookEvent = ev.AgentEvent
+			return ev, nil
 		}
 		out.Prompt = in.Prompt
 	case "AfterAgent":

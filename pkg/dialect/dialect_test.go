@@ -213,6 +213,29 @@ func TestReadRefusesMalformedAndForeignPayloads(t *testing.T) {
 	}
 }
 
+// TestReadStopFeedbackIsNotAPrompt: after a blocked AfterAgent, Gemini CLI
+// fires BeforeAgent with the block's reason as the prompt (captured:
+// BeforeAgent.after-stop-block.json). It must not start a new turn.
+func TestReadStopFeedbackIsNotAPrompt(t *testing.T) {
+	raw := fixture(t, "gemini-cli-0.61.0/BeforeAgent.after-stop-block.json")
+	const reason = "CCSTOP-7731: no test evidence recorded yet; run `go test ./...` and cite its output."
+	feedback := func(session, prompt string) bool {
+		return session == "a823d0ed-0c4b-42b5-9f4d-483d38c9a92c" && prompt == reason
+	}
+	ev, err := dialect.Read(dialect.Gemini, raw, dialect.Options{StopFeedback: feedback})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Mapped || ev.Info.HookEvent != "BeforeAgent" || string(ev.Payload) != string(raw) {
+		t.Errorf("fed-back stop reason read as %q (mapped %v), want Gemini's own BeforeAgent, unmapped", ev.Info.HookEvent, ev.Mapped)
+	}
+	// The user's own prompt is still one.
+	ev, err = dialect.Read(dialect.Gemini, fixture(t, "gemini-cli-0.61.0/BeforeAgent.json"), dialect.Options{StopFeedback: feedback})
+	if err != nil || ev.Info.HookEvent != "UserPromptSubmit" {
+		t.Errorf("user prompt read as %q, %v", ev.Info.HookEvent, err)
+	}
+}
+
 func TestReadAfterToolError(t *testing.T) {
 	raw := []byte(`{"session_id":"s-1","hook_event_name":"AfterTool","timestamp":"2026-11-25T06:05:48.766Z",` +
 		`"tool_name":"run_shell_command","tool_input":{"command":"false"},"tool_response":{"llmContent":"x","error":{"message":"exit 1"}}}`)

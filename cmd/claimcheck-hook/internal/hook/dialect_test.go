@@ -153,3 +153,48 @@ func TestAgentFlag(t *testing.T) {
 		t.Errorf("env: code=%d stderr=%q", r.code, r.stderr)
 	}
 }
+
+// TestGeminiStopFeedbackContinuesTheTurn: after a blocked AfterAgent,
+// Gemini CLI sends the reason back as a BeforeAgent prompt (captured:
+// BeforeAgent.after-stop-block.json). It is recorded under Gemini's own
+// name, not as a UserPromptSubmit, so the block count goes on towards the
+// cap; a prompt of the user's still starts a turn.
+func TestGeminiStopFeedbackContinuesTheTurn(t *testing.T) {
+	f, g := gateSetup(t)
+	const reason = "CCSTOP-7731: no test evidence recorded yet; run `go test ./...` and cite its output."
+	blocks := 0
+	g.set(func(req schemas.GateRequest, d *schemas.GateDecision) []byte {
+		if req.HookEvent == schemas.HookStop {
+			blocks++
+			d.Decision, d.Reason, d.ConsecutiveBlocks = schemas.GateBlock, reason, blocks
+		}
+		return nil
+	})
+	const session = "a823d0ed-0c4b-42b5-9f4d-483d38c9a92c"
+	r := runHook(t, f.env, captured(t, "gemini-cli-0.61.0/AfterAgent.after-stop-block.json"), "--agent", "gemini")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, `{"decision":"block"`) {
+		t.Fatalf("stop: %+v", r)
+	}
+	before := len(f.intake(t))
+	if r := runHook(t, f.env, captured(t, "gemini-cli-0.61.0/BeforeAgent.after-stop-block.json"), "--agent", "gemini"); r.code != 0 {
+		t.Fatalf("fed-back prompt: %+v", r)
+	}
+	envs := f.intake(t)[before:]
+	if len(envs) != 1 || envs[0].HookEvent != "BeforeAgent" {
+		t.Fatalf("fed-back stop reason recorded as %+v, want one BeforeAgent", envs)
+	}
+	if n, _ := stopBlocks(filepath.Join(f.dir, "state"), session, func(c int) int { return c }); n != 1 {
+		t.Errorf("block count %d after the fed-back reason, want 1 (not reset)", n)
+	}
+	user := strings.Replace(captured(t, "gemini-cli-0.61.0/BeforeAgent.after-stop-block.json"), "CCSTOP-7731:", "Please", 1)
+	before = len(f.intake(t))
+	if r := runHook(t, f.env, user, "--agent", "gemini"); r.code != 0 {
+		t.Fatalf("user prompt: %+v", r)
+	}
+	if envs := f.intake(t)[before:]; len(envs) == 0 || envs[0].HookEvent != schemas.HookUserPromptSubmit {
+		t.Fatalf("user prompt recorded as %+v", envs)
+	}
+	if n, _ := stopBlocks(filepath.Join(f.dir, "state"), session, func(c int) int { return c }); n != 0 {
+		t.Errorf("block count %d after the user's prompt, want 0", n)
+	}
+}

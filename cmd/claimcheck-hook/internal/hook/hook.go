@@ -153,7 +153,8 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 		// becomes what is published (the agent's bytes, or for a mapped
 		// event the mapping carrying them).
 		var ev dialect.Event
-		ev, inErr = dialect.Read(h.cfg.Agent, raw, dialect.Options{MaxDepth: payload.DefaultMaxDepth, MaxBytes: MaxInputLimit})
+		ev, inErr = dialect.Read(h.cfg.Agent, raw, dialect.Options{MaxDepth: payload.DefaultMaxDepth, MaxBytes: MaxInputLimit,
+			StopFeedback: func(session, prompt string) bool { return isStopReason(h.cfg.StateDir, session, prompt) }})
 		info, h.agent = ev.Info, ev.Agent
 		if inErr == nil {
 			raw, inErr = ev.Payload, id.CheckSession(info.SessionID)
