@@ -42,7 +42,8 @@ func (a Agent) Answer(d schemas.GateDecision) []byte {
 	switch {
 	case d.HookEvent == schemas.HookPreToolUse && (d.Decision == schemas.GateDeny || d.Decision == schemas.GateAsk):
 		if a == Codex {
-			out = append(out, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":`...)
+			out = append(out,
+				`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":`...)
 			out = append(out, q(reason)...)
 			return append(out, "}}\n"...)
 		}

@@ -256,7 +256,7 @@ func mapGemini(ev Event, raw []byte, opt Options) (Event, error) {
 	}
 	enc, err := json.Marshal(&out, json.Deterministic(true))
 	if err != nil {
-		return ev, fmt.Errorf("%w: Gemini CLI %s: %v", payload.ErrMalformed, in.HookEvent, err)
+		return ev, fmt.Errorf("%w: Gemini CLI %s: %w", payload.ErrMalformed, in.HookEvent, err)
 	}
 	enc = append(enc[:len(enc)-1], `,"agent_payload":`...)
 	enc = append(enc, raw...)

@@ -159,7 +159,8 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		"after a failed delivery, spool without trying NATS for this long (env CLAIMCHECK_HOOK_RETRY_AFTER)")
 	fs.StringVar(&c.AgentType, "agent-type", c.AgentType,
 		"agent CLI type recorded with every event (default: the --agent dialect's: claude-code, codex, gemini-cli) (env CLAIMCHECK_HOOK_AGENT_TYPE)")
-	fs.Func("agent", "hook dialect of the agent CLI: claude, codex or gemini (default: detected from each payload) (env CLAIMCHECK_HOOK_AGENT)",
+	fs.Func("agent",
+		"hook dialect of the agent CLI: claude, codex or gemini (default: detected from each payload) (env CLAIMCHECK_HOOK_AGENT)",
 		func(v string) error { a, err := dialect.Parse(v); c.Agent = a; return err })
 	fs.StringVar(&c.AgentID, "agent-id", c.AgentID,
 		"identity of this agent installation (default $USER@host) (env CLAIMCHECK_HOOK_AGENT_ID)")

@@ -293,7 +293,8 @@ func (h *hook) recordDecision(ctx context.Context, d schemas.GateDecision, env [
 // dialect.Agent.Answer). When stdout cannot be written, a block or deny
 // becomes exit 2 with the reason on stderr, which blocks in every dialect.
 func (h *hook) answer(stdout io.Writer, d schemas.GateDecision) int {
-	if h.agent == dialect.Gemini && d.HookEvent == schemas.HookStop && d.Decision == schemas.GateBlock && id.CheckSession(d.SessionID) == nil {
+	if h.agent == dialect.Gemini && d.HookEvent == schemas.HookStop && d.Decision == schemas.GateBlock &&
+		id.CheckSession(d.SessionID) == nil {
 		// Gemini CLI will send this reason back as a BeforeAgent prompt:
 		// that one continues the turn, it does not start a new one.
 		if err := rememberStopReason(h.cfg.StateDir, d.SessionID, d.Reason); err != nil {

@@ -55,7 +55,8 @@ project's file). A file it cannot parse is refused, naming the file and the line
 				return &exitError{ExitError, err}
 			}
 			if agent != dialect.Claude && (sandbox || managed) {
-				return &exitError{ExitError, fmt.Errorf("--sandbox and --managed are Claude Code's settings; not available with --agent %s", agent)}
+				return &exitError{ExitError, fmt.Errorf(
+					"--sandbox and --managed are Claude Code's settings; not available with --agent %s", agent)}
 			}
 			if project != "" && managed {
 				return &exitError{ExitError, errors.New("--project and --managed: managed settings are the host's, not a project's")}
@@ -96,7 +97,8 @@ project's file). A file it cannot parse is refused, naming the file and the line
 		"settings file to change (default ~/.claude/settings.json; with --managed "+defaultManagedSettings+")")
 	f.StringVar(&agentFlag, "agent", string(dialect.Claude),
 		"the agent CLI to install for: claude (~/.claude/settings.json), codex ($CODEX_HOME/hooks.json, else ~/.codex/hooks.json) or gemini (~/.gemini/settings.json)")
-	f.StringVar(&project, "project", "", "install into this project's hooks file (DIR/.claude/settings.json, DIR/.codex/hooks.json, DIR/.gemini/settings.json)")
+	f.StringVar(&project, "project", "",
+		"install into this project's hooks file (DIR/.claude/settings.json, DIR/.codex/hooks.json, DIR/.gemini/settings.json)")
 	f.StringVar(&command, "hook-command", "", "path of claimcheck-hook (default: next to this claimcheck binary, else on $PATH)")
 	f.BoolVar(&dryRun, "dry-run", false, "report what would change without writing")
 	f.BoolVar(&sandbox, "sandbox", false,

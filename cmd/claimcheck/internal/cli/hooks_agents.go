@@ -102,7 +102,8 @@ func (a *app) agentInstall(ctx context.Context, agent dialect.Agent, settings st
 	root := &object{}
 	if len(bytes.TrimSpace(orig)) > 0 {
 		if err := root.parse(orig); err != nil {
-			return &exitError{ExitError, fmt.Errorf("%s: %s is not a JSON object claimcheck can read: %w (fix or move it, then run install again)",
+			return &exitError{ExitError, fmt.Errorf(
+				"%s: %s is not a JSON object claimcheck can read: %w (fix or move it, then run install again)",
 				settings, jsonPosition(orig, err), err)}
 		}
 	}
@@ -130,10 +131,12 @@ func (a *app) agentInstall(ctx context.Context, agent dialect.Agent, settings st
 	switch agent {
 	case dialect.Codex:
 		fmt.Fprintln(w, "Codex runs a command hook only once it is reviewed and trusted: open /hooks in Codex and trust these.")
-		fmt.Fprintln(w, "Codex has no cap on blocked stops; claimcheck's gate caps them (gatekeeper.stop_block_cap, the hook's --stop-block-cap).")
+		fmt.Fprintln(w,
+			"Codex has no cap on blocked stops; claimcheck's gate caps them (gatekeeper.stop_block_cap, the hook's --stop-block-cap).")
 	case dialect.Gemini:
 		fmt.Fprintln(w, "Gemini CLI runs hooks only in a trusted folder.")
-		fmt.Fprintln(w, "Gemini CLI sends no tool call ids: its tool results are recorded, but none is paired with its call, so none backs a claim.")
+		fmt.Fprintln(w,
+			"Gemini CLI sends no tool call ids: its tool results are recorded, but none is paired with its call, so none backs a claim.")
 	}
 	if !in.dryRun {
 		a.installHookKeys(ctx)
