@@ -151,6 +151,12 @@ func TestCodexAndGeminiSessionsEndToEnd(t *testing.T) {
 		if mapped != 2 {
 			t.Fatalf("%d mapped tool events in the ledger, want 2", mapped)
 		}
+		// The gate's file rules apply to Gemini's write_file: the agent may
+		// not rewrite its own hook configuration.
+		r = a.hook(`"hook_event_name":"BeforeTool","tool_name":"write_file","tool_input":{"file_path":"/repo/.gemini/settings.json","content":"{}"}`)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, `{"decision":"deny","reason":`) {
+			t.Fatalf("write_file to .gemini/settings.json: %+v", r)
+		}
 		// Gemini CLI has no cap of its own: it feeds each block's reason back
 		// as a BeforeAgent prompt and stops again. That prompt continues the
 		// turn, so claimcheck's cap ends it, NOT verified.

@@ -150,9 +150,14 @@ func Read(agent Agent, raw []byte, opt Options) (Event, error) {
 }
 
 // geminiTools maps Gemini CLI's built-in tool names onto the ledger's where
-// the input has the same shape: run_shell_command's tool_input.command is
-// Bash's. Other tools keep their own names (their inputs differ).
-var geminiTools = map[string]string{"run_shell_command": "Bash"}
+// the input has the same shape, so that the gate's shell and file rules
+// (the agent's own hook configuration among them) and the evidence apply:
+// run_shell_command's {command} is Bash's (captured from gemini-cli
+// 0.61.0); write_file's {file_path, content} is Write's and replace's
+// {file_path, old_string, new_string} Edit's (gemini-cli's tool schemas;
+// not captured). Other tools keep their own names: read_file's path member
+// has changed between versions, and the rest have no counterpart.
+var geminiTools = map[string]string{"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit"}
 
 // geminiHooks maps Gemini CLI's events onto the ledger's. Events not listed
 // (BeforeModel, AfterModel, BeforeToolSelection, Notification) are recorded

@@ -236,6 +236,27 @@ func TestReadStopFeedbackIsNotAPrompt(t *testing.T) {
 	}
 }
 
+// TestReadGeminiFileTools: Gemini's file tools are named as the ledger's
+// where their input has the same shape, so the gate's file rules apply.
+func TestReadGeminiFileTools(t *testing.T) {
+	for _, tc := range []struct{ tool, input, want string }{
+		{"write_file", `{"file_path":"/p/.gemini/settings.json","content":"{}"}`, "Write"},
+		{"replace", `{"file_path":"/p/a.go","old_string":"a","new_string":"b","expected_replacements":1}`, "Edit"},
+		{"read_file", `{"absolute_path":"/p/a.go"}`, "read_file"},
+		{"mcp__github__create_issue", `{}`, "mcp__github__create_issue"},
+	} {
+		raw := `{"session_id":"s-1","hook_event_name":"BeforeTool","timestamp":"2026-11-25T06:05:48.766Z","tool_name":"` + tc.tool +
+			`","tool_input":` + tc.input + `}`
+		ev, err := dialect.Read(dialect.Gemini, []byte(raw), dialect.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := view(t, ev.Payload); v.ToolName != tc.want || ev.Info.ToolName != tc.want {
+			t.Errorf("%s read as %q, want %q", tc.tool, v.ToolName, tc.want)
+		}
+	}
+}
+
 func TestReadAfterToolError(t *testing.T) {
 	raw := []byte(`{"session_id":"s-1","hook_event_name":"AfterTool","timestamp":"2026-11-25T06:05:48.766Z",` +
 		`"tool_name":"run_shell_command","tool_input":{"command":"false"},"tool_response":{"llmContent":"x","error":{"message":"exit 1"}}}`)
