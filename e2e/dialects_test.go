@@ -8,11 +8,14 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/claimcheck/claimcheck/pkg/clientcontract"
 )
 
 // dialectAgent drives claimcheck-hook --agent codex|gemini with payloads
-// shaped as the real clients send them (pkg/dialect/testdata: captured from
-// codex 0.169.0 and gemini-cli 0.61.0), through claimcheck up.
+// shaped as the real clients send them, each checked against the payloads
+// captured from codex 0.169.0 and gemini-cli 0.61.0 (pkg/dialect/testdata,
+// pkg/clientcontract.Captured), through claimcheck up.
 type dialectAgent struct {
 	t       *testing.T
 	env     []string
@@ -26,13 +29,25 @@ func (a *dialectAgent) hook(fields string) result {
 	var common string
 	switch a.agent {
 	case "codex":
-		common = fmt.Sprintf(`"session_id":%q,"turn_id":%q,"transcript_path":"/home/u/.codex/sessions/rollout.jsonl","cwd":"/repo",`+
-			`"model":"gpt-5.5","permission_mode":"bypassPermissions",`, a.session, a.turn)
+		common = fmt.Sprintf(`"session_id":%q,"transcript_path":"/home/u/.codex/sessions/rollout.jsonl","cwd":"/repo",`+
+			`"model":"gpt-5.5","permission_mode":"bypassPermissions",`, a.session)
+		if !strings.Contains(fields, `"SessionStart"`) { // thread-scoped events carry no turn
+			common += fmt.Sprintf(`"turn_id":%q,`, a.turn)
+		}
 	case "gemini":
 		common = fmt.Sprintf(`"session_id":%q,"transcript_path":"/home/u/.gemini/tmp/proj/chats/s.jsonl","cwd":"/repo","timestamp":%q,`,
 			a.session, time.Now().UTC().Format("2006-01-02T15:04:05.000Z"))
 	}
-	return runBin(a.t, a.env, []byte("{"+common+fields+"}"), "claimcheck-hook", "--agent", a.agent)
+	raw := []byte("{" + common + fields + "}")
+	client := map[string]string{"codex": "codex-0.169.0", "gemini": "gemini-cli-0.61.0"}[a.agent]
+	contract, err := clientcontract.Captured(client)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if err := contract.Check(raw, false); err != nil { // only fields the client sends, in its types
+		a.t.Fatal(err)
+	}
+	return runBin(a.t, a.env, raw, "claimcheck-hook", "--agent", a.agent)
 }
 
 func (a *dialectAgent) record(fields string) {
