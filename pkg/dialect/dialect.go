@@ -77,19 +77,41 @@ var geminiEvents = map[string]bool{
 // Codex's SessionStart and SessionEnd carry no turn_id and are taken for
 // Claude Code's; they are recorded, not gated, and answered alike, so only
 // their agent_type is wrong. Install with --agent to be exact.
+//
+// It reads the top-level members with the token decoder, not the
+// reflection-based one: it runs for every event of a hook installed
+// without --agent, and first-use reflection costs start-up time.
 func Detect(raw []byte) Agent {
-	var probe struct {
-		HookEvent string         `json:"hook_event_name"`
-		Timestamp jsontext.Value `json:"timestamp"`
-		TurnID    jsontext.Value `json:"turn_id"`
-	}
-	if json.Unmarshal(raw, &probe, json.RejectUnknownMembers(false)) != nil {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return Claude
 	}
-	switch {
-	case geminiEvents[probe.HookEvent] || len(probe.Timestamp) > 0 && probe.Timestamp.Kind() == '"':
-		return Gemini
-	case len(probe.TurnID) > 0:
+	turn := false
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return Claude
+		}
+		switch n := name.String(); {
+		case n == "timestamp" && dec.PeekKind() == '"':
+			return Gemini
+		case n == "hook_event_name" && dec.PeekKind() == '"':
+			v, err := dec.ReadToken()
+			if err != nil {
+				return Claude
+			}
+			if geminiEvents[v.String()] {
+				return Gemini
+			}
+			continue
+		case n == "turn_id":
+			turn = true
+		}
+		if dec.SkipValue() != nil {
+			return Claude
+		}
+	}
+	if turn {
 		return Codex
 	}
 	return Claude

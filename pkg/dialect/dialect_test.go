@@ -160,6 +160,23 @@ func TestReadCapturedPayloads(t *testing.T) {
 	}
 }
 
+func TestDetect(t *testing.T) {
+	for raw, want := range map[string]dialect.Agent{
+		`{"session_id":"s","hook_event_name":"Stop","last_assistant_message":"x"}`:                       dialect.Claude,
+		`{"session_id":"s","hook_event_name":"PreToolUse","tool_input":{"timestamp":"t","turn_id":"u"}}`: dialect.Claude,
+		`{"session_id":"s","hook_event_name":"Stop","turn_id":"u"}`:                                      dialect.Codex,
+		`{"session_id":"s","hook_event_name":"SessionStart","timestamp":"2026-11-25T06:05:42.707Z"}`:     dialect.Gemini,
+		`{"session_id":"s","hook_event_name":"AfterAgent"}`:                                              dialect.Gemini,
+		`{"session_id":"s","timestamp":7,"hook_event_name":"Stop"}`:                                      dialect.Claude,
+		`[1]`:            dialect.Claude,
+		`{"session_id":`: dialect.Claude,
+	} {
+		if got := dialect.Detect([]byte(raw)); got != want {
+			t.Errorf("Detect(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
 // TestDetectSessionEventsOfCodex documents the one ambiguity of detection:
 // Codex's SessionStart and SessionEnd look like Claude Code's.
 func TestDetectSessionEventsOfCodex(t *testing.T) {

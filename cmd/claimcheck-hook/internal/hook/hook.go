@@ -157,7 +157,9 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 			StopFeedback: func(session, prompt string) bool { return isStopReason(h.cfg.StateDir, session, prompt) }})
 		info, h.agent = ev.Info, ev.Agent
 		if inErr == nil {
-			raw, inErr = ev.Payload, id.CheckSession(info.SessionID)
+			if inErr = id.CheckSession(info.SessionID); inErr == nil {
+				raw = ev.Payload
+			}
 		}
 	}
 	eventID, err := h.gen.New()
