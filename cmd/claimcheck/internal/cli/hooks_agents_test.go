@@ -171,3 +171,27 @@ func TestHooksInstallForAgentsRefusesWhatItCannotParse(t *testing.T) {
 		}
 	}
 }
+
+func TestHooksInstallForClaudeIntoAProject(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	r := runCLI(t, map[string]string{"HOME": home}, "hooks", "install", "--project", project, "--hook-command", fakeHook(t))
+	if r.code != 0 || !strings.Contains(r.stdout, filepath.Join(project, ".claude", "settings.json")) {
+		t.Fatalf("install: %+v", r)
+	}
+	doc, _ := readAgentHooks(t, filepath.Join(project, ".claude", "settings.json"))
+	if len(doc.Hooks) != len(hookEvents) {
+		t.Errorf("%d events have hooks, want %d", len(doc.Hooks), len(hookEvents))
+	}
+	for _, groups := range doc.Hooks {
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				if strings.Contains(h.Command, "--agent") {
+					t.Errorf("Claude Code's hook command %q names a dialect: existing installs are detected, and stay as they were", h.Command)
+				}
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, ".claude", "settings.json")); err == nil {
+		t.Error("the user's settings were written too")
+	}
+}
