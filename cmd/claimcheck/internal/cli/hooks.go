@@ -280,7 +280,7 @@ func installHooks(path string, in install) (installResult, error) {
 	root := &object{}
 	if len(bytes.TrimSpace(orig)) > 0 {
 		if err := root.parse(orig); err != nil {
-			return res, fmt.Errorf("%s: %s is not a JSON object Claude Code could read: %w (fix or move it, then run install again)",
+			return res, fmt.Errorf("%s is not a JSON object Claude Code could read (%s): %w (fix or move it, then run install again)",
 				path, jsonPosition(orig, err), err)
 		}
 	}

@@ -103,7 +103,7 @@ func (a *app) agentInstall(ctx context.Context, agent dialect.Agent, settings st
 	if len(bytes.TrimSpace(orig)) > 0 {
 		if err := root.parse(orig); err != nil {
 			return &exitError{ExitError, fmt.Errorf(
-				"%s: %s is not a JSON object claimcheck can read: %w (fix or move it, then run install again)",
+				"%s is not a JSON object claimcheck can read (%s): %w (fix or move it, then run install again)",
 				settings, jsonPosition(orig, err), err)}
 		}
 	}

@@ -195,3 +195,38 @@ func TestHooksInstallForClaudeIntoAProject(t *testing.T) {
 		t.Error("the user's settings were written too")
 	}
 }
+
+// TestHooksUninstallForCodexAndGemini: uninstall --agent gives the agent's
+// file back as it was before install, byte for byte.
+func TestHooksUninstallForCodexAndGemini(t *testing.T) {
+	for _, tc := range []struct{ agent, file, user string }{
+		{"codex", filepath.Join(".codex", "hooks.json"), codexUserHooks},
+		{"gemini", filepath.Join(".gemini", "settings.json"), geminiUserSettings},
+	} {
+		t.Run(tc.agent, func(t *testing.T) {
+			project := t.TempDir()
+			path := filepath.Join(project, tc.file)
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(tc.user), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{"HOME": t.TempDir()}
+			if r := runCLI(t, env, "hooks", "install", "--agent", tc.agent, "--project", project, "--hook-command", fakeHook(t)); r.code != 0 {
+				t.Fatalf("install: %+v", r)
+			}
+			r := runCLI(t, env, "hooks", "uninstall", "--agent", tc.agent, "--project", project)
+			if r.code != 0 || !strings.Contains(r.stdout, "byte for byte") {
+				t.Fatalf("uninstall: %+v", r)
+			}
+			if got, _ := os.ReadFile(path); string(got) != tc.user {
+				t.Fatalf("after install and uninstall the file is\n%s\nwant\n%s", got, tc.user)
+			}
+		})
+	}
+	r := runCLI(t, map[string]string{"HOME": t.TempDir()}, "hooks", "uninstall", "--agent", "gemini", "--managed")
+	if r.code == 0 {
+		t.Errorf("uninstall --agent gemini --managed accepted: %+v", r)
+	}
+}
