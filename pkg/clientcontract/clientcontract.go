@@ -39,6 +39,7 @@ var placeholderKinds = map[string]string{"<DURATION_MS>": "number"}
 // Contract is the payload shapes of the pinned Claude Code.
 type Contract struct {
 	client string
+	where  string                    // the snapshots' directory, for messages
 	shapes map[string]map[string]any // snapshot name (PreToolUse.Bash) → document
 }
 
@@ -69,6 +70,7 @@ func read() (Contract, error) {
 			continue
 		}
 		pc := Contract{client: c.Name + "-" + c.Version, shapes: map[string]map[string]any{}}
+		pc.where = "agents/testdata/" + pc.client
 		files, _ := filepath.Glob(filepath.Join(agents, "testdata", pc.client, "*.json"))
 		for _, f := range files {
 			b, err := os.ReadFile(f)
@@ -87,6 +89,37 @@ func read() (Contract, error) {
 		return pc, nil
 	}
 	return Contract{}, fmt.Errorf("agents/clients.json pins no claude-code")
+}
+
+// Captured returns the contract of another client from the payloads
+// captured from it under pkg/dialect/testdata/<client> (codex-0.169.0,
+// gemini-cli-0.61.0): one payload per event, so tool_input and
+// tool_response are checked only at the top level. A payload captured
+// after a stop block (<Event>.after-stop-block.json) is not used.
+func Captured(client string) (Contract, error) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(filepath.Dir(file)), "dialect", "testdata", client)
+	pc := Contract{client: client, where: "pkg/dialect/testdata/" + client, shapes: map[string]map[string]any{}}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		if strings.Contains(name, ".") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return Contract{}, err
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return Contract{}, fmt.Errorf("%s: %w", f, err)
+		}
+		pc.shapes[name] = doc
+	}
+	if len(pc.shapes) == 0 {
+		return Contract{}, fmt.Errorf("no captured payloads under %s", dir)
+	}
+	return pc, nil
 }
 
 // Check returns what in a hand-written payload differs from the client's.
@@ -138,8 +171,8 @@ func (pc Contract) Check(raw []byte, complete bool) error {
 		}
 	}
 	if len(diffs) > 0 {
-		return fmt.Errorf("%s %s payload differs from %s's (agents/testdata/%s): %s",
-			event, tool, pc.client, pc.client, strings.Join(diffs, "; "))
+		return fmt.Errorf("%s %s payload differs from %s's (%s): %s",
+			event, tool, pc.client, pc.where, strings.Join(diffs, "; "))
 	}
 	return nil
 }

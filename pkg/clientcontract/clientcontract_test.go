@@ -60,3 +60,38 @@ func TestFieldsOnly(t *testing.T) {
 		t.Fatalf("renamed field: %v", err)
 	}
 }
+
+// TestCapturedContracts: Codex's and Gemini CLI's captured payloads are a
+// contract too; a field the client never sends (Gemini's tool_use_id) is
+// named.
+func TestCapturedContracts(t *testing.T) {
+	codex, err := Captured("codex-0.169.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := `{"session_id":"s","turn_id":"t","transcript_path":"/t","cwd":"/r","hook_event_name":"PreToolUse","model":"m",` +
+		`"permission_mode":"default","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"call_1"}`
+	if err := codex.Check([]byte(pre), true); err != nil {
+		t.Fatalf("Codex's own shape: %v", err)
+	}
+	if err := codex.Check([]byte(strings.Replace(pre, `"turn_id":"t"`, `"turn_id":1`, 1)), false); err == nil ||
+		!strings.Contains(err.Error(), "turn_id is a number") || !strings.Contains(err.Error(), "pkg/dialect/testdata/codex-0.169.0") {
+		t.Errorf("wrong type: %v", err)
+	}
+	gemini, err := Captured("gemini-cli-0.61.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := `{"session_id":"s","transcript_path":"/t","cwd":"/r","hook_event_name":"BeforeTool","timestamp":"2026-11-25T06:05:48.766Z",` +
+		`"tool_name":"run_shell_command","tool_input":{"command":"ls","description":"d"}}`
+	if err := gemini.Check([]byte(before), true); err != nil {
+		t.Fatalf("Gemini's own shape: %v", err)
+	}
+	withID := strings.Replace(before, `"tool_name"`, `"tool_use_id":"x","tool_name"`, 1)
+	if err := gemini.Check([]byte(withID), false); err == nil || !strings.Contains(err.Error(), "tool_use_id is not a field the client sends") {
+		t.Errorf("a tool id Gemini never sends: %v", err)
+	}
+	if _, err := Captured("cursor-1.7"); err == nil {
+		t.Error("a client with no captured payloads has a contract")
+	}
+}

@@ -58,7 +58,8 @@ func (l *Loop) judge(e *Entry) string {
 		return fmt.Sprintf("published by %s, while the session's events come from %s", e.Origin, l.owner)
 	}
 	if e.ToolUseID == "" {
-		return "it has no tool_use_id, so no PreToolUse can pair it (Claude Code sends one since 2.0.43)"
+		return "it has no tool_use_id, so no PreToolUse can pair it " +
+			"(Claude Code sends one since 2.0.43 and Codex always; Gemini CLI never does)"
 	}
 	p, ok := l.pre[e.ToolUseID]
 	switch {

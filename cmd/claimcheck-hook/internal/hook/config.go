@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/claimcheck/claimcheck/pkg/decision"
+	"github.com/claimcheck/claimcheck/pkg/dialect"
 	"github.com/claimcheck/claimcheck/pkg/hookconfig"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/oneshot"
@@ -31,9 +32,16 @@ type Config struct {
 	MaxInputBytes int           // --max-input-bytes, CLAIMCHECK_HOOK_MAX_INPUT_BYTES
 	Deadline      time.Duration // --deadline, CLAIMCHECK_HOOK_DEADLINE
 	RetryAfter    time.Duration // --retry-after, CLAIMCHECK_HOOK_RETRY_AFTER
-	AgentType     string        // --agent-type, CLAIMCHECK_HOOK_AGENT_TYPE
-	AgentID       string        // --agent-id, CLAIMCHECK_HOOK_AGENT_ID
-	Host          string        // --host, CLAIMCHECK_HOOK_HOST
+	// Agent is the hook dialect of the agent CLI that runs the hook
+	// (--agent, CLAIMCHECK_HOOK_AGENT: claude, codex or gemini); "" detects
+	// it from each payload (dialect.Detect).
+	Agent dialect.Agent
+	// AgentType is recorded with every event (--agent-type,
+	// CLAIMCHECK_HOOK_AGENT_TYPE); "" means the dialect's
+	// (dialect.Agent.AgentType: claude-code, codex, gemini-cli).
+	AgentType string
+	AgentID   string // --agent-id, CLAIMCHECK_HOOK_AGENT_ID
+	Host      string // --host, CLAIMCHECK_HOOK_HOST
 	// Gate asks the gatekeeper for Stop and PreToolUse decisions (--gate, CLAIMCHECK_HOOK_GATE).
 	Gate bool
 	// GateDeadline bounds the whole gate answer from the hook's start
@@ -85,7 +93,6 @@ func defaults(getenv func(string) string) Config {
 		MaxInputBytes: payload.DefaultMaxBytes,
 		Deadline:      2 * time.Second,
 		RetryAfter:    time.Second,
-		AgentType:     "claude-code",
 		Gate:          true,
 		GateDeadline:  4 * time.Second,
 		FailOpen:      map[string]bool{},
@@ -127,6 +134,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	env("HOOK_DEADLINE", dur(&c.Deadline))
 	env("HOOK_RETRY_AFTER", dur(&c.RetryAfter))
 	env("HOOK_AGENT_TYPE", str(&c.AgentType))
+	env("HOOK_AGENT", func(v string) error { a, err := dialect.Parse(v); c.Agent = a; return err })
 	env("HOOK_AGENT_ID", str(&c.AgentID))
 	env("HOOK_HOST", str(&c.Host))
 	env("HOOK_GATE", func(v string) error { b, err := strconv.ParseBool(v); c.Gate = b; return err })
@@ -149,7 +157,11 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 		"time allowed to deliver (connect, publish, acknowledgement) before spooling (env CLAIMCHECK_HOOK_DEADLINE)")
 	fs.DurationVar(&c.RetryAfter, "retry-after", c.RetryAfter,
 		"after a failed delivery, spool without trying NATS for this long (env CLAIMCHECK_HOOK_RETRY_AFTER)")
-	fs.StringVar(&c.AgentType, "agent-type", c.AgentType, "agent CLI type recorded with every event (env CLAIMCHECK_HOOK_AGENT_TYPE)")
+	fs.StringVar(&c.AgentType, "agent-type", c.AgentType,
+		"agent CLI type recorded with every event (default: the --agent dialect's: claude-code, codex, gemini-cli) (env CLAIMCHECK_HOOK_AGENT_TYPE)")
+	fs.Func("agent",
+		"hook dialect of the agent CLI: claude, codex or gemini (default: detected from each payload) (env CLAIMCHECK_HOOK_AGENT)",
+		func(v string) error { a, err := dialect.Parse(v); c.Agent = a; return err })
 	fs.StringVar(&c.AgentID, "agent-id", c.AgentID,
 		"identity of this agent installation (default $USER@host) (env CLAIMCHECK_HOOK_AGENT_ID)")
 	fs.StringVar(&c.Host, "host", c.Host, "host name recorded with every event (default: the system host name) (env CLAIMCHECK_HOOK_HOST)")
@@ -270,7 +282,7 @@ func (c Config) validate() error {
 	if c.StopBlockCap < 0 || c.StopBlockCap > 1000 {
 		errs = append(errs, fmt.Errorf("stop block cap %d: must be between 0 (never) and 1000", c.StopBlockCap))
 	}
-	if !validAgentType(c.AgentType) {
+	if c.AgentType != "" && !validAgentType(c.AgentType) {
 		errs = append(errs, fmt.Errorf("agent type %q: must be 1..64 of a-z 0-9 . _ - starting with a letter or digit", c.AgentType))
 	}
 	for name, v := range map[string]string{"agent id": c.AgentID, "host": c.Host} {

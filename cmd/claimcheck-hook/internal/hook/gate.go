@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/claimcheck/claimcheck/pkg/decision"
+	"github.com/claimcheck/claimcheck/pkg/dialect"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/oneshot"
@@ -99,7 +100,7 @@ func (h *hook) prepare(info payload.Info, eventID string, raw []byte) *question 
 	q.nonce = hex.EncodeToString(nb[:])
 	q.req, err = json.Marshal(
 		schemas.GateRequest{V: 1, Nonce: q.nonce, EventID: eventID, SessionID: info.SessionID, HookEvent: info.HookEvent,
-			Host: h.cfg.Host, AgentType: h.cfg.AgentType, AgentID: h.cfg.AgentID, Payload: jsontext.Value(raw)})
+			Host: h.cfg.Host, AgentType: h.agentType(), AgentID: h.cfg.AgentID, Payload: jsontext.Value(raw)})
 	if err != nil {
 		q.err = fmt.Errorf("request: %w", err)
 	}
@@ -288,11 +289,19 @@ func (h *hook) recordDecision(ctx context.Context, d schemas.GateDecision, env [
 	}
 }
 
-// answer writes the decision the way Claude Code reads it (see
-// decision.ClaudeAnswer). When stdout cannot be written, a block or deny
-// becomes exit 2 with the reason on stderr.
+// answer writes the decision the way the agent CLI reads it (see
+// dialect.Agent.Answer). When stdout cannot be written, a block or deny
+// becomes exit 2 with the reason on stderr, which blocks in every dialect.
 func (h *hook) answer(stdout io.Writer, d schemas.GateDecision) int {
-	out := decision.ClaudeAnswer(d)
+	if h.agent == dialect.Gemini && d.HookEvent == schemas.HookStop && d.Decision == schemas.GateBlock &&
+		id.CheckSession(d.SessionID) == nil {
+		// Gemini CLI will send this reason back as a BeforeAgent prompt:
+		// that one continues the turn, it does not start a new one.
+		if err := rememberStopReason(h.cfg.StateDir, d.SessionID, d.Reason); err != nil {
+			fmt.Fprintf(h.stderr, "claimcheck-hook: %v\n", err)
+		}
+	}
+	out := h.agent.Answer(d)
 	if len(out) == 0 {
 		return ExitOK
 	}

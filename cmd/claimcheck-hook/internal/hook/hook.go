@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/claimcheck/claimcheck/pkg/clock"
+	"github.com/claimcheck/claimcheck/pkg/dialect"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/oneshot"
@@ -100,6 +101,7 @@ type hook struct {
 	refused error
 	info    payload.Info
 	eventID string
+	agent   dialect.Agent // the dialect of the payload read
 }
 
 // crashed records a panic as a HookCrash, itself guarded: a second panic
@@ -125,7 +127,19 @@ func (h *hook) release(c *oneshot.Conn, ok bool) {
 }
 
 func (h *hook) source() envelope.Source {
-	return envelope.Source{Host: h.cfg.Host, AgentType: h.cfg.AgentType, AgentID: h.cfg.AgentID}
+	return envelope.Source{Host: h.cfg.Host, AgentType: h.agentType(), AgentID: h.cfg.AgentID}
+}
+
+// agentType is --agent-type, or else the agent_type of the dialect read
+// (of --agent before a payload is read).
+func (h *hook) agentType() string {
+	if h.cfg.AgentType != "" {
+		return h.cfg.AgentType
+	}
+	if h.agent != "" {
+		return h.agent.AgentType()
+	}
+	return h.cfg.Agent.AgentType()
 }
 
 // record handles one hook invocation.
@@ -133,10 +147,19 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 	received := time.Now()
 	raw, digest, size, inErr := h.read(stdin)
 	var info payload.Info
+	h.agent = h.cfg.Agent
 	if inErr == nil {
-		info, inErr = payload.Inspect(raw, payload.DefaultMaxDepth)
+		// The agent's dialect mapped onto the ledger's event model; raw
+		// becomes what is published (the agent's bytes, or for a mapped
+		// event the mapping carrying them).
+		var ev dialect.Event
+		ev, inErr = dialect.Read(h.cfg.Agent, raw, dialect.Options{MaxDepth: payload.DefaultMaxDepth, MaxBytes: MaxInputLimit,
+			StopFeedback: func(session, prompt string) bool { return isStopReason(h.cfg.StateDir, session, prompt) }})
+		info, h.agent = ev.Info, ev.Agent
 		if inErr == nil {
-			inErr = id.CheckSession(info.SessionID)
+			if inErr = id.CheckSession(info.SessionID); inErr == nil {
+				raw = ev.Payload
+			}
 		}
 	}
 	eventID, err := h.gen.New()
@@ -158,7 +181,8 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 	var env []byte
 	if inErr != nil {
 		env, err = envelope.Rejected(eventID, info.SessionID, info.HookEvent, seq, received, h.source(), digest, size, raw, inErr.Error())
-	} else if info.HookEvent == schemas.HookSessionStart {
+	} else if info.HookEvent == schemas.HookSessionStart && h.agent == dialect.Claude {
+		// The hook configuration read is Claude Code's settings layers.
 		env, err = envelope.SessionStart(eventID, info.SessionID, seq, received, h.source(), raw, h.hookConfig(raw))
 		if err != nil { // the configuration is evidence, not a reason to lose the event
 			env, err = envelope.Event(eventID, info.SessionID, info.HookEvent, seq, received, h.source(), raw)

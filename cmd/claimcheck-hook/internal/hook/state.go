@@ -19,6 +19,7 @@ import (
 //
 //	seq/<sha256(session)[:32]>   per-session client sequence counters
 //	blocks/<sha256(session)[:32]>  per-session consecutive blocked stops
+//	feedback/<sha256(session)[:32]>  sha256 of the session's last stop block reason (Gemini CLI)
 //	spool/<n>.<event>.<chain>.<token>.evt   events not yet delivered, in order
 //	spool/.seq, spool/.lock      spool order counter and its lock
 //	spool/.unreachable           when delivery last failed (its mtime)
@@ -268,4 +269,29 @@ func syncDir(dir string) error {
 	}
 	defer func() { _ = d.Close() }()
 	return d.Sync()
+}
+
+// rememberStopReason keeps the digest of the reason a session's stop was
+// blocked with: Gemini CLI feeds the reason back as a BeforeAgent prompt,
+// which isStopReason then tells from a prompt of the user's.
+func rememberStopReason(stateDir, session, reason string) error {
+	dir := filepath.Join(stateDir, "feedback")
+	if err := ensureDir(dir); err != nil {
+		return fmt.Errorf("feedback dir: %w", err)
+	}
+	sum := sha256.Sum256([]byte(session))
+	r := sha256.Sum256([]byte(reason))
+	return os.WriteFile(filepath.Join(dir, hex.EncodeToString(sum[:16])), []byte(hex.EncodeToString(r[:])+"\n"), 0o600)
+}
+
+// isStopReason reports whether prompt is the reason the session's last
+// blocked stop was given (rememberStopReason).
+func isStopReason(stateDir, session, prompt string) bool {
+	sum := sha256.Sum256([]byte(session))
+	b, err := os.ReadFile(filepath.Join(stateDir, "feedback", hex.EncodeToString(sum[:16])))
+	if err != nil {
+		return false
+	}
+	r := sha256.Sum256([]byte(prompt))
+	return strings.TrimSpace(string(b)) == hex.EncodeToString(r[:])
 }

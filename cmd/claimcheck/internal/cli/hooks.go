@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
+	"github.com/claimcheck/claimcheck/pkg/dialect"
 	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/schemas"
@@ -28,11 +29,11 @@ var hookEvents = schemas.HookEvents
 
 func (a *app) hooksCommand() *cobra.Command {
 	hooks := &cobra.Command{Use: "hooks", Short: "Manage the agent CLI hooks that feed claimcheck"}
-	var settings, command, systemDir string
+	var settings, command, systemDir, agentFlag, project string
 	var dryRun, sandbox, managed bool
 	install := &cobra.Command{
 		Use:   "install",
-		Short: "Add claimcheck-hook to Claude Code's settings.json for every event claimcheck records",
+		Short: "Add claimcheck-hook to an agent CLI's hooks (Claude Code, Codex, Gemini CLI) for every event claimcheck records",
 		Long: `install merges a command hook running claimcheck-hook into Claude Code's settings for
 every event claimcheck records, with an explicit timeout for each. It keeps every
 other hook and setting, updates its own entries in place when run again (so it is
@@ -42,24 +43,40 @@ With --managed it writes Claude Code's managed settings instead
 (/etc/claude-code/managed-settings.json), with allowManagedHooksOnly: true, and the
 key set the hook trusts under /etc/claimcheck: neither the developer's user nor the
 agent can then change or disable the hooks. That needs root; without the rights it
-changes nothing and says so.`,
+changes nothing and says so.
+
+With --agent codex or --agent gemini it merges claimcheck-hook --agent <name> into
+Codex's hooks.json or Gemini CLI's settings.json in the same way (--project DIR: the
+project's file). A file it cannot parse is refused, naming the file and the line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			agent, err := dialect.Parse(agentFlag)
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			if agent != dialect.Claude && (sandbox || managed) {
+				return &exitError{ExitError, fmt.Errorf(
+					"--sandbox and --managed are Claude Code's settings; not available with --agent %s", agent)}
+			}
+			if project != "" && managed {
+				return &exitError{ExitError, errors.New("--project and --managed: managed settings are the host's, not a project's")}
+			}
 			if settings == "" && managed {
 				settings = defaultManagedSettings
 			}
 			if settings == "" {
-				home := a.env.Getenv("HOME")
-				if home == "" {
-					return &exitError{ExitError, errors.New("$HOME is not set; pass --settings")}
+				if settings, err = agentSettings(agent, a.env.Getenv, project); err != nil {
+					return &exitError{ExitError, err}
 				}
-				settings = filepath.Join(home, ".claude", "settings.json")
 			}
 			hookCmd, err := a.hookCommandLine(command, cmd.Flags().Changed("nats-url"))
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
 			in := install{hookCmd: hookCmd, dryRun: dryRun, now: time.Now()}
+			if agent != dialect.Claude {
+				return a.agentInstall(cmd.Context(), agent, settings, in)
+			}
 			if sandbox {
 				spec := a.sandboxSpec()
 				in.sandbox = &spec
@@ -78,6 +95,10 @@ changes nothing and says so.`,
 	f := install.Flags()
 	f.StringVar(&settings, "settings", "",
 		"settings file to change (default ~/.claude/settings.json; with --managed "+defaultManagedSettings+")")
+	f.StringVar(&agentFlag, "agent", string(dialect.Claude),
+		"the agent CLI to install for: claude (~/.claude/settings.json), codex ($CODEX_HOME/hooks.json, else ~/.codex/hooks.json) or gemini (~/.gemini/settings.json)")
+	f.StringVar(&project, "project", "",
+		"install into this project's hooks file (DIR/.claude/settings.json, DIR/.codex/hooks.json, DIR/.gemini/settings.json)")
 	f.StringVar(&command, "hook-command", "", "path of claimcheck-hook (default: next to this claimcheck binary, else on $PATH)")
 	f.BoolVar(&dryRun, "dry-run", false, "report what would change without writing")
 	f.BoolVar(&sandbox, "sandbox", false,
@@ -259,7 +280,8 @@ func installHooks(path string, in install) (installResult, error) {
 	root := &object{}
 	if len(bytes.TrimSpace(orig)) > 0 {
 		if err := root.parse(orig); err != nil {
-			return res, fmt.Errorf("%s is not a JSON object Claude Code could read: %w (fix or move it, then run install again)", path, err)
+			return res, fmt.Errorf("%s is not a JSON object Claude Code could read (%s): %w (fix or move it, then run install again)",
+				path, jsonPosition(orig, err), err)
 		}
 	}
 	if res, err = mergeHooks(path, root, in.hookCmd); err != nil {
@@ -299,6 +321,14 @@ func readSettings(path string) ([]byte, os.FileMode, error) {
 
 // mergeHooks adds or updates claimcheck's handler of every event.
 func mergeHooks(path string, root *object, hookCmd string) (installResult, error) {
+	return mergeEventHooks(path, root, hookCmd, hookEvents, 1)
+}
+
+// mergeEventHooks adds or updates claimcheck's handler of each of events,
+// in the {"hooks":{Event:[{"hooks":[handler]}]}} shape that Claude Code,
+// Codex and Gemini CLI share; timeouts are seconds times timeoutScale
+// (Gemini CLI counts milliseconds).
+func mergeEventHooks(path string, root *object, hookCmd string, events []schemas.HookEvent, timeoutScale int) (installResult, error) {
 	var res installResult
 	hooksObj := &object{}
 	if raw, ok := root.get("hooks"); ok {
@@ -306,14 +336,14 @@ func mergeHooks(path string, root *object, hookCmd string) (installResult, error
 			return res, fmt.Errorf("%s: \"hooks\" is not an object: %w", path, err)
 		}
 	}
-	for _, ev := range hookEvents {
+	for _, ev := range events {
 		var groups []jsontext.Value
 		if raw, ok := hooksObj.get(ev.Name); ok {
 			if err := json.Unmarshal(raw, &groups); err != nil {
 				return res, fmt.Errorf("%s: hooks.%s is not an array: %w", path, ev.Name, err)
 			}
 		}
-		want := handler{Type: "command", Command: hookCmd, Timeout: ev.Timeout}
+		want := handler{Type: "command", Command: hookCmd, Timeout: ev.Timeout * timeoutScale}
 		groups, found, changed := mergeHandler(groups, want)
 		if !found {
 			group := &object{}

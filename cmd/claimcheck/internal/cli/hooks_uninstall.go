@@ -14,14 +14,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/claimcheck/claimcheck/pkg/decision"
+	"github.com/claimcheck/claimcheck/pkg/dialect"
 )
 
 func (a *app) hooksUninstallCommand() *cobra.Command {
-	var settings, systemDir string
+	var settings, systemDir, agentFlag, project string
 	var dryRun, managed bool
 	cmd := &cobra.Command{
 		Use:   "uninstall",
-		Short: "Remove claimcheck-hook from Claude Code's settings.json, keeping everything else",
+		Short: "Remove claimcheck-hook from an agent CLI's hooks (Claude Code, Codex, Gemini CLI), keeping everything else",
 		Long: `uninstall removes every hook handler that runs claimcheck-hook (or claimcheck-hook-tls)
 from the settings file, and the groups and events that held nothing else. Every other
 hook and setting stays. When what is left equals a backup that install made, that
@@ -32,9 +33,20 @@ agent's commands whether or not claimcheck records them.
 
 With --managed it undoes install --managed: the handlers in Claude Code's managed
 settings, allowManagedHooksOnly if that install set it, the key set it wrote and its
-receipt.`,
+receipt.
+
+With --agent codex or --agent gemini [--project DIR] it removes them from that agent's
+hooks file (the one install --agent wrote).`,
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
+			agent, err := dialect.Parse(agentFlag)
+			if err != nil {
+				return &exitError{ExitError, err}
+			}
+			if managed && (agent != dialect.Claude || project != "") {
+				return &exitError{ExitError, errors.New(
+					"--managed is Claude Code's managed settings; not with --agent codex|gemini or --project")}
+			}
 			var rec managedReceipt
 			if managed {
 				if settings == "" {
@@ -51,11 +63,9 @@ receipt.`,
 				}
 			}
 			if settings == "" {
-				home := a.env.Getenv("HOME")
-				if home == "" {
-					return &exitError{ExitError, errors.New("$HOME is not set; pass --settings")}
+				if settings, err = agentSettings(agent, a.env.Getenv, project); err != nil {
+					return &exitError{ExitError, err}
 				}
-				settings = filepath.Join(home, ".claude", "settings.json")
 			}
 			res, err := uninstallHooks(settings, dryRun, time.Now(), rec.AddedManagedOnly)
 			if err != nil {
@@ -78,11 +88,13 @@ receipt.`,
 				fmt.Fprintf(w, "the file is now byte for byte the backup %s\n", res.Restored)
 			}
 			fmt.Fprintf(w, "previous settings saved as %s\n", res.Backup)
-			fmt.Fprintln(w, "Claude Code reads hooks at session start: restart running sessions to pick this up.")
+			fmt.Fprintf(w, "%s reads hooks at session start: restart running sessions to pick this up.\n", agentName(agent))
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&settings, "settings", "", "settings file to change (default ~/.claude/settings.json)")
+	cmd.Flags().StringVar(&settings, "settings", "", "settings file to change (default: the --agent's, as for install)")
+	cmd.Flags().StringVar(&agentFlag, "agent", string(dialect.Claude), "the agent CLI to uninstall from: claude, codex or gemini")
+	cmd.Flags().StringVar(&project, "project", "", "uninstall from this project's hooks file, as install --project")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would change without writing")
 	cmd.Flags().BoolVar(&managed, "managed", false, "undo install --managed (Claude Code's managed settings; needs root)")
 	cmd.Flags().StringVar(&systemDir, "system-dir", defaultSystemDir,
@@ -106,7 +118,8 @@ func uninstallHooks(path string, dryRun bool, now time.Time, dropManagedOnly boo
 	}
 	root := &object{}
 	if err := root.parse(orig); err != nil {
-		return res, fmt.Errorf("%s is not a JSON object Claude Code could read: %w (fix it, then run uninstall again)", path, err)
+		return res, fmt.Errorf("%s is not a JSON object claimcheck can read (%s): %w (fix it, then run uninstall again)",
+			path, jsonPosition(orig, err), err)
 	}
 	if res.Removed, err = removeHooks(path, root); err != nil {
 		return res, err

@@ -1,0 +1,192 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/claimcheck/claimcheck/pkg/clientcontract"
+)
+
+// dialectAgent drives claimcheck-hook --agent codex|gemini with payloads
+// shaped as the real clients send them, each checked against the payloads
+// captured from codex 0.169.0 and gemini-cli 0.61.0 (pkg/dialect/testdata,
+// pkg/clientcontract.Captured), through claimcheck up.
+type dialectAgent struct {
+	t       *testing.T
+	env     []string
+	agent   string
+	session string
+	turn    string
+}
+
+func (a *dialectAgent) hook(fields string) result {
+	a.t.Helper()
+	var common string
+	switch a.agent {
+	case "codex":
+		common = fmt.Sprintf(`"session_id":%q,"transcript_path":"/home/u/.codex/sessions/rollout.jsonl","cwd":"/repo",`+
+			`"model":"gpt-5.5","permission_mode":"bypassPermissions",`, a.session)
+		if !strings.Contains(fields, `"SessionStart"`) { // thread-scoped events carry no turn
+			common += fmt.Sprintf(`"turn_id":%q,`, a.turn)
+		}
+	case "gemini":
+		common = fmt.Sprintf(`"session_id":%q,"transcript_path":"/home/u/.gemini/tmp/proj/chats/s.jsonl","cwd":"/repo","timestamp":%q,`,
+			a.session, time.Now().UTC().Format("2006-01-02T15:04:05.000Z"))
+	}
+	raw := []byte("{" + common + fields + "}")
+	client := map[string]string{"codex": "codex-0.169.0", "gemini": "gemini-cli-0.61.0"}[a.agent]
+	contract, err := clientcontract.Captured(client)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if err := contract.Check(raw, false); err != nil { // only fields the client sends, in its types
+		a.t.Fatal(err)
+	}
+	return runBin(a.t, a.env, raw, "claimcheck-hook", "--agent", a.agent)
+}
+
+func (a *dialectAgent) record(fields string) {
+	a.t.Helper()
+	if r := a.hook(fields); r.code != 0 || r.stdout != "" {
+		a.t.Fatalf("%s hook %s: %+v", a.agent, fields, r)
+	}
+}
+
+// shell runs one shell command as the agent's tool loop reports it.
+func (a *dialectAgent) shell(cmd, out string) {
+	a.t.Helper()
+	switch a.agent {
+	case "codex": // the model's call_id as tool_use_id in both events; the output a string
+		id := fmt.Sprintf("call_%d", time.Now().UnixNano())
+		in := fmt.Sprintf(`"tool_name":"Bash","tool_input":{"command":%q},"tool_use_id":%q`, cmd, id)
+		a.record(`"hook_event_name":"PreToolUse",` + in)
+		a.record(`"hook_event_name":"PostToolUse",` + in + fmt.Sprintf(`,"tool_response":%q`, out))
+	case "gemini": // no id at all
+		in := fmt.Sprintf(`"tool_name":"run_shell_command","tool_input":{"command":%q,"description":"run"}`, cmd)
+		a.record(`"hook_event_name":"BeforeTool",` + in)
+		a.record(`"hook_event_name":"AfterTool",` + in + fmt.Sprintf(`,"tool_response":{"llmContent":%q,"returnDisplay":%q}`, out, out))
+	}
+}
+
+func (a *dialectAgent) stop(message string) stopAnswer {
+	a.t.Helper()
+	var r result
+	switch a.agent {
+	case "codex":
+		r = a.hook(fmt.Sprintf(`"hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":%q`, message))
+	case "gemini":
+		r = a.hook(fmt.Sprintf(`"hook_event_name":"AfterAgent","prompt":"p","prompt_response":%q,"stop_hook_active":false`, message))
+	}
+	return readStop(a.t, r)
+}
+
+func (a *dialectAgent) claim() (verdict, result) {
+	a.t.Helper()
+	r := runBin(a.t, a.env, nil, "claimcheck", "claim", "--session", a.session, "--claim", "done", "--validator", "test_pass",
+		"--args", `{"command_substring":"go test ./..."}`, "--json", "--timeout", "30s")
+	var v verdict
+	if err := json.Unmarshal([]byte(r.stdout), &v, json.RejectUnknownMembers(false)); err != nil {
+		a.t.Fatalf("claim --json output is not a verdict: %v\n%+v", err, r)
+	}
+	return v, r
+}
+
+// TestCodexAndGeminiSessionsEndToEnd drives a session of each dialect
+// through the built claimcheck-hook, claimcheck up (ingest, verifier,
+// gatekeeper) and claimcheck claim: prompt, a shell tool call reported
+// before and after, a claim, and stops. Codex: a stop claiming done is
+// blocked without evidence (in Codex's words) and let through citing the
+// PASS. Gemini CLI: the same stop is blocked, and since Gemini sends no
+// tool ids its test run cannot back the claim, which says why.
+func TestCodexAndGeminiSessionsEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	hookDir := filepath.Join(dir, "hook")
+	_, url := upEnv(t, []string{"CLAIMCHECK_HOOK_STATE_DIR=" + hookDir}, filepath.Join(dir, "data"), "127.0.0.1:0")
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + hookDir}
+	const prompt = "Run the tests with `go test ./...` and tell me the result"
+
+	t.Run("codex", func(t *testing.T) {
+		a := &dialectAgent{t: t, env: env, agent: "codex", session: "01a21151-ecca-79a1-b5be-ff8d6979c8e2", turn: "01a21151-ed87-70b0-9c8e-d2b9cd4957aa"}
+		a.record(`"hook_event_name":"SessionStart","source":"startup"`)
+		a.record(fmt.Sprintf(`"hook_event_name":"UserPromptSubmit","prompt":%q`, prompt))
+		if ans := a.stop("I fixed it. All tests pass now."); ans.Decision != "block" || !strings.Contains(ans.Reason, "claimcheck claim") {
+			t.Fatalf("unbacked done: %+v", ans)
+		}
+		a.shell("go test ./...", goTestPass)
+		v, r := a.claim()
+		if v.Verdict != "PASS" || v.AttestationID == "" {
+			t.Fatalf("claim: %+v %+v", v, r)
+		}
+		msg := "Fixed it; all tests pass.\n\n" + finalBlock("done", v.AttestationID)
+		if ans := a.stop(msg); ans.Decision != "" {
+			t.Fatalf("attested done was not let through: %+v", ans)
+		}
+		entries, _ := show(t, url, a.session, 7)
+		var pre, post int
+		for _, e := range entries {
+			switch e.HookEvent {
+			case "PreToolUse":
+				pre++
+			case "PostToolUse":
+				post++
+			}
+		}
+		if pre != 1 || post != 1 {
+			t.Fatalf("ledger holds %d PreToolUse and %d PostToolUse, want 1 and 1", pre, post)
+		}
+	})
+
+	t.Run("gemini", func(t *testing.T) {
+		a := &dialectAgent{t: t, env: env, agent: "gemini", session: "e849aea9-2b9f-40db-a376-c106011fb0f2"}
+		a.record(`"hook_event_name":"SessionStart","source":"startup"`)
+		a.record(fmt.Sprintf(`"hook_event_name":"BeforeAgent","prompt":%q`, prompt))
+		if ans := a.stop("I fixed it. All tests pass now."); ans.Decision != "block" || !strings.Contains(ans.Reason, "claimcheck claim") {
+			t.Fatalf("unbacked done: %+v", ans)
+		}
+		a.shell("go test ./...", goTestPass)
+		v, r := a.claim()
+		if v.Verdict == "PASS" || !strings.Contains(strings.Join(v.Reasons, " ")+v.NextStep, "tool_use_id") {
+			t.Fatalf("a Gemini tool result backed a claim, or the verdict does not say why not: %+v %+v", v, r)
+		}
+		t.Logf("Gemini claim: %s %q next: %q", v.Verdict, v.Reasons, v.NextStep)
+		// The ledger holds the mapped events, each with Gemini's bytes.
+		entries, _ := show(t, url, a.session, 6)
+		var mapped int
+		for _, e := range entries {
+			if (e.HookEvent == "PreToolUse" || e.HookEvent == "PostToolUse") && strings.Contains(e.Payload, `"agent_event":"`) &&
+				strings.Contains(e.Payload, `"agent_payload":{`) {
+				mapped++
+			}
+		}
+		if mapped != 2 {
+			t.Fatalf("%d mapped tool events in the ledger, want 2", mapped)
+		}
+		// The gate's file rules apply to Gemini's write_file: the agent may
+		// not rewrite its own hook configuration.
+		r = a.hook(`"hook_event_name":"BeforeTool","tool_name":"write_file","tool_input":{"file_path":"/repo/.gemini/settings.json","content":"{}"}`)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, `{"decision":"deny","reason":`) {
+			t.Fatalf("write_file to .gemini/settings.json: %+v", r)
+		}
+		// Gemini CLI has no cap of its own: it feeds each block's reason back
+		// as a BeforeAgent prompt and stops again. That prompt continues the
+		// turn, so claimcheck's cap ends it, NOT verified.
+		for i := 0; ; i++ {
+			ans := a.stop("I fixed it. All tests pass now.")
+			if ans.Decision == "" {
+				if !strings.Contains(ans.SystemMessage, "NOT verified") {
+					t.Fatalf("stop let through without saying it is not verified: %+v", ans)
+				}
+				break
+			}
+			if i > 10 {
+				t.Fatalf("still blocking after %d fed-back stops: the cap was not reached", i)
+			}
+			a.record(fmt.Sprintf(`"hook_event_name":"BeforeAgent","prompt":%q`, ans.Reason))
+		}
+	})
+}

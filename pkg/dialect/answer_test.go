@@ -1,0 +1,75 @@
+package dialect_test
+
+import (
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/claimcheck/claimcheck/pkg/decision"
+	"github.com/claimcheck/claimcheck/pkg/dialect"
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+// TestAnswerShapes checks each dialect's answer against the output
+// contract in the contract doc (§1.4 Claude Code, §4.1 Codex, §4.3 and
+// §4.7 Gemini CLI).
+func TestAnswerShapes(t *testing.T) {
+	deny := schemas.GateDecision{HookEvent: schemas.HookPreToolUse, Decision: schemas.GateDeny, Reason: "R"}
+	ask := schemas.GateDecision{HookEvent: schemas.HookPreToolUse, Decision: schemas.GateAsk, Reason: "R"}
+	block := schemas.GateDecision{HookEvent: schemas.HookStop, Decision: schemas.GateBlock, Reason: "R", SystemMessage: "S"}
+	allow := schemas.GateDecision{HookEvent: schemas.HookStop, Decision: schemas.GateAllow}
+	capped := schemas.GateDecision{HookEvent: schemas.HookStop, Decision: schemas.GateAllow, SystemMessage: "NOT verified"}
+	start := schemas.GateDecision{HookEvent: schemas.HookSessionStart, Decision: schemas.GateAllow, SystemMessage: "S",
+		AdditionalContext: "C"}
+	prompt := schemas.GateDecision{HookEvent: schemas.HookUserPromptSubmit, Decision: schemas.GateAllow, AdditionalContext: "C"}
+	tests := []struct {
+		name  string
+		agent dialect.Agent
+		d     schemas.GateDecision
+		want  string // "" answers by silence
+	}{
+		{"claude deny", dialect.Claude, deny, string(decision.ClaudeAnswer(deny))},
+		{"claude ask", dialect.Claude, ask, string(decision.ClaudeAnswer(ask))},
+		{"claude block", dialect.Claude, block, string(decision.ClaudeAnswer(block))},
+
+		{"codex deny", dialect.Codex, deny,
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"R"}}`},
+		{"codex ask is a deny", dialect.Codex, ask,
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"` +
+				dialect.AskAsDeny + `R"}}`},
+		{"codex stop block", dialect.Codex, block, `{"decision":"block","reason":"R","systemMessage":"S"}`},
+		{"codex allow", dialect.Codex, allow, ""},
+		{"codex capped allow", dialect.Codex, capped, `{"systemMessage":"NOT verified"}`},
+		{"codex session start", dialect.Codex, start, `{"systemMessage":"S"}`},
+		{"codex prompt context", dialect.Codex, prompt, `{"systemMessage":"C"}`},
+
+		{"gemini deny", dialect.Gemini, deny, `{"decision":"deny","reason":"R"}`},
+		{"gemini ask is a deny", dialect.Gemini, ask, `{"decision":"deny","reason":"` + dialect.AskAsDeny + `R"}`},
+		{"gemini stop block", dialect.Gemini, block, `{"decision":"block","reason":"R","systemMessage":"S"}`},
+		{"gemini allow", dialect.Gemini, allow, ""},
+		{"gemini capped allow", dialect.Gemini, capped, `{"systemMessage":"NOT verified"}`},
+		{"gemini session start", dialect.Gemini, start, `{"systemMessage":"S"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(tt.agent.Answer(tt.d))
+			if tt.want == "" {
+				if got != "" {
+					t.Fatalf("answer %q, want silence", got)
+				}
+				return
+			}
+			if want := tt.want; want[len(want)-1] != '\n' {
+				tt.want += "\n"
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("answer (-want +got):\n%s", diff)
+			}
+			var v map[string]any
+			if err := json.Unmarshal([]byte(got), &v); err != nil {
+				t.Errorf("answer is not one JSON object: %v", err)
+			}
+		})
+	}
+}
