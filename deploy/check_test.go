@@ -25,6 +25,7 @@ type expect struct {
 	replicas   int  // NATS nodes, and every stream's replicas
 	keda       bool // the verifier scales with KEDA's ScaledObject, not the CPU HPA
 	prometheus bool // a PodMonitor scrapes the services
+	witnesses  int  // rotator.witnesses entries
 	// witness: the build is a witness's (deploy/k8s/witness), not
 	// claimcheck's: checkWitness, not the rest.
 	witness bool
@@ -49,6 +50,7 @@ func check(o *objects, want expect, f *facts) error {
 	checkImages(o, f, &p)
 	checkNATS(o, want, f, &p)
 	checkConfig(o, f, &p)
+	checkRotatorWitnesses(o, want, &p)
 	checkStreamsReplicas(o, want, &p)
 	checkCredentials(o, &p)
 	checkRotator(o, &p)

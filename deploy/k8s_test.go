@@ -60,8 +60,9 @@ var overlays = []struct {
 	{"k8s/overlays/dev", expect{replicas: 1}},
 	{"k8s/overlays/prod", expect{replicas: 3}},
 	{"testdata/prod-keda-prometheus", expect{replicas: 3, keda: true, prometheus: true}},
-	// A witness, on another operator's cluster.
+	// A witness, on another operator's cluster, and prod asking it.
 	{"k8s/witness", expect{witness: true}},
+	{"testdata/prod-witness", expect{replicas: 3, witnesses: 1}},
 }
 
 // TestOverlays builds every overlay with kustomize's API (what `kustomize
@@ -141,6 +142,8 @@ func TestBrokenOverlaysFail(t *testing.T) {
 		{"witness: clients' addresses lost", "k8s/witness/witness.yaml", "  externalTrafficPolicy: Local\n", "  externalTrafficPolicy: Cluster\n", 3, "want Local"},
 		{"witness: a logs line malformed", "k8s/witness/logs", "# below,", "log claimcheck.ledger/01J below,", 3, `want "log <origin> <key>"`},
 		{"witness: a log key not the origin's", "k8s/witness/logs", "# below,", "log claimcheck.ledger/01J witness.example.net/w1+d2ac7080+BNGN2/Nv7HZv72I5LG9WK2/mQjrnJmhuDsKmib9TLqii\n# below,", 3, "the witness refuses"},
+		{"rotator: a placeholder witness key", "testdata/prod-witness/claimcheck.yaml", "key: witness.example.net/w1+d2ac7080+BNGN2/Nv7HZv72I5LG9WK2/mQjrnJmhuDsKmib9TLqii", "key: REPLACE-ME", 4, "rotator.witnesses[0]: key"},
+		{"rotator: no witness", "testdata/prod-witness/kustomization.yaml", "", "configMapGenerator:", 4, "0 rotator.witnesses, want 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := copyTree(t)

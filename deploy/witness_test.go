@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
 
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/transparency"
@@ -254,6 +257,61 @@ func portString(pp networkingv1.NetworkPolicyPort) string {
 		return pp.Port.String() + "-" + strconv.Itoa(int(*pp.EndPort))
 	}
 	return pp.Port.String()
+}
+
+// checkRotatorWitnesses: rotator.witnesses holds the build's witnesses,
+// each as the rotator's Config.Validate accepts it: an http:// or https://
+// URL and a cosignature/v1 verifier key transparency.NewWitnessClient
+// takes (services/rotator, which this module may not import).
+func checkRotatorWitnesses(o *objects, want expect, p *problems) {
+	m, _, err := sharedConfig(o)
+	if err != nil {
+		return // checkConfig says why
+	}
+	rot, _ := m["rotator"].(map[string]any)
+	ws, _ := rot["witnesses"].([]any)
+	if len(ws) != want.witnesses {
+		p.addf("claimcheck.yaml: %d rotator.witnesses, want %d", len(ws), want.witnesses)
+	}
+	for i, w := range ws {
+		e, _ := w.(map[string]any)
+		u, _ := e["url"].(string)
+		k, _ := e["key"].(string)
+		if _, err := transparency.NewWitnessClient(u, k); err != nil {
+			p.addf("claimcheck.yaml: rotator.witnesses[%d]: key %q: the rotator refuses it: %w", i, k, err)
+		}
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			p.addf("claimcheck.yaml: rotator.witnesses[%d]: url %q: want http:// or https://", i, u)
+		}
+	}
+}
+
+// TestWitnessOverlayConfigIsTheBase: the example overlay's claimcheck.yaml
+// (testdata/prod-witness) is the base's with rotator.witnesses added,
+// nothing else changed; so what TestOverlays checks of it is what the base
+// deploys, plus the witnesses.
+func TestWitnessOverlayConfigIsTheBase(t *testing.T) {
+	read := func(file string) map[string]any {
+		raw, err := os.ReadFile(filepath.FromSlash(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		return m
+	}
+	base := read("k8s/base/config/claimcheck.yaml")
+	over := read(path.Join("testdata", "prod-witness", "claimcheck.yaml"))
+	rot, _ := over["rotator"].(map[string]any)
+	if _, ok := rot["witnesses"]; !ok {
+		t.Fatal("testdata/prod-witness/claimcheck.yaml: no rotator.witnesses")
+	}
+	delete(rot, "witnesses")
+	if !reflect.DeepEqual(base, over) {
+		t.Errorf("testdata/prod-witness/claimcheck.yaml differs from k8s/base/config/claimcheck.yaml in more than rotator.witnesses:\nbase %v\noverlay %v", base, over)
+	}
 }
 
 // TestWitnessTakesTheLogsKeys: the witness's build with its logs file
