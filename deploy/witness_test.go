@@ -59,7 +59,7 @@ func checkWitnessServer(o *objects, f *facts, p *problems) int32 {
 	}
 	s := &o.statefulSets[0]
 	if s.Spec.Replicas != nil && *s.Spec.Replicas != 1 {
-		p.addf("StatefulSet %s: replicas %d, want 1 (two witnesses on one key would each cosign their own history)", s.Name, *s.Spec.Replicas)
+		p.addf("StatefulSet %s: replicas %d, want 1 (each pod would keep a key and a history of its own behind one Service)", s.Name, *s.Spec.Replicas)
 	}
 	w := podTemplate{kind: "StatefulSet", name: s.Name, tpl: &s.Spec.Template, claims: s.Spec.VolumeClaimTemplates}
 	spec := &w.tpl.Spec
@@ -89,7 +89,7 @@ func checkWitnessServer(o *objects, f *facts, p *problems) int32 {
 	// --listen, the declared port, the probes.
 	var port int32
 	if _, ps, err := net.SplitHostPort(argValue(serve.Args, "--listen")); err != nil {
-		p.addf("%s: --listen %q: %v", where, argValue(serve.Args, "--listen"), err)
+		p.addf("%s: --listen %q: %w", where, argValue(serve.Args, "--listen"), err)
 	} else if n, err := strconv.Atoi(ps); err == nil && slices.ContainsFunc(serve.Ports, func(cp corev1.ContainerPort) bool { return int(cp.ContainerPort) == n }) {
 		port = int32(n)
 	} else {
