@@ -13,14 +13,22 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// namespace is where the manifests put everything.
-const namespace = "claimcheck"
+// namespace is where the manifests put everything; witnessNamespace is
+// where the witness's (deploy/k8s/witness) put everything of theirs.
+const (
+	namespace        = "claimcheck"
+	witnessNamespace = "claimcheck-witness"
+)
 
 // expect is what one overlay must be.
 type expect struct {
 	replicas   int  // NATS nodes, and every stream's replicas
 	keda       bool // the verifier scales with KEDA's ScaledObject, not the CPU HPA
 	prometheus bool // a PodMonitor scrapes the services
+	witnesses  int  // rotator.witnesses entries
+	// witness: the build is a witness's (deploy/k8s/witness), not
+	// claimcheck's: checkWitness, not the rest.
+	witness bool
 }
 
 // problems collects what a check finds.
@@ -32,13 +40,17 @@ func (p *problems) err() error { return errors.Join(*p...) }
 
 // check runs every invariant on a build.
 func check(o *objects, want expect, f *facts) error {
+	if want.witness {
+		return checkWitness(o, f)
+	}
 	var p problems
-	checkNamespaces(o, &p)
+	checkNamespaces(o, namespace, &p)
 	checkWorkloads(o, &p)
 	checkServices(o, &p)
 	checkImages(o, f, &p)
 	checkNATS(o, want, f, &p)
 	checkConfig(o, f, &p)
+	checkRotatorWitnesses(o, want, &p)
 	checkStreamsReplicas(o, want, &p)
 	checkCredentials(o, &p)
 	checkRotator(o, &p)
@@ -49,21 +61,21 @@ func check(o *objects, want expect, f *facts) error {
 	return p.err()
 }
 
-func checkNamespaces(o *objects, p *problems) {
+func checkNamespaces(o *objects, ns string, p *problems) {
 	for _, n := range o.names {
-		if n.kind != "Namespace" && n.namespace != namespace {
-			p.addf("%s %s: namespace %q, want %q", n.kind, n.name, n.namespace, namespace)
+		if n.kind != "Namespace" && n.namespace != ns {
+			p.addf("%s %s: namespace %q, want %q", n.kind, n.name, n.namespace, ns)
 		}
 	}
-	if len(o.namespaces) != 1 || o.namespaces[0].Name != namespace {
-		p.addf("want the one Namespace %s", namespace)
+	if len(o.namespaces) != 1 || o.namespaces[0].Name != ns {
+		p.addf("want the one Namespace %s", ns)
 	}
 }
 
 // checkWorkloads: selectors select their own pods; every container has
 // requests and limits, the restricted security settings, and (except a
-// Job's) liveness and readiness probes on ports it declares; every mount
-// names a volume.
+// Job's and an init container's) liveness and readiness probes on ports it
+// declares; every mount names a volume.
 func checkWorkloads(o *objects, p *problems) {
 	for _, d := range o.deployments {
 		selects(p, "Deployment "+d.Name, d.Spec.Selector, d.Spec.Template.Labels)
@@ -83,11 +95,18 @@ func checkWorkloads(o *objects, p *problems) {
 		for _, c := range w.claims {
 			volumes[c.Name] = true
 		}
-		for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+		for i, c := range slices.Concat(spec.InitContainers, spec.Containers) {
 			where := fmt.Sprintf("%s container %s", w, c.Name)
 			checkResources(p, where, c.Resources)
 			checkSecurity(p, where, spec.SecurityContext, c.SecurityContext)
-			if w.kind != "Job" { // a Job's container serves nothing to probe
+			// An init container (not a sidecar) runs to completion before
+			// the others start: Kubernetes refuses probes on one.
+			initOnly := i < len(spec.InitContainers) && (c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways)
+			switch {
+			case initOnly && (c.LivenessProbe != nil || c.ReadinessProbe != nil || c.StartupProbe != nil):
+				p.addf("%s: an init container with probes (the API server refuses it)", where)
+			case initOnly:
+			case w.kind != "Job": // a Job's container serves nothing to probe
 				checkProbe(p, where+" livenessProbe", c.LivenessProbe, c.Ports, "/healthz")
 				checkProbe(p, where+" readinessProbe", c.ReadinessProbe, c.Ports, "/readyz", "/healthz")
 			}

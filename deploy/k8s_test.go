@@ -60,6 +60,9 @@ var overlays = []struct {
 	{"k8s/overlays/dev", expect{replicas: 1}},
 	{"k8s/overlays/prod", expect{replicas: 3}},
 	{"testdata/prod-keda-prometheus", expect{replicas: 3, keda: true, prometheus: true}},
+	// A witness, on another operator's cluster, and prod asking it.
+	{"k8s/witness", expect{witness: true}},
+	{"testdata/prod-witness", expect{replicas: 3, witnesses: 1}},
 }
 
 // TestOverlays builds every overlay with kustomize's API (what `kustomize
@@ -125,6 +128,22 @@ func TestBrokenOverlaysFail(t *testing.T) {
 		{"two autoscalers", "k8s/components/keda/kustomization.yaml", "", "patches:", 2, "Deployment verifier: 2 autoscalers"},
 		{"a kustomization typo", "k8s/components/keda/kustomization.yaml", "patches:", "patchez:", 2, "kustomize build"},
 		{"missing volume", "k8s/base/verifier.yaml", "        - name: keys\n          persistentVolumeClaim:", "        - name: key\n          persistentVolumeClaim:", 0, `mounts volume "keys"`},
+		{"witness: no readiness probe", "k8s/witness/witness.yaml", "", "readinessProbe:", 3, "container witness readinessProbe: missing"},
+		{"witness: readiness on /readyz", "k8s/witness/witness.yaml", "path: /healthz\n              port: http\n            periodSeconds: 5", "path: /readyz\n              port: http\n            periodSeconds: 5", 3, "the witness serves no /readyz"},
+		{"witness: image tag latest", "k8s/witness/kustomization.yaml", "newTag: 0.0.0-dev", "newTag: latest", 3, "needs a pinned tag"},
+		{"witness: no limits", "k8s/witness/witness.yaml", "            limits:\n              cpu: 500m\n              memory: 256Mi\n", "", 3, "container witness: needs cpu requests and limits"},
+		{"witness: capabilities kept", "k8s/witness/witness.yaml", "          securityContext:\n            allowPrivilegeEscalation: false\n            readOnlyRootFilesystem: true\n            capabilities:\n              drop: [\"ALL\"]\n          volumeMounts:\n            - name: state\n              mountPath: /var/lib/witness\n            - name: logs", "          securityContext:\n            allowPrivilegeEscalation: false\n            readOnlyRootFilesystem: true\n          volumeMounts:\n            - name: state\n              mountPath: /var/lib/witness\n            - name: logs", 3, "container witness: capabilities must drop ALL"},
+		{"witness: token mounted", "k8s/witness/witness.yaml", "automountServiceAccountToken: false", "automountServiceAccountToken: true", 3, "automountServiceAccountToken must be false"},
+		{"witness: state not on its claim", "k8s/witness/witness.yaml", "- --dir=/var/lib/witness\n            - --name=witness.example.net/w1\n            - --listen", "- --dir=/tmp/witness\n            - --name=witness.example.net/w1\n            - --listen", 3, `container witness: --dir "/tmp/witness" is not on a volumeClaimTemplate`},
+		{"witness: two replicas", "k8s/witness/witness.yaml", "replicas: 1", "replicas: 2", 3, "replicas 2, want 1"},
+		{"witness: key made under another name", "k8s/witness/witness.yaml", "- --name=witness.example.net/w1\n          resources", "- --name=witness.example.net/w2\n          resources", 3, "want the same --dir and --name"},
+		{"witness: another port open", "k8s/witness/networkpolicy.yaml", "- port: 7380", "- port: 7381", 3, "opens port 7381 of the witness"},
+		{"witness: no default deny", "k8s/witness/networkpolicy.yaml", "  podSelector: {}\n", "  podSelector:\n    matchLabels:\n      app.kubernetes.io/name: witness\n", 3, "want a default deny of ingress"},
+		{"witness: clients' addresses lost", "k8s/witness/witness.yaml", "  externalTrafficPolicy: Local\n", "  externalTrafficPolicy: Cluster\n", 3, "want Local"},
+		{"witness: a logs line malformed", "k8s/witness/logs", "# below,", "log claimcheck.ledger/01J below,", 3, `want "log <origin> <key>"`},
+		{"witness: a log key not the origin's", "k8s/witness/logs", "# below,", "log claimcheck.ledger/01J witness.example.net/w1+d2ac7080+BNGN2/Nv7HZv72I5LG9WK2/mQjrnJmhuDsKmib9TLqii\n# below,", 3, "the witness refuses"},
+		{"rotator: a placeholder witness key", "testdata/prod-witness/claimcheck.yaml", "key: witness.example.net/w1+d2ac7080+BNGN2/Nv7HZv72I5LG9WK2/mQjrnJmhuDsKmib9TLqii", "key: REPLACE-ME", 4, "rotator.witnesses[0]: key"},
+		{"rotator: no witness", "testdata/prod-witness/kustomization.yaml", "", "configMapGenerator:", 4, "0 rotator.witnesses, want 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := copyTree(t)

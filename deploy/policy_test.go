@@ -193,12 +193,7 @@ func natsPort(o *objects, name string) int32 {
 // pod) and to named namespaces or CIDRs (the agent hosts), its route port
 // to the NATS pods alone; no rule lets everyone in.
 func checkNetworkPolicies(o *objects, p *problems) {
-	if !slices.ContainsFunc(o.networkPolicies, func(np networkingv1.NetworkPolicy) bool {
-		return len(np.Spec.PodSelector.MatchLabels)+len(np.Spec.PodSelector.MatchExpressions) == 0 &&
-			slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) && len(np.Spec.Ingress) == 0
-	}) {
-		p.addf("NetworkPolicy: want a default deny of ingress for the namespace")
-	}
+	checkDefaultDeny(o, p)
 	natsLabels := labels.Set(o.statefulSets[0].Spec.Template.Labels)
 	client, route := natsPort(o, "client"), natsPort(o, "cluster")
 	for _, np := range o.networkPolicies {
@@ -234,6 +229,17 @@ func checkNetworkPolicies(o *objects, p *problems) {
 				p.addf("%s: a claimcheck pod without the label %s cannot reach NATS", w, natsClientLabel)
 			}
 		}
+	}
+}
+
+// checkDefaultDeny: a policy selecting every pod denies ingress unless
+// another allows it.
+func checkDefaultDeny(o *objects, p *problems) {
+	if !slices.ContainsFunc(o.networkPolicies, func(np networkingv1.NetworkPolicy) bool {
+		return len(np.Spec.PodSelector.MatchLabels)+len(np.Spec.PodSelector.MatchExpressions) == 0 &&
+			slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) && len(np.Spec.Ingress) == 0
+	}) {
+		p.addf("NetworkPolicy: want a default deny of ingress for the namespace")
 	}
 }
 
