@@ -74,7 +74,7 @@ func TestLedgerVerifyArchiveChecksTheTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer def.Close() //nolint:errcheck // test
+	defer def.Close()
 	if err := def.Put(ctx, transparency.ArchiveKey, signed, "text/plain"); err != nil {
 		t.Fatal(err)
 	}
