@@ -178,7 +178,12 @@ func (l *Log) Run(ctx context.Context) error {
 			continue
 		}
 		l.mu.Lock()
-		waiting := int64(info.State.LastSeq) - l.tree.Size()
+		// No tree: a catch-up that failed (here or in the rotator's
+		// pass) dropped it; the next one reopens it from the store.
+		waiting := int64(info.State.LastSeq)
+		if l.tree != nil {
+			waiting -= l.tree.Size()
+		}
 		l.mu.Unlock()
 		if waiting <= 0 || waiting < int64(l.Every) && time.Since(last) < l.Interval {
 			continue
@@ -310,12 +315,17 @@ func (l *Log) open(ctx context.Context) error {
 // previous one.
 func (l *Log) issue(ctx context.Context) (tlog.Tree, error) {
 	tree := tlog.Tree{N: l.tree.Size(), Hash: l.root}
+	// After any failure the tree in memory is ahead of the stored
+	// checkpoint: it is dropped, and the next catch-up starts over from the
+	// store (else no checkpoint would be issued until more entries came).
 	signers, err := l.Signers(ctx, l.origin)
 	if err != nil {
+		l.tree, l.cons = nil, nil
 		return tlog.Tree{}, fmt.Errorf("tlog: signing keys: %w", err)
 	}
 	signed, err := Sign(Body(l.origin, tree), signers...)
 	if err != nil {
+		l.tree, l.cons = nil, nil
 		return tlog.Tree{}, fmt.Errorf("tlog: %w", err)
 	}
 	if signed, err = l.cosign(ctx, signed, tree); err != nil {

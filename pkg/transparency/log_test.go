@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -435,5 +436,48 @@ func TestKVTilesKeepEveryTile(t *testing.T) {
 				t.Fatalf("tile %s of %d differs (%v)", tile.Path(), n, err)
 			}
 		}
+	}
+}
+
+// TestRunGoesOnAfterAFailedCatchUpBesideIt: the rotator's pass catches up
+// beside Run; a catch-up that fails there (no signing key for a moment)
+// drops the tree in memory, and Run, on its next tick, reopens it from the
+// store and goes on (it dereferenced the missing tree and crashed the
+// rotator in the torture test).
+func TestRunGoesOnAfterAFailedCatchUpBesideIt(t *testing.T) {
+	e := newLogEnv(t)
+	e.append(t, 5)
+	var fail atomic.Bool
+	signers := func(ctx context.Context, origin string) ([]note.Signer, error) {
+		if fail.Load() {
+			return nil, errors.New("no active key at this moment")
+		}
+		return e.signer(ctx, origin)
+	}
+	l := &Log{JS: e.js, KV: e.kv, Every: 1, Interval: 50 * time.Millisecond, Signers: signers, Logger: slog.New(slog.DiscardHandler)}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	e.checkpoint(t, 5)
+	fail.Store(true)
+	e.append(t, 3)
+	if _, err := l.CatchUp(t.Context()); err == nil { // the pass's catch-up, beside Run
+		t.Fatal("a catch-up without a signing key succeeded")
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no active key") {
+			t.Fatalf("Run after the failed catch-up beside it: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run neither caught up nor failed")
+	}
+	fail.Store(false)
+	go func() { done <- l.Run(ctx) }() // the rotator starts it again an interval later
+	e.checkpoint(t, 8)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 }
