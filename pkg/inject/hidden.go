@@ -46,8 +46,9 @@ func fenced(low string) []region {
 
 // hiddenStyle matches a style attribute that hides its element's text from
 // a human reader.
-var hiddenStyle = regexp.MustCompile(`style\s*=\s*["'][^"'>]*?(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|pt|em)?\s*(?:[;"']|!)|` +
-	`opacity\s*:\s*0(?:\.0+)?\s*(?:[;"']|!)|(?:^|[;\s"'])color\s*:\s*(?:#fff(?:fff)?|white|rgba?\(\s*255\s*,\s*255\s*,\s*255|transparent)\b|` +
+var hiddenStyle = regexp.MustCompile(`style\s*=\s*["'](?:[^"'>]*?[;\s])?color\s*:\s*(?:#fff(?:fff)?|white|rgba?\(\s*255\s*,\s*255\s*,\s*255)\b[^"'>]*["']` +
+	`|style\s*=\s*["'][^"'>]*?(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|pt|em)?\s*(?:[;"']|!)|` +
+	`opacity\s*:\s*0(?:\.0+)?\s*(?:[;"']|!)|(?:^|[;\s])color\s*:\s*(?:#fff(?:fff)?|white|rgba?\(\s*255\s*,\s*255\s*,\s*255|transparent)\b|` +
 	`(?:left|top|text-indent)\s*:\s*-\d{3,}|(?:height|width)\s*:\s*0(?:px)?\s*;[^"']*overflow\s*:\s*hidden|clip\s*:\s*rect\(0)`)
 
 // attrText matches attributes and markdown that carry text a rendered page

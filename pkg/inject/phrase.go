@@ -72,7 +72,7 @@ var phrases_ = []phrase{
 			`(?:\s+(?:reading|processing|summari[sz]ing|parsing|crawling|browsing|scraping|analy[sz]ing|looking at|reviewing|indexing|` +
 			`that|who|with access)|\s*[,.:;!]|\s+(?:then|you must|please))` +
 			`|^(?:note|message|instructions?|attention|notice|reminder|important(?: note| message| notice)?|hey|hi|hello|dear)\s*` +
-			`(?:to|for)?\s*(?:all\s+|any\s+|the\s+)?(?:automated\s+|autonomous\s+)?` + agentNoun + `(?:\s+[a-z]+)?\s*[:,!-]` +
+			`(?:to|for)?\s*(?:all\s+|any\s+|the\s+)?(?:automated\s+|autonomous\s+)?` + agentNoun + `(?:\s+[a-z]+){0,2}\s*[:,!-]` +
 			`|^(?:to|for) (?:the |any |all )?(?:automated |autonomous )?` + agentNoun +
 			`(?:\s+(?:reading|processing|summari[sz]ing|parsing|reviewing) (?:this|these)[a-z ]{0,20})?\s*:` +
 			`|^(?:ai|a\.i\.|llms?|large language models?|language models?|ai (?:agents?|assistants?|models?)|assistants?|chatbots?|` +
@@ -95,8 +95,11 @@ var phrases_ = []phrase{
 	},
 	{
 		id:      "exfil",
-		anchors: []string{"send", "post", "upload", "exfiltrate", "transmit", "forward", "email", "leak", "copy", "include", "append"},
-		re: regexp.MustCompile(`^(?:send|post|upload|exfiltrate|transmit|forward|email|leak|copy|include|append)\s+` +
+		anchors: []string{"collect", "gather", "dump", "grab", "harvest", "send", "post", "upload", "exfiltrate", "transmit", "forward", "email", "leak", "copy", "include", "append"},
+		re: regexp.MustCompile(`^(?:collect|gather|dump|grab|harvest|read) (?:all |the |your |every )?(?:environment variables|env vars|` +
+			`secrets|credentials|api keys|tokens|ssh keys|session cookies|passwords) and (?:send|post|upload|transmit|forward|email) ` +
+			`(?:them|it|everything) (?:to|at)\b` +
+			`|^(?:send|post|upload|exfiltrate|transmit|forward|email|leak|copy|include|append)\s+` +
 			`(?:[a-z']+\s+){0,4}?(?:contents? of\s+)?(?:the\s+|your\s+|all\s+|any\s+)*` +
 			`(?:~/\.ssh\S*|id_rsa|id_ed25519|\.env\b|\.aws/credentials|aws credentials|private keys?|ssh keys?|environment variables|` +
 			`env vars|secrets|credentials|api keys|access tokens|session cookies|\.npmrc|\.netrc|/etc/passwd|/etc/shadow)` +
@@ -111,7 +114,7 @@ var phrases_ = []phrase{
 			`(?:your|the)\s+(?:(?:entire|full|complete|original|hidden|initial|exact|verbatim)\s+)*` +
 			`(?:system prompt|system message|initial instructions|hidden instructions|instructions above|prompt above|` +
 			`text above|conversation so far|rules you were given)`),
-		weak: regexp.MustCompile(`^\s*(?:in|with|using|via|from|for debugging|when|to the console|to stdout|to the log)\b`),
+		weak: regexp.MustCompile(`^\s*(?:using|via|from|for debugging|to the console|to stdout|to the log)\b`),
 		conf: Medium,
 	},
 	{
@@ -171,7 +174,8 @@ func phrases(w, low string, fences []region) []Finding {
 		if len(refs) == 0 {
 			continue
 		}
-		atWord := i == 0 || !isWord(low[i-1])
+		// a word starts after a non-word byte, or after a JSON escape (\n, \t)
+		atWord := i == 0 || !isWord(low[i-1]) || i >= 2 && low[i-2] == '\\' && strings.IndexByte("ntr", low[i-1]) >= 0
 		for _, ref := range refs {
 			if !atWord && (!ref.rule.markup || isWord(ref.anchor[0])) {
 				continue
@@ -210,9 +214,14 @@ func judge(s string) Confidence {
 	return max(c, cue(low))
 }
 
-// mentioned reports whether w[start:end] is quoted as a mention: inside
-// backticks, or an opening quote right before it that follows prose (not
-// a JSON or YAML value) and a closing quote within the same line.
+// mentioned reports whether w[start:end] is quoted as a mention rather
+// than used: inside backticks; or a quotation that holds little more than
+// the match (the closing quote within three bytes of its end: a list of
+// attack strings, a test table); or a short quotation in prose (the opening
+// quote after a space or a line break that follows prose, the closing quote
+// within 80 bytes, on the same line). A quoted value (after ":", "=", "[",
+// "{", ",", a tab) that goes on is not a mention: a JSON answer's strings
+// are quoted.
 func mentioned(w string, start, end int) bool {
 	j := start - 1
 	if j >= 0 && w[j] == ' ' {
@@ -226,27 +235,34 @@ func mentioned(w string, start, end int) bool {
 		return true
 	}
 	var closeq string
+	prose := false
 	switch {
 	case open == '"' || open == '\'':
 		closeq = string(open)
 		k := j - 1
-		for k >= 0 && w[k] == ' ' {
+		for k >= 0 && (w[k] == ' ' || w[k] == '\n' || w[k] == '\r') {
 			k--
 		}
-		if k < 0 || strings.IndexByte(":=[{,(>", w[k]) >= 0 || w[k] == '\n' {
-			return false // a value, not a quotation
-		}
+		prose = k >= 0 && j > 0 && (w[j-1] == ' ' || w[j-1] == '\n') && strings.IndexByte(":=[{,(>-\t", w[k]) < 0
 	case j >= 2 && (w[j-2:j+1] == "\u201c" || w[j-2:j+1] == "\u2018"):
 		closeq = "\u201d"
 		if w[j-2:j+1] == "\u2018" {
 			closeq = "\u2019"
 		}
+		prose = true
 	case j >= 1 && w[j-1:j+1] == "\u00ab":
 		closeq = "\u00bb"
+		prose = true
 	default:
 		return false
 	}
-	rest := w[end:min(len(w), end+300)]
+	if strings.Contains(w[end:min(len(w), end+3)], closeq) {
+		return true
+	}
+	if !prose {
+		return false
+	}
+	rest := w[end:min(len(w), end+80)]
 	if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
 		rest = rest[:nl]
 	}
