@@ -111,11 +111,17 @@ func encodedDepth(w string, depth int, budget *int) []Finding {
 	return out
 }
 
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+func isHex(c byte) bool { return hexByte[c] }
 
-func isB64(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
-}
+func isB64(c byte) bool { return b64Byte[c] }
+
+var hexByte, b64Byte = func() (h, b [256]bool) {
+	for c := range 256 {
+		h[c] = '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+		b[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
+	}
+	return h, b
+}()
 
 // decode64 decodes a run as standard or URL-safe base64, padded or not.
 func decode64(run string) []byte {

@@ -44,20 +44,35 @@ func fenced(low string) []region {
 	return out
 }
 
-// hiddenStyle matches a style attribute that hides its element's text from
-// a human reader.
-var hiddenStyle = regexp.MustCompile(`style\s*=\s*["'](?:[^"'>]*?[;\s])?color\s*:\s*(?:#fff(?:fff)?|white|rgba?\(\s*255\s*,\s*255\s*,\s*255)\b[^"'>]*["']` +
+// hiddenStyle matches, at "style", an attribute that hides its element's
+// text from a human reader.
+var hiddenStyle = regexp.MustCompile(`^(?:style\s*=\s*["'](?:[^"'>]*?[;\s])?color\s*:\s*` +
+	`(?:#fff(?:fff)?|white|rgba?\(\s*255\s*,\s*255\s*,\s*255)\b[^"'>]*["']` +
 	`|style\s*=\s*["'][^"'>]*?(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|pt|em)?\s*(?:[;"']|!)|` +
 	`opacity\s*:\s*0(?:\.0+)?\s*(?:[;"']|!)|(?:^|[;\s])color\s*:\s*(?:#fff(?:fff)?|white|rgba?\(\s*255\s*,\s*255\s*,\s*255|transparent)\b|` +
-	`(?:left|top|text-indent)\s*:\s*-\d{3,}|(?:height|width)\s*:\s*0(?:px)?\s*;[^"']*overflow\s*:\s*hidden|clip\s*:\s*rect\(0)`)
+	`(?:left|top|text-indent)\s*:\s*-\d{3,}|(?:height|width)\s*:\s*0(?:px)?\s*;[^"']*overflow\s*:\s*hidden|clip\s*:\s*rect\(0))`)
 
-// attrText matches attributes and markdown that carry text a rendered page
-// does not show as text: alt and title attributes, image alt text, link
-// titles, and markdown's comment idiom [//]: # (…).
-var attrText = regexp.MustCompile(`(?:\balt|\btitle|\baria-label|\bdata-[a-z-]+)\s*=\s*"([^"]{24,1000})"` +
-	`|!\[([^\]\n]{24,1000})\]\(` +
-	`|\]\([^)\s]+\s+"([^"\n]{24,1000})"\)` +
-	`|(?m:^\[[^\]\n]*\]:\s*(?:#|<>)\s*\(([^)\n]{12,1000})\))`)
+// Text a rendered page does not show as text, each expression tried at its
+// anchor: alt, title, aria-label and data- attributes, image alt text, link
+// titles, and markdown's comment idiom [//]: # (…) at a line's start.
+var (
+	attrRE      = regexp.MustCompile(`^(?:alt|title|aria-label|data-[a-z-]+)\s*=\s*"([^"]{24,1000})"`)
+	imgAltRE    = regexp.MustCompile(`^!\[([^\]\n]{24,1000})\]\(`)
+	linkTitleRE = regexp.MustCompile(`^\]\([^)\s]+\s+"([^"\n]{24,1000})"\)`)
+	mdCommentRE = regexp.MustCompile(`^\[[^\]\n]*\]:\s*(?:#|<>)\s*\(([^)\n]{12,1000})\)`)
+)
+
+// each calls fn with every offset of sub in s.
+func each(s, sub string, fn func(i int)) {
+	for off := 0; ; {
+		i := strings.Index(s[off:], sub)
+		if i < 0 {
+			return
+		}
+		fn(off + i)
+		off += i + len(sub)
+	}
+}
 
 // hidden finds text hidden from a human reader: HTML comments, elements
 // styled out of sight, alt text and titles, markdown comments. A hidden
@@ -98,32 +113,42 @@ func hidden(w, low string, found []Finding) []Finding {
 		judgeRegion("hidden.comment", i, e)
 		off = e
 	}
-	if strings.Contains(low, "style") {
-		for _, m := range hiddenStyle.FindAllStringIndex(low, -1) {
-			// the element's content: up to its closing tag, at most 4 KiB on
-			s := m[1]
-			e := min(len(low), s+4<<10)
-			if c := strings.Index(low[s:e], "</"); c >= 0 {
-				// nested tags: take up to the first closing tag after some text
-				e = s + c
-				if n := strings.Index(low[e+2:min(len(low), e+2+2<<10)], "</"); n >= 0 && strings.TrimSpace(stripTags(low[s:e])) == "" {
-					e = e + 2 + n
-				}
-			}
-			judgeRegion("hidden.style", s, e)
+	each(low, "style", func(i int) {
+		m := hiddenStyle.FindStringIndex(low[i:min(len(low), i+400)])
+		if m == nil {
+			return
 		}
-	}
-	if strings.Contains(low, "alt") || strings.Contains(low, "title") || strings.Contains(low, "](") || strings.Contains(low, "]:") ||
-		strings.Contains(low, "aria-label") || strings.Contains(low, "data-") {
-		for _, m := range attrText.FindAllStringSubmatchIndex(low, -1) {
-			for g := 2; g+1 < len(m); g += 2 {
-				if m[g] >= 0 {
-					judgeRegion("hidden.attribute", m[g], m[g+1])
-					break
-				}
+		// the element's content: up to its closing tag, at most 4 KiB on
+		s := i + m[1]
+		e := min(len(low), s+4<<10)
+		if c := strings.Index(low[s:e], "</"); c >= 0 {
+			e = s + c
+			// nested tags: when no text precedes the first closing tag, take the next one
+			if n := strings.Index(low[e+2:min(len(low), e+2+2<<10)], "</"); n >= 0 && strings.TrimSpace(stripTags(low[s:e])) == "" {
+				e = e + 2 + n
 			}
 		}
+		judgeRegion("hidden.style", s, e)
+	})
+	attr := func(re *regexp.Regexp, wordStart bool) func(int) {
+		return func(i int) {
+			if wordStart && i > 0 && isWord(low[i-1]) {
+				return
+			}
+			if m := re.FindStringSubmatchIndex(low[i:min(len(low), i+1100)]); m != nil {
+				judgeRegion("hidden.attribute", i+m[2], i+m[3])
+			}
+		}
 	}
+	for _, a := range []string{"alt", "title", "aria-label", "data-"} {
+		each(low, a, attr(attrRE, true))
+	}
+	each(low, "![", attr(imgAltRE, false))
+	each(low, "](", attr(linkTitleRE, false))
+	if strings.HasPrefix(low, "[") {
+		attr(mdCommentRE, false)(0)
+	}
+	each(low, "\n[", func(i int) { attr(mdCommentRE, false)(i + 1) })
 	return out
 }
 

@@ -14,15 +14,18 @@ type phrase struct {
 	id      string
 	anchors []string
 	re      *regexp.Regexp // anchored at the start
-	conf    Confidence
-	markup  bool // a markup rule: it may start at punctuation
+	// forms are re's top-level alternatives, compiled apart: small
+	// programs that fail within a few bytes of a non-matching anchor.
+	forms  []*regexp.Regexp
+	conf   Confidence
+	markup bool // a markup rule: it may start at punctuation
 	// weak, when set, lowers a match to Low when the text right after it
 	// matches (a human's "disregard the above instructions if you use brew").
 	weak *regexp.Regexp
 }
 
 // span bounds the text an expression may match past its anchor.
-const span = 240
+const span = 200
 
 const agentNoun = `(?:ai|a\.i\.|llms?|large language models?|language models?|ai (?:agents?|assistants?|models?|systems?|tools?)|` +
 	`assistants?|chatbots?|coding (?:agents?|assistants?)|claude(?: code)?|chatgpt|gpt-?\d*|copilot|cursor|gemini|codex|devin|` +
@@ -149,47 +152,112 @@ var phrases_ = []phrase{
 // anchorIndex lists the rules by the first byte of their anchors.
 var anchorIndex = func() (idx [256][]anchorRef) {
 	for i := range phrases_ {
+		for _, alt := range alternatives(phrases_[i].re.String()) {
+			phrases_[i].forms = append(phrases_[i].forms, regexp.MustCompile(alt))
+		}
 		for _, a := range phrases_[i].anchors {
-			idx[a[0]] = append(idx[a[0]], anchorRef{a, &phrases_[i]})
+			// the forms an anchor can start: those that spell it (escapes
+			// removed), or all of them when none does
+			var forms []*regexp.Regexp
+			for _, f := range phrases_[i].forms {
+				if strings.Contains(strings.ReplaceAll(f.String(), `\`, ""), strings.TrimSpace(a)) {
+					forms = append(forms, f)
+				}
+			}
+			if forms == nil {
+				forms = phrases_[i].forms
+			}
+			idx[a[0]] = append(idx[a[0]], anchorRef{a, i, forms})
 		}
 	}
 	return idx
 }()
 
-type anchorRef struct {
-	anchor string
-	rule   *phrase
+// alternatives splits an expression at its top-level "|".
+func alternatives(expr string) []string {
+	var out []string
+	depth, class, from := 0, false, 0
+	for i := 0; i < len(expr); i++ {
+		switch c := expr[i]; {
+		case c == '\\':
+			i++
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && depth == 0:
+			out = append(out, expr[from:i])
+			from = i + 1
+		}
+	}
+	return append(out, expr[from:])
 }
 
-func isWord(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c >= 0x80
+type anchorRef struct {
+	anchor string
+	rule   int // index into phrases_
+	forms  []*regexp.Regexp
 }
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' }
+
+func isWord(c byte) bool { return wordByte[c] }
+
+// wordByte: letters, digits, '_' and the bytes of non-ASCII runes.
+var wordByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c >= 0x80
+	}
+	return t
+}()
 
 // phrases runs the phrase rules over low, the folded text w.
 func phrases(w, low string, fences []region) []Finding {
 	var out []Finding
-	last := map[*phrase]int{} // a rule's matches do not overlap
+	var last [16]int // where each rule's last match ended: a rule's matches do not overlap
+	prevWord := false
 	for i := 0; i < len(low); i++ {
-		refs := anchorIndex[low[i]]
+		c := low[i]
+		word := wordByte[c]
+		atWord := !prevWord
+		if word && prevWord {
+			// only markup anchors start mid-word, and none with a letter;
+			// but a word starts after a JSON escape (\n, \t)
+			if i < 2 || low[i-2] != '\\' || low[i-1] != 'n' && low[i-1] != 't' && low[i-1] != 'r' {
+				continue
+			}
+			atWord = true
+		}
+		prevWord = word
+		refs := anchorIndex[c]
 		if len(refs) == 0 {
 			continue
 		}
-		// a word starts after a non-word byte, or after a JSON escape (\n, \t)
-		atWord := i == 0 || !isWord(low[i-1]) || i >= 2 && low[i-2] == '\\' && strings.IndexByte("ntr", low[i-1]) >= 0
 		for _, ref := range refs {
-			if !atWord && (!ref.rule.markup || isWord(ref.anchor[0])) {
+			rule := &phrases_[ref.rule]
+			if !atWord && !rule.markup || !strings.HasPrefix(low[i:], ref.anchor) || last[ref.rule] > i {
 				continue
 			}
-			if !strings.HasPrefix(low[i:], ref.anchor) || last[ref.rule] > i {
+			// an anchor ends a word, or a plural: "post" is not "postgres"
+			if e := i + len(ref.anchor); e < len(low) && isLetter(ref.anchor[len(ref.anchor)-1]) && isLetter(low[e]) && low[e] != 's' {
 				continue
 			}
 			end := min(len(low), i+span)
-			loc := ref.rule.re.FindStringIndex(low[i:end])
+			var loc []int
+			for _, re := range ref.forms {
+				if l := re.FindStringIndex(low[i:end]); l != nil && (loc == nil || l[1] > loc[1]) {
+					loc = l
+				}
+			}
 			if loc == nil {
 				continue
 			}
-			f := Finding{Rule: ref.rule.id, Confidence: ref.rule.conf, Start: i, End: i + loc[1]}
-			if ref.rule.weak != nil && ref.rule.weak.MatchString(low[f.End:end]) {
+			f := Finding{Rule: rule.id, Confidence: rule.conf, Start: i, End: i + loc[1]}
+			if rule.weak != nil && rule.weak.MatchString(low[f.End:end]) {
 				f.Confidence = Low
 			}
 			if in(fences, f.Start) || mentioned(w, f.Start, f.End) {

@@ -82,7 +82,12 @@ func invisible(w string) []Finding {
 				out = append(out, Finding{Rule: "unicode.zerowidth", Confidence: c, Start: i, End: j})
 			}
 			drop = append(drop, span{i, j})
-			any = true
+			// a zero-width character next to ASCII may split a word to
+			// hide it; between emoji or in a script that joins with them
+			// it is at home, and the text needs no second reading.
+			if k >= 3 || i > 0 && w[i-1] < 0x80 || j < len(w) && w[j] < 0x80 {
+				any = true
+			}
 			i = j
 			continue
 		}
