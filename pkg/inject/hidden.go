@@ -2,19 +2,21 @@ package inject
 
 import (
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 )
+
+// maxJudged bounds the bytes of hidden regions judged by cue per window.
+const maxJudged = 64 << 10
 
 // A region is a span [s, e) of the scanned window.
 type region struct{ s, e int }
 
+// in reports whether at falls in one of rs (ordered, not overlapping).
 func in(rs []region, at int) bool {
-	for _, r := range rs {
-		if r.s <= at && at < r.e {
-			return true
-		}
-	}
-	return false
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].e > at })
+	return i < len(rs) && rs[i].s <= at
 }
 
 // fenced returns the markdown code blocks (``` or ~~~ fences) of low.
@@ -80,15 +82,19 @@ func each(s, sub string, fn func(i int)) {
 // AI agent with a directive and a sensitive action (cue) is Medium.
 func hidden(w, low string, found []Finding) []Finding {
 	var out []Finding
+	starts := make([]int, len(found))
+	for i, f := range found {
+		starts[i] = f.Start
+	}
+	slices.Sort(starts)
+	budget := maxJudged
 	judgeRegion := func(rule string, s, e int) {
 		c := Confidence(0)
-		for _, f := range found {
-			if f.Start >= s && f.Start < e {
-				c = High
-				break
-			}
+		if i, _ := slices.BinarySearch(starts, s); i < len(starts) && starts[i] < e {
+			c = High
 		}
-		if c == 0 && e-s <= 8<<10 {
+		if c == 0 && e-s <= 8<<10 && budget > 0 {
+			budget -= e - s
 			c = cue(low[s:e])
 			if c < Medium {
 				c = 0
@@ -113,7 +119,11 @@ func hidden(w, low string, found []Finding) []Finding {
 		judgeRegion("hidden.comment", i, e)
 		off = e
 	}
+	styled := 0 // where the last hidden element's content ended
 	each(low, "style", func(i int) {
+		if i < styled {
+			return
+		}
 		m := hiddenStyle.FindStringIndex(low[i:min(len(low), i+400)])
 		if m == nil {
 			return
@@ -129,6 +139,7 @@ func hidden(w, low string, found []Finding) []Finding {
 			}
 		}
 		judgeRegion("hidden.style", s, e)
+		styled = e
 	})
 	attr := func(re *regexp.Regexp, wordStart bool) func(int) {
 		return func(i int) {
