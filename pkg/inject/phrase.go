@@ -37,21 +37,24 @@ const directive = `(?:you must|you should|you need to|you will|you are|you're|pl
 
 var phrases_ = []phrase{
 	{
-		id:      "override.ignore",
-		anchors: []string{"ignore", "disregard", "forget", "override", "bypass", "set aside", "do not follow", "don't follow", "stop following", "abandon"},
-		re: regexp.MustCompile(`^(?:ignore|disregard|forget(?: about)?|override|bypass|set aside|do not follow|don't follow|stop following|abandon)` +
-			`\s+(?:(?:all|any|each|every|of|the|your|my|these|those|its|their|everything)\s+)*` +
-			`(?:(?:previous|prior|preceding|above|earlier|former|original|initial|system|safety|developer|prior|other|given|existing)\s+)+` +
-			`(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|guidance|context|messages?|constraints?|` +
-			`commands?|orders?|programming|polic(?:y|ies)|restrictions?|tasks?)\b` +
-			`|^(?:forget|ignore|disregard)\s+(?:everything|all(?: of)? (?:that|this)|what)\s+` +
-			`(?:above|before|(?:you(?:'ve| have)? )?(?:been told|were told|read|were given)|(?:i|we) (?:said|told you))`),
+		id: "override.ignore",
+		anchors: words(
+			"ignore;disregard;forget;override;bypass;set aside;do not follow;don't follow;stop following;abandon"),
+		re: regexp.MustCompile(
+			`^(?:ignore|disregard|forget(?: about)?|override|bypass|set aside|do not follow|don't follow|stop following|abandon)` +
+				`\s+(?:(?:all|any|each|every|of|the|your|my|these|those|its|their|everything)\s+)*` +
+				`(?:(?:previous|prior|preceding|above|earlier|former|original|initial|system|safety|developer|prior|other|given|existing)\s+)+` +
+				`(?:instructions?|prompts?|rules?|directions?|directives?|guidelines?|guidance|context|messages?|constraints?|` +
+				`commands?|orders?|programming|polic(?:y|ies)|restrictions?|tasks?)\b` +
+				`|^(?:forget|ignore|disregard)\s+(?:everything|all(?: of)? (?:that|this)|what)\s+` +
+				`(?:above|before|(?:you(?:'ve| have)? )?(?:been told|were told|read|were given)|(?:i|we) (?:said|told you))`),
 		weak: regexp.MustCompile(`^\s*(?:if|for|when|unless|on|in case|from the|of the|in the|in section|that apply)\b`),
 		conf: High,
 	},
 	{
-		id:      "role.reassign",
-		anchors: []string{"you are now", "you're now", "from now on", "your new", "your real", "your true", "your actual", "new instructions", "new system", "updated instructions", "real instructions", "enable ", "enter ", "activate ", "act as", "pretend", "you are no longer", "you're no longer"},
+		id: "role.reassign",
+		anchors: words(
+			"you are now;you're now;from now on;your new;your real;your true;your actual;new instructions;new system;updated instructions;real instructions;enable ;enter ;activate ;act as;pretend;you are no longer;you're no longer"),
 		re: regexp.MustCompile(`^(?:you are now|you're now)\s+(?:(?:a|an|the|my)\s+(?:[a-z-]+\s+){0,3}?` +
 			`(?:assistant|ai|agent|model|bot|chatbot|hacker|admin|administrator|root user|persona|character)\b|dan\b|` +
 			`in (?:developer|god|admin|debug|jailbreak|jailbroken|unrestricted|dan|maintenance) mode|` +
@@ -69,8 +72,9 @@ var phrases_ = []phrase{
 		conf: High,
 	},
 	{
-		id:      "address.agent",
-		anchors: []string{"if you", "when you", "in case you", "note ", "message ", "instruction", "attention", "notice", "reminder", "important", "hey ", "hi ", "hello ", "dear ", "to the ", "to any ", "to all ", "ai", "a.i.", "llm", "large ", "language ", "assistant", "chatbot", "coding ", "claude", "chatgpt", "gpt", "copilot", "cursor", "gemini", "codex", "devin", "autonomous"},
+		id: "address.agent",
+		anchors: words(
+			"if you;when you;in case you;note ;message ;instruction;attention;notice;reminder;important;hey ;hi ;hello ;dear ;to the ;to any ;to all ;ai;a.i.;llm;large ;language ;assistant;chatbot;coding ;claude;chatgpt;gpt;copilot;cursor;gemini;codex;devin;autonomous"),
 		re: regexp.MustCompile(`^(?:if|when|in case) you(?:'re| are)\s+(?:an?\s+|the\s+)?(?:[a-z-]+\s+){0,2}?` + agentNoun +
 			`(?:\s+(?:reading|processing|summari[sz]ing|parsing|crawling|browsing|scraping|analy[sz]ing|looking at|reviewing|indexing|` +
 			`that|who|with access)|\s*[,.:;!]|\s+(?:then|you must|please))` +
@@ -97,8 +101,9 @@ var phrases_ = []phrase{
 		conf: High,
 	},
 	{
-		id:      "exfil",
-		anchors: []string{"collect", "gather", "dump", "grab", "harvest", "send", "post", "upload", "exfiltrate", "transmit", "forward", "email", "leak", "copy", "include", "append"},
+		id: "exfil",
+		anchors: words(
+			"collect;gather;dump;grab;harvest;send;post;upload;exfiltrate;transmit;forward;email;leak;copy;include;append"),
 		re: regexp.MustCompile(`^(?:collect|gather|dump|grab|harvest|read) (?:all |the |your |every )?(?:environment variables|env vars|` +
 			`secrets|credentials|api keys|tokens|ssh keys|session cookies|passwords) and (?:send|post|upload|transmit|forward|email) ` +
 			`(?:them|it|everything) (?:to|at)\b` +
@@ -121,9 +126,10 @@ var phrases_ = []phrase{
 		conf: Medium,
 	},
 	{
-		id:      "markup.role",
-		markup:  true,
-		anchors: []string{"<|", "[inst]", "[/inst]", "<<sys>>", "<</sys>>", "<start_of_turn>", "<end_of_turn>", "<system", "</system", "<sys>", "<admin>", "<developer", "<instructions>", "<important>", "###", "system", "[system", "(system"},
+		id:     "markup.role",
+		markup: true,
+		anchors: words(
+			"<|;[inst];[/inst];<<sys>>;<</sys>>;<start_of_turn>;<end_of_turn>;<system;</system;<sys>;<admin>;<developer;<instructions>;<important>;###;system;[system;(system"),
 		re: regexp.MustCompile(`^<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|` +
 			`begin_of_text|end_of_text|im_sep|channel|message|end|start|return|call|constrain)\|>` +
 			`|^\[/?inst\]|^<</?sys>>|^<(?:start|end)_of_turn>` +
@@ -138,9 +144,10 @@ var phrases_ = []phrase{
 		conf: High,
 	},
 	{
-		id:      "markup.toolcall",
-		markup:  true,
-		anchors: []string{"<tool", "</tool", "<function", "<|tool", "<|python_tag|>", "[tool_calls]", "<" + "invoke", "<use_tool", "\"type\"", "<parameter"},
+		id:     "markup.toolcall",
+		markup: true,
+		anchors: words(
+			"<tool;</tool;<function;<|tool;<|python_tag|>;[tool_calls];<" + "invoke;<use_tool;\"type\";<parameter"),
 		re: regexp.MustCompile(`^</?(?:tool_call|tool_calls|tool_use|tool_result|tool_code|function_call|function_calls|functioncall|` +
 			`use_tool|invoke|parameter)\b` +
 			`|^<\|(?:tool_call|tool_calls|python_tag|tool_response)\|>|^<\|python_tag\|>|^\[tool_calls\]` +
@@ -148,6 +155,9 @@ var phrases_ = []phrase{
 		conf: High,
 	},
 }
+
+// words splits a list of anchors separated by ";".
+func words(s string) []string { return strings.Split(s, ";") }
 
 // anchorIndex lists the rules by the first byte of their anchors.
 var anchorIndex = func() (idx [256][]anchorRef) {
