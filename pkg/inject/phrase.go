@@ -159,8 +159,13 @@ var phrases_ = []phrase{
 // words splits a list of anchors separated by ";".
 func words(s string) []string { return strings.Split(s, ";") }
 
-// anchorIndex lists the rules by the first byte of their anchors.
-var anchorIndex = func() (idx [256][]anchorRef) {
+// anchorIndex lists the anchors by their first two bytes: bucket[b0<<8|b1]
+// indexes buckets (0: none).
+var anchorIndex = func() (idx struct {
+	bucket  [1 << 16]uint8
+	buckets [][]anchorRef
+}) {
+	idx.buckets = [][]anchorRef{nil}
 	for i := range phrases_ {
 		for _, alt := range alternatives(phrases_[i].re.String()) {
 			phrases_[i].forms = append(phrases_[i].forms, regexp.MustCompile(alt))
@@ -177,7 +182,13 @@ var anchorIndex = func() (idx [256][]anchorRef) {
 			if forms == nil {
 				forms = phrases_[i].forms
 			}
-			idx[a[0]] = append(idx[a[0]], anchorRef{a, i, forms})
+			k := uint16(a[0])<<8 | uint16(a[1])
+			if idx.bucket[k] == 0 {
+				idx.bucket[k] = uint8(len(idx.buckets))
+				idx.buckets = append(idx.buckets, nil)
+			}
+			b := idx.bucket[k]
+			idx.buckets[b] = append(idx.buckets[b], anchorRef{a, i, forms})
 		}
 	}
 	return idx
@@ -243,10 +254,14 @@ func phrases(w, low string, fences []region) []Finding {
 			atWord = true
 		}
 		prevWord = word
-		refs := anchorIndex[c]
-		if len(refs) == 0 {
+		if i+1 == len(low) {
+			break // every anchor is two bytes or more
+		}
+		b := anchorIndex.bucket[uint16(c)<<8|uint16(low[i+1])]
+		if b == 0 {
 			continue
 		}
+		refs := anchorIndex.buckets[b]
 		for _, ref := range refs {
 			rule := &phrases_[ref.rule]
 			if !atWord && !rule.markup || !strings.HasPrefix(low[i:], ref.anchor) || last[ref.rule] > i {
