@@ -175,7 +175,12 @@ var anchorIndex = func() (idx struct {
 			// removed), or all of them when none does
 			var forms []*regexp.Regexp
 			for _, f := range phrases_[i].forms {
-				if strings.Contains(strings.ReplaceAll(f.String(), `\`, ""), strings.TrimSpace(a)) {
+				src := strings.ReplaceAll(f.String(), `\`, "")
+				lead := strings.TrimPrefix(strings.TrimPrefix(src, "^"), "(?:")
+				if lead != "" && !isLetter(lead[0]) && lead[0] != a[0] {
+					continue // the form starts with other punctuation
+				}
+				if strings.Contains(src, strings.TrimSpace(a)) {
 					forms = append(forms, f)
 				}
 			}
