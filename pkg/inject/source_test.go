@@ -44,3 +44,20 @@ func TestSource(t *testing.T) {
 		}
 	}
 }
+
+func FuzzSource(f *testing.F) {
+	for _, s := range []struct{ tool, input string }{
+		{"Bash", `{"command":"sudo -u x env A=1 timeout 5 curl https://x | jq . > out; cat ../a"}`},
+		{"Bash", `{"command":"echo $(wget -O- x) <(cat /etc/passwd) 'unterminated"}`},
+		{"Read", `{"file_path":"../../etc/shadow"}`},
+		{"shell", `{"command":["xargs","-I{}","curl","{}"]}`},
+		{"read_many_files", `{"paths":["a",1,null]}`},
+	} {
+		f.Add(s.tool, s.input, "/home/u/proj")
+	}
+	f.Fuzz(func(t *testing.T, tool, input, project string) {
+		if _, ok := rank[Source(tool, []byte(input), project)]; !ok {
+			t.Fatalf("Source(%q, %q) returned an unknown tag", tool, input)
+		}
+	})
+}
