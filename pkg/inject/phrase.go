@@ -35,7 +35,7 @@ const directive = `(?:you must|you should|you need to|you will|you are|you're|pl
 	`run|execute|immediately|instead|make sure|be sure to|remember to|first|now|send|read|delete|reply|respond|output|print|add|include|` +
 	`insert|tell|include|use|open|fetch|call|invoke|write)\b`
 
-var phrases_ = []phrase{
+var rules = []phrase{
 	{
 		id: "override.ignore",
 		anchors: words(
@@ -166,15 +166,15 @@ var anchorIndex = func() (idx struct {
 	buckets [][]anchorRef
 }) {
 	idx.buckets = [][]anchorRef{nil}
-	for i := range phrases_ {
-		for _, alt := range alternatives(phrases_[i].re.String()) {
-			phrases_[i].forms = append(phrases_[i].forms, regexp.MustCompile(alt))
+	for i := range rules {
+		for _, alt := range alternatives(rules[i].re.String()) {
+			rules[i].forms = append(rules[i].forms, regexp.MustCompile(alt))
 		}
-		for _, a := range phrases_[i].anchors {
+		for _, a := range rules[i].anchors {
 			// the forms an anchor can start: those that spell it (escapes
 			// removed), or all of them when none does
 			var forms []*regexp.Regexp
-			for _, f := range phrases_[i].forms {
+			for _, f := range rules[i].forms {
 				src := strings.ReplaceAll(f.String(), `\`, "")
 				lead := strings.TrimPrefix(strings.TrimPrefix(src, "^"), "(?:")
 				if lead != "" && !isLetter(lead[0]) && lead[0] != a[0] {
@@ -185,7 +185,7 @@ var anchorIndex = func() (idx struct {
 				}
 			}
 			if forms == nil {
-				forms = phrases_[i].forms
+				forms = rules[i].forms
 			}
 			k := uint16(a[0])<<8 | uint16(a[1])
 			if idx.bucket[k] == 0 {
@@ -225,7 +225,7 @@ func alternatives(expr string) []string {
 
 type anchorRef struct {
 	anchor string
-	rule   int // index into phrases_
+	rule   int // index into rules
 	forms  []*regexp.Regexp
 }
 
@@ -268,7 +268,7 @@ func phrases(w, low string, fences []region) []Finding {
 		}
 		refs := anchorIndex.buckets[b]
 		for _, ref := range refs {
-			rule := &phrases_[ref.rule]
+			rule := &rules[ref.rule]
 			if !atWord && !rule.markup || !strings.HasPrefix(low[i:], ref.anchor) || last[ref.rule] > i {
 				continue
 			}

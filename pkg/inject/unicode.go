@@ -19,9 +19,9 @@ import (
 // it: "ig\u200bnore previous instructions" is an override.
 func invisible(w string) []Finding {
 	var out []Finding
-	type span struct{ s, e int }
-	var drop []span // invisible runes, in order
-	any := false
+	type cut struct{ s, e int }
+	var drop []cut // invisible runes, in order
+	hid := false
 	prevFlag := false
 	for i := 0; i < len(w); {
 		c := w[i]
@@ -44,9 +44,9 @@ func invisible(w string) []Finding {
 			last, _ := utf8.DecodeLastRuneInString(w[i:j])
 			if !(prevFlag && last == 0xE007F) {
 				out = append(out, Finding{Rule: "unicode.tags", Confidence: High, Start: i, End: j})
-				any = true
+				hid = true
 			}
-			drop = append(drop, span{i, j})
+			drop = append(drop, cut{i, j})
 			i = j
 			prevFlag = false
 			continue
@@ -60,8 +60,8 @@ func invisible(w string) []Finding {
 				j += n2
 			}
 			out = append(out, Finding{Rule: "unicode.bidi", Confidence: Medium, Start: i, End: j})
-			drop = append(drop, span{i, j})
-			any = true
+			drop = append(drop, cut{i, j})
+			hid = true
 			i = j
 			continue
 		case zeroWidth(r, i):
@@ -81,12 +81,12 @@ func invisible(w string) []Finding {
 				}
 				out = append(out, Finding{Rule: "unicode.zerowidth", Confidence: c, Start: i, End: j})
 			}
-			drop = append(drop, span{i, j})
+			drop = append(drop, cut{i, j})
 			// a zero-width character next to ASCII may split a word to
 			// hide it; between emoji or in a script that joins with them
 			// it is at home, and the text needs no second reading.
 			if k >= 3 || i > 0 && w[i-1] < 0x80 || j < len(w) && w[j] < 0x80 {
-				any = true
+				hid = true
 			}
 			i = j
 			continue
@@ -94,7 +94,7 @@ func invisible(w string) []Finding {
 		prevFlag = r == 0x1F3F4
 		i += n
 	}
-	if !any {
+	if !hid {
 		return out
 	}
 	// The text with invisible runes removed (tag characters as ASCII), and
