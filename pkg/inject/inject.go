@@ -45,7 +45,7 @@ func (c Confidence) String() string {
 // A Finding is one suspicious span of the scanned text.
 type Finding struct {
 	Rule       string     // e.g. "override.ignore", "unicode.tags", "encoded.base64", "hidden.comment"
-	Confidence Confidence //
+	Confidence Confidence // Low, Medium or High
 	Start, End int        // byte offsets into the scanned text: text[Start:End] is flagged
 	Digest     string     // digest.SHA256 of text[Start:End]
 }
