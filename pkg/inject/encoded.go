@@ -1,0 +1,160 @@
+package inject
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// encoded finds runs of base64 (24 characters or more), hex (32 digits or
+// more, or \xNN escapes) and URL encoding (eight %XX escapes or more),
+// decodes them, and judges the decoded text when it reads as text: a run
+// whose decoding holds a phrase finding, or speaks to an agent (cue), is a
+// finding of the run's kind with the decoded text's confidence. Decoded
+// text is itself searched for runs once more (base64 inside base64). At
+// most maxDecoded bytes are decoded per window.
+func encoded(w string) []Finding {
+	budget := maxDecoded
+	return encodedDepth(w, 0, &budget)
+}
+
+func encodedDepth(w string, depth int, budget *int) []Finding {
+	var out []Finding
+	add := func(rule string, s, e int, dec []byte) {
+		if len(dec) == 0 || *budget <= 0 || !textual(dec) {
+			return
+		}
+		*budget -= len(dec)
+		t := string(dec)
+		c := judge(t)
+		if depth == 0 {
+			for _, f := range encodedDepth(t, depth+1, budget) {
+				c = max(c, f.Confidence)
+			}
+		}
+		if c >= Medium {
+			out = append(out, Finding{Rule: rule, Confidence: c, Start: s, End: e})
+		}
+	}
+	for i := 0; i < len(w) && *budget > 0; {
+		c := w[i]
+		switch {
+		case c == '%':
+			j, n := i, 0
+			for j < len(w) {
+				if w[j] == '%' && j+2 < len(w) && isHex(w[j+1]) && isHex(w[j+2]) {
+					j += 3
+					n++
+					continue
+				}
+				if w[j] == '+' || isWord(w[j]) && w[j] < 0x80 || w[j] == '.' || w[j] == '-' {
+					j++
+					continue
+				}
+				break
+			}
+			if n >= 8 {
+				if dec, err := url.QueryUnescape(w[i:j]); err == nil {
+					add("encoded.url", i, j, []byte(dec))
+				}
+				i = j
+				continue
+			}
+			i++
+		case c == '\\' && i+3 < len(w) && w[i+1] == 'x' && isHex(w[i+2]) && isHex(w[i+3]):
+			j := i
+			var b []byte
+			for j+3 < len(w) && w[j] == '\\' && w[j+1] == 'x' && isHex(w[j+2]) && isHex(w[j+3]) {
+				v, _ := hex.DecodeString(w[j+2 : j+4])
+				b = append(b, v...)
+				j += 4
+			}
+			if len(b) >= 8 {
+				add("encoded.hex", i, j, b)
+			}
+			i = max(j, i+1)
+		case isB64(c):
+			if i > 0 && isB64(w[i-1]) {
+				i++
+				continue
+			}
+			j := i
+			allHex := true
+			for j < len(w) && isB64(w[j]) {
+				if !isHex(w[j]) {
+					allHex = false
+				}
+				j++
+			}
+			e := j
+			for e < len(w) && e-j < 2 && w[e] == '=' {
+				e++
+			}
+			run := w[i:j]
+			switch {
+			case allHex && len(run) >= 32 && len(run)%2 == 0:
+				if b, err := hex.DecodeString(run); err == nil {
+					add("encoded.hex", i, j, b)
+				}
+			case len(run) >= 24 && !allHex:
+				if b := decode64(run); b != nil {
+					add("encoded.base64", i, e, b)
+				}
+			}
+			i = max(e, i+1)
+		default:
+			i++
+		}
+	}
+	return out
+}
+
+func isHex(c byte) bool { return hexByte[c] }
+
+func isB64(c byte) bool { return b64Byte[c] }
+
+var hexByte, b64Byte = func() (h, b [256]bool) {
+	for c := range 256 {
+		h[c] = '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+		b[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
+	}
+	return h, b
+}()
+
+// decode64 decodes a run as standard or URL-safe base64, padded or not.
+func decode64(run string) []byte {
+	run = strings.TrimRight(run, "=")
+	enc := base64.RawStdEncoding
+	if strings.ContainsAny(run, "-_") {
+		if strings.ContainsAny(run, "+/") {
+			return nil
+		}
+		enc = base64.RawURLEncoding
+	}
+	if len(run)%4 == 1 {
+		run = run[:len(run)-1]
+	}
+	b, err := enc.DecodeString(run)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// textual reports whether b reads as text: valid UTF-8, nine in ten runes
+// printable or white space.
+func textual(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	n, bad := 0, 0
+	for _, r := range string(b) {
+		n++
+		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' || r == 0x7F || r == utf8.RuneError {
+			bad++
+		}
+	}
+	return n > 0 && bad*10 <= n
+}

@@ -1,0 +1,156 @@
+// Package inject inspects a tool's result before it enters an agent's
+// context: Source tags where the result came from (a file of the project,
+// the network, an MCP server, …) and Scan looks in its text for prompt
+// injection — instructions addressed to the agent, role or rule overrides,
+// chat-role and tool-call markup, hidden or bidirectional Unicode, encoded
+// payloads that decode to such text, and markup that hides text from a
+// human reader.
+//
+// Scan is deterministic pattern matching on a bounded amount of text; it
+// judges nothing. What a finding means for the agent (warn, redact, deny)
+// depends on the source tag and is decided elsewhere; nothing calls this
+// package yet (see docs/firewall.md).
+package inject
+
+import (
+	"slices"
+	"unicode/utf8"
+
+	"github.com/claimcheck/claimcheck/pkg/digest"
+)
+
+// Confidence grades a finding.
+type Confidence int
+
+// The grades. A result is flagged when a finding reaches Flag.
+const (
+	Low    Confidence = 1 // an injection pattern mentioned (quoted, in a code block), or a weak sign
+	Medium Confidence = 2 // likely an injection
+	High   Confidence = 3 // an injection pattern used, or text hidden from a human reader
+	Flag              = Medium
+)
+
+func (c Confidence) String() string {
+	switch c {
+	case Low:
+		return "low"
+	case Medium:
+		return "medium"
+	case High:
+		return "high"
+	}
+	return "none"
+}
+
+// A Finding is one suspicious span of the scanned text.
+type Finding struct {
+	Rule       string     // e.g. "override.ignore", "unicode.tags", "encoded.base64", "hidden.comment"
+	Confidence Confidence // Low, Medium or High
+	Start, End int        // byte offsets into the scanned text: text[Start:End] is flagged
+	Digest     string     // digest.SHA256 of text[Start:End]
+}
+
+// Result is what Scan found.
+type Result struct {
+	Findings []Finding // ordered by Start, then Rule
+	// Scanned is how many bytes were scanned; when it is less than the
+	// text's length (Truncated), only the first Head and the last Tail
+	// bytes were.
+	Scanned   int
+	Truncated bool
+}
+
+// Flagged reports whether a finding reaches Flag.
+func (r Result) Flagged() bool { return r.Max() >= Flag }
+
+// Max is the highest confidence of the findings (0 when there are none).
+func (r Result) Max() Confidence {
+	var m Confidence
+	for _, f := range r.Findings {
+		m = max(m, f.Confidence)
+	}
+	return m
+}
+
+// The bounds of a scan: a text longer than Head+Tail bytes is scanned in
+// two windows, its first Head and its last Tail bytes (an injection is
+// often appended to a long document), and the result says so.
+const (
+	Head = 192 << 10
+	Tail = 64 << 10
+	// maxDecoded bounds the bytes decoded from encoded runs per window.
+	maxDecoded = 64 << 10
+)
+
+// Scan scans text for prompt injection.
+func Scan(text string) Result {
+	var r Result
+	if len(text) <= Head+Tail {
+		r.Findings = scanWindow(text, 0, len(text))
+		r.Scanned = len(text)
+	} else {
+		h := runeStart(text, Head)
+		t := runeStart(text, len(text)-Tail)
+		r.Findings = append(scanWindow(text, 0, h), scanWindow(text, t, len(text))...)
+		r.Scanned = h + len(text) - t
+		r.Truncated = true
+	}
+	slices.SortFunc(r.Findings, func(a, b Finding) int {
+		if a.Start != b.Start {
+			return a.Start - b.Start
+		}
+		if a.Rule < b.Rule {
+			return -1
+		}
+		if a.Rule > b.Rule {
+			return 1
+		}
+		return int(b.Confidence - a.Confidence)
+	})
+	r.Findings = slices.CompactFunc(r.Findings, func(a, b Finding) bool {
+		return a.Rule == b.Rule && a.Start == b.Start && a.End == b.End
+	})
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		f.Digest = digest.SHA256([]byte(text[f.Start:f.End]))
+	}
+	return r
+}
+
+// runeStart moves i back to the start of the rune it falls in.
+func runeStart(s string, i int) int {
+	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return i
+}
+
+// scanWindow scans text[lo:hi]; offsets of its findings are into text.
+func scanWindow(text string, lo, hi int) []Finding {
+	w := text[lo:hi]
+	low := fold(w)
+	fences := fenced(low)
+	fs := phrases(w, low, fences)
+	fs = append(fs, invisible(w)...)
+	fs = append(fs, hidden(w, low, fs)...)
+	fs = append(fs, encoded(w)...)
+	for i := range fs {
+		fs[i].Start += lo
+		fs[i].End += lo
+	}
+	return fs
+}
+
+// fold lower-cases ASCII letters; every other byte stays, so offsets into
+// the result are offsets into s.
+func fold(s string) string {
+	b := make([]byte, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return string(b)
+}
