@@ -385,10 +385,10 @@ func cue(low string) Confidence {
 		"install", "approve", "merge", "grant", "transfer", "payment", "wallet", "link", "url", "http") {
 		n++
 	}
-	switch {
-	case n == 3:
+	switch n {
+	case 3:
 		return Medium
-	case n == 2:
+	case 2:
 		return Low
 	}
 	return 0

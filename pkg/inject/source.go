@@ -205,7 +205,7 @@ func argvTag(argv []string, project string) Tag {
 	tag := FileInternal
 	for _, op := range a[1:] {
 		if op == "" || op[0] == '-' || strings.ContainsAny(op, " {}'\"|;=") ||
-			!(strings.ContainsRune(op, '/') || strings.Contains(op, ".") || op[0] == '~') {
+			!strings.ContainsRune(op, '/') && !strings.Contains(op, ".") && op[0] != '~' {
 			continue
 		}
 		tag = worse(tag, place(op, project))

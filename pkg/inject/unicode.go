@@ -42,7 +42,7 @@ func invisible(w string) []Finding {
 				j += n2
 			}
 			last, _ := utf8.DecodeLastRuneInString(w[i:j])
-			if !(prevFlag && last == 0xE007F) {
+			if !prevFlag || last != 0xE007F {
 				out = append(out, Finding{Rule: "unicode.tags", Confidence: High, Start: i, End: j})
 				hid = true
 			}
@@ -50,11 +50,11 @@ func invisible(w string) []Finding {
 			i = j
 			prevFlag = false
 			continue
-		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+		case isBidi(r):
 			j := i + n
 			for j < len(w) {
 				r2, n2 := utf8.DecodeRuneInString(w[j:])
-				if !(r2 >= 0x202A && r2 <= 0x202E || r2 >= 0x2066 && r2 <= 0x2069) {
+				if !isBidi(r2) {
 					break
 				}
 				j += n2
@@ -153,3 +153,6 @@ func zeroWidth(r rune, at int) bool {
 	}
 	return false
 }
+
+// isBidi reports the bidirectional embedding, override and isolate controls.
+func isBidi(r rune) bool { return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 }
