@@ -26,6 +26,9 @@ func (p *Policy) checkCommand(v *verdict, ctx *context, cmd string) {
 		v.say(Deny, msgControlBytes, detail{})
 		return
 	}
+	if p.checkPatch(v, ctx, cmd) {
+		return
+	}
 	a := &analysis{p: p, ctx: ctx, v: v}
 	cfg := shell.Config{MaxDepth: p.Limits.MaxShellDepth}
 	if ctx.homeSet {

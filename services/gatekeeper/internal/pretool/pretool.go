@@ -223,7 +223,7 @@ func (v *verdict) denied() bool { return v.d.Decision == Deny }
 
 // Tools whose tool_input claimcheck reads. Their input must have the shape
 // the hook contract documents; anything else is denied.
-var shellTools = map[string]bool{"Bash": true, "PowerShell": true}
+var shellTools = map[string]bool{"Bash": true, "PowerShell": true, "apply_patch": true}
 
 // Decide answers one PreToolUse call. It is deterministic, does no I/O, and
 // never panics: an internal failure denies the call (rule internal.error).
