@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"bufio"
 	"fmt"
 	"log/slog"
 	"net"
@@ -126,7 +125,7 @@ func checkWitnessServer(o *objects, f *facts, p *problems) int32 {
 		if !ok {
 			p.addf("%s: --logs %s: ConfigMap %s has no key %s", where, file, vol.ConfigMap.Name, rel)
 		}
-		if err := parseWitnessLogs(raw, logs); err != nil {
+		if err := transparency.ParseLogs(strings.NewReader(raw), logs); err != nil {
 			p.addf("ConfigMap %s %s: %w", vol.ConfigMap.Name, rel, err)
 		}
 	}
@@ -173,24 +172,6 @@ func checkOnClaim(p *problems, where string, w podTemplate, c *corev1.Container,
 	if _, ok := claim.Spec.Resources.Requests[corev1.ResourceStorage]; !ok || len(claim.Spec.AccessModes) == 0 {
 		p.addf("%s: volumeClaimTemplate %s: wants access modes and a storage request", where, claim.Name)
 	}
-}
-
-// parseWitnessLogs reads a --logs file as `witness serve` does: "log
-// <origin> <key>" lines, blank lines and # comments.
-func parseWitnessLogs(raw string, out map[string][]string) error {
-	sc := bufio.NewScanner(strings.NewReader(raw))
-	for i := 1; sc.Scan(); i++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) != 3 || f[0] != "log" {
-			return fmt.Errorf("line %d: want \"log <origin> <key>\" (claimcheck ledger checkpoint --keys)", i)
-		}
-		out[f[1]] = append(out[f[1]], f[2])
-	}
-	return sc.Err()
 }
 
 // checkWitnessNetwork: ingress is denied by default; the policies that

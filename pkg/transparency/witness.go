@@ -399,3 +399,22 @@ func statusOf(err error) int {
 	}
 	return http.StatusInternalServerError
 }
+
+// ParseLogs reads a witness's logs file: "log <origin> <key>" lines (as
+// `claimcheck ledger checkpoint --keys` prints them), blank lines and #
+// comments, adding each log's keys to out. An error names the line.
+func ParseLogs(r io.Reader, out map[string][]string) error {
+	sc := bufio.NewScanner(r)
+	for i := 1; sc.Scan(); i++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "log" {
+			return fmt.Errorf("line %d: want \"log <origin> <key>\" (claimcheck ledger checkpoint --keys)", i)
+		}
+		out[f[1]] = append(out[f[1]], f[2])
+	}
+	return sc.Err()
+}

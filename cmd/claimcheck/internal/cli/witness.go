@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -163,22 +162,8 @@ func witnessLogs(flags []string, file string) (map[string][]string, error) {
 			return nil, fmt.Errorf("--logs: %w", err)
 		}
 		defer fh.Close() //nolint:errcheck // read-only
-		sc := bufio.NewScanner(fh)
-		for i := 1; sc.Scan(); i++ {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			f := strings.Fields(line)
-			if len(f) != 3 || f[0] != "log" {
-				return nil, fmt.Errorf("--logs %s line %d: want \"log <origin> <key>\"", file, i)
-			}
-			if err := add(fmt.Sprintf("--logs %s line %d", file, i), f[1], f[2]); err != nil {
-				return nil, err
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("--logs: %w", err)
+		if err := transparency.ParseLogs(fh, out); err != nil {
+			return nil, fmt.Errorf("--logs %s: %w", file, err)
 		}
 	}
 	if len(out) == 0 {
