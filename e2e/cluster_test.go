@@ -244,15 +244,8 @@ func (c *cluster) as(who string) []string {
 
 func (c *cluster) issue(t *testing.T, role, host string) {
 	t.Helper()
-	who, args := role, []string{"creds", "issue", "--data-dir", c.data, "--role", role}
-	if host != "" {
-		who, args = host, append(args, "--host", host)
-	}
-	c.creds[who] = filepath.Join(c.dir, "creds", who+".creds")
-	if err := os.MkdirAll(filepath.Dir(c.creds[who]), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	c.mustRun(t, nil, "claimcheck", append(args, "--out", c.creds[who])...)
+	who, path := issueCreds(t, c.mustRun, c.data, c.dir, role, host)
+	c.creds[who] = path
 }
 
 func (c *cluster) startService(t *testing.T, svc string, i int) {

@@ -324,3 +324,20 @@ func credsFile(t *testing.T, url, role string) string {
 	}
 	return path
 }
+
+// issueCreds runs `claimcheck creds issue` against the authority in
+// dataDir for a role, or for a host's hook when host is set, writing
+// dir/creds/<who>.creds; it returns who (the role or the host) and the path.
+func issueCreds(t *testing.T, run func(*testing.T, []string, string, ...string) string, dataDir, dir, role, host string) (string, string) {
+	t.Helper()
+	who, args := role, []string{"creds", "issue", "--data-dir", dataDir, "--role", role}
+	if host != "" {
+		who, args = host, append(args, "--host", host)
+	}
+	path := filepath.Join(dir, "creds", who+".creds")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	run(t, nil, "claimcheck", append(args, "--out", path)...)
+	return who, path
+}

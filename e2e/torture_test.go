@@ -249,15 +249,8 @@ func (tt *torture) as(who string) []string {
 
 func (tt *torture) issue(t *testing.T, role, host string) {
 	t.Helper()
-	who, args := role, []string{"creds", "issue", "--data-dir", tt.authDir, "--role", role}
-	if host != "" {
-		who, args = host, append(args, "--host", host)
-	}
-	tt.creds[who] = filepath.Join(tt.dir, "creds", who+".creds")
-	if err := os.MkdirAll(filepath.Dir(tt.creds[who]), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	tt.mustRun(t, nil, "claimcheck", append(args, "--out", tt.creds[who])...)
+	who, path := issueCreds(t, tt.mustRun, tt.authDir, tt.dir, role, host)
+	tt.creds[who] = path
 }
 
 // natsHealthy says whether nats-server answers /healthz with JetStream up.
