@@ -154,10 +154,16 @@ const maxAppend = 1 << 16
 // waiting, until ctx ends.
 func (l *Log) Run(ctx context.Context) error {
 	if _, err := l.CatchUp(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped
+		}
 		return err
 	}
 	st, err := l.JS.Stream(ctx, stream.Ledger)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("tlog: %w", err)
 	}
 	tick := time.NewTicker(min(l.Interval, 200*time.Millisecond))
