@@ -120,16 +120,17 @@ func newSchedule(seed uint64, d time.Duration, can map[faultKind]bool) schedule 
 			f.nth, f.repeat = 1+rng.IntN(sc.max), rng.IntN(2) == 0
 			f.hold += 3 * time.Second
 		case faultClockJump:
-			// A service's clock, forward or back by up to 15 s, for up to
-			// ten seconds: beyond the rotator's hot window, within what
-			// claimcheck supports, clocks that agree within key_overlap
-			// less the followers' 10 s reload (30 s here). Jumps of minutes
-			// date signatures outside their keys' windows (docs/security.md,
-			// "Clocks").
+			// A service's host clock, forward or back by up to ten minutes
+			// (far beyond key_overlap, 30 s here), for up to ten seconds.
+			// The services date signatures and key windows by the NATS
+			// server's clock (clock.Server), so a jump moves only what they
+			// do before their first reading of it (docs/security.md,
+			// "Clocks"). Before that clock, jumps of minutes dated
+			// signatures outside their keys' windows.
 			if f.target == "nats" {
 				f.target = targets[1+rng.IntN(len(targets)-1)]
 			}
-			f.skew = time.Duration(1000+rng.IntN(14000)) * time.Millisecond
+			f.skew = time.Duration(2+rng.IntN(599)) * time.Second
 			if rng.IntN(2) == 0 {
 				f.skew = -f.skew
 			}

@@ -32,7 +32,7 @@ import (
 // through strace's syscall fault injection), a full disk (a small tmpfs
 // holding the NATS store and the archive), SIGKILL and SIGSTOP/SIGCONT of
 // random components at random times, the NATS server restarted under
-// load, and a service's clock moved forward or back by up to 15 seconds
+// load, and a service's clock moved forward or back by up to ten minutes
 // (clock.SkewFileEnv). When the faults stop and everything has recovered,
 // an oracle checks what must hold (torture_oracle_test.go). On a violation it prints the
 // seed, the fault schedule and the events around the violation; the same

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
@@ -166,6 +167,9 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 		return err
 	}
 	defer nc.Close()
+	if set.Clock, err = serverClock(ctx, nc, set.Clock, log); err != nil {
+		return err
+	}
 	reg := telemetry.NewRegistry()
 	set.Conn, set.Metrics = nc, reg
 	svc, err := spec.New(svcCfg, set)
@@ -200,6 +204,34 @@ func run[C any](ctx context.Context, spec Spec[C], args []string, stderr io.Writ
 	_ = nc.Drain()
 	return err
 }
+
+// serverClock is the clock a standalone service runs on: the NATS server's
+// time (clock.Server), so that the signatures of a fleet's services and
+// the rotator's key windows agree however far the hosts' clocks drift or
+// step. It waits up to ServerClockWait for the first reading; a server that
+// does not answer by then leaves the service on the local clock until it
+// does, with a warning.
+func serverClock(ctx context.Context, nc *nats.Conn, local clock.Clock, log *slog.Logger) (clock.Clock, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	c := clock.NewServer(ctx, stream.ServerTime(js), local, 10*time.Second, log)
+	t := time.NewTimer(ServerClockWait)
+	defer t.Stop()
+	select {
+	case <-c.Ready():
+	case <-ctx.Done():
+	case <-t.C:
+		log.WarnContext(ctx, "the NATS server's time is not known yet; this host's clock dates what is signed until it is",
+			slog.Duration("waited", ServerClockWait))
+	}
+	return c, nil
+}
+
+// ServerClockWait is how long a service waits at start for the NATS
+// server's time.
+var ServerClockWait = 5 * time.Second
 
 // TopLevelKeys are the configuration keys any claimcheck process accepts at
 // the top of a file; a shared file may configure every service.

@@ -482,3 +482,36 @@ func checkEvidence(c jetstream.StreamConfig, purgeable bool) error {
 	}
 	return fmt.Errorf("%w: %s: %s", ErrUnsafe, c.Name, strings.Join(bad, "; "))
 }
+
+// ServerTime returns a function that reads the NATS server's clock: the
+// time in its answer to a stream info request (LEDGER's, or while there is
+// no LEDGER yet any stream's). Every service may ask for stream info.
+func ServerTime(js jetstream.JetStream) func(context.Context) (time.Time, error) {
+	return func(ctx context.Context) (time.Time, error) {
+		var info *jetstream.StreamInfo
+		s, err := js.Stream(ctx, Ledger)
+		switch {
+		case err == nil:
+			info = s.CachedInfo()
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			l := js.ListStreams(ctx)
+			for i := range l.Info() { // read to the end: the lister sends them all
+				if info == nil {
+					info = i
+				}
+			}
+			if info == nil {
+				if err := l.Err(); err != nil && !errors.Is(err, jetstream.ErrEndOfData) {
+					return time.Time{}, fmt.Errorf("the NATS server's time: %w", err)
+				}
+				return time.Time{}, errors.New("the NATS server's time: no stream to ask yet")
+			}
+		default:
+			return time.Time{}, fmt.Errorf("the NATS server's time: %w", err)
+		}
+		if info.TimeStamp.IsZero() {
+			return time.Time{}, errors.New("the NATS server's time: its stream info carries none (nats-server 2.10 or later does)")
+		}
+		return info.TimeStamp, nil
+	}
+}
