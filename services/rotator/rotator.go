@@ -377,6 +377,9 @@ type metrics struct {
 	// tlogRollbacks: passes stopped because the log does not extend the
 	// checkpoint kept in the archive.
 	tlogRollbacks prometheus.Counter
+	// anchorRepairs: chain anchors put back from the archive;
+	// anchorUnrepaired: missing ones the archive did not vouch for.
+	anchorRepairs, anchorUnrepaired prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -394,5 +397,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			"Checkpoints a witness did not cosign (down, or refused; see the log)."),
 		tlogRollbacks: f.Counter("tlog_archive_mismatch_total",
 			"Passes stopped before trimming: the log does not extend the checkpoint kept in the archive (a rolled-back store)."),
+		anchorRepairs: f.Counter("anchor_repairs_total",
+			"Chain anchors put back from the verified archive (lost by the NATS store after the trim that wrote them)."),
+		anchorUnrepaired: f.Counter("anchor_unrepaired_total",
+			"Chains whose first hot entry follows an entry their anchor does not name and the archive does not vouch for."),
 	}
 }

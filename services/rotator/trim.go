@@ -143,6 +143,9 @@ func (s *Service) trimChain(ctx context.Context, st jetstream.Stream, c string, 
 		count++
 		seq = m.Sequence + 1
 	}
+	if err := s.repairAnchor(ctx, c, first); err != nil {
+		return 0, err
+	}
 	if count == 0 {
 		s.compactAnchor(ctx, c, first)
 		return 0, nil
