@@ -101,9 +101,8 @@ func (a *dialectAgent) claim() (verdict, result) {
 // gatekeeper) and claimcheck claim: prompt, a shell tool call reported
 // before and after, a claim, and stops. Codex: a stop claiming done is
 // blocked without evidence (in Codex's words) and let through citing the
-// PASS. Gemini CLI, which sends no tool ids: the same, its test run paired
-// with its BeforeTool by tool and input; and a stop blocked again and
-// again ends at claimcheck's cap, NOT verified.
+// PASS. Gemini CLI: the same stop is blocked, and since Gemini sends no
+// tool ids its test run cannot back the claim, which says why.
 func TestCodexAndGeminiSessionsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	hookDir := filepath.Join(dir, "hook")
@@ -151,13 +150,10 @@ func TestCodexAndGeminiSessionsEndToEnd(t *testing.T) {
 		}
 		a.shell("go test ./...", goTestPass)
 		v, r := a.claim()
-		if v.Verdict != "PASS" || v.AttestationID == "" {
-			t.Fatalf("claim on a Gemini test run paired with its BeforeTool by input: %+v %+v", v, r)
+		if v.Verdict == "PASS" || !strings.Contains(strings.Join(v.Reasons, " ")+v.NextStep, "tool_use_id") {
+			t.Fatalf("a Gemini tool result backed a claim, or the verdict does not say why not: %+v %+v", v, r)
 		}
-		msg := "Fixed it; all tests pass.\n\n" + finalBlock("done", v.AttestationID)
-		if ans := a.stop(msg); ans.Decision != "" {
-			t.Fatalf("attested done was not let through: %+v", ans)
-		}
+		t.Logf("Gemini claim: %s %q next: %q", v.Verdict, v.Reasons, v.NextStep)
 		// The ledger holds the mapped events, each with Gemini's bytes.
 		entries, _ := show(t, url, a.session, 6)
 		var mapped int
@@ -179,19 +175,6 @@ func TestCodexAndGeminiSessionsEndToEnd(t *testing.T) {
 		// Gemini CLI has no cap of its own: it feeds each block's reason back
 		// as a BeforeAgent prompt and stops again. That prompt continues the
 		// turn, so claimcheck's cap ends it, NOT verified.
-		a = &dialectAgent{t: t, env: env, agent: "gemini", session: "e849aea9-2b9f-40db-a376-c106011fb0f3"}
-		a.record(`"hook_event_name":"SessionStart","source":"startup"`)
-		a.record(fmt.Sprintf(`"hook_event_name":"BeforeAgent","prompt":%q`, prompt))
-		// An AfterTool with no BeforeTool of the same call before it (piped
-		// into the hook by hand) backs nothing.
-		r = a.hook(`"hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"go test ./...","description":"run"},` +
-			fmt.Sprintf(`"tool_response":{"llmContent":%q,"returnDisplay":%q}`, goTestPass, goTestPass))
-		if r.code != 0 {
-			t.Fatalf("a lone AfterTool: %+v", r)
-		}
-		if v, r := a.claim(); v.Verdict == "PASS" || !strings.Contains(strings.Join(v.Reasons, " ")+v.NextStep, "no unpaired PreToolUse") {
-			t.Fatalf("a lone Gemini AfterTool backed a claim, or the verdict does not say why not: %+v %+v", v, r)
-		}
 		for i := 0; ; i++ {
 			ans := a.stop("I fixed it. All tests pass now.")
 			if ans.Decision == "" {

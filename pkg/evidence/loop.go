@@ -12,20 +12,13 @@ import (
 )
 
 // Loop follows a session's tool loop, so that only tool results the agent's
-// tool loop produced count as evidence. Claude Code and Codex give every
-// tool call a tool_use_id and fire PreToolUse before the tool runs and
-// PostToolUse (or PostToolUseFailure) after it, both with the call's
-// tool_input. A result with no PreToolUse of the same id and the same input
-// recorded before it did not come from that loop: it was published some
-// other way (a payload piped into the hook by hand). Nor did one published
-// by another host than the one the session's events come from.
-//
-// Gemini CLI sends no tool call id (and claimcheck invents none): a result
-// without one pairs with the earliest PreToolUse without one, of the same
-// tool and input, recorded before it and not yet paired. That is what an id
-// proves too: a gated PreToolUse of that very call came first, and each
-// PreToolUse backs one result. Two identical calls in flight at once may
-// pair crosswise; their inputs are the same, so is what they claim.
+// tool loop produced count as evidence. Claude Code gives every tool call a
+// tool_use_id and fires PreToolUse before the tool runs and PostToolUse (or
+// PostToolUseFailure) after it, both with the call's tool_input. A result
+// with no PreToolUse of the same id and the same input recorded before it
+// did not come from that loop: it was published some other way (a payload
+// piped into the hook by hand). Nor did one published by another host than
+// the one the session's events come from.
 //
 // Observe the session's entries in ledger order; it marks such results
 // Untrusted with the reason.
@@ -33,9 +26,6 @@ type Loop struct {
 	owner string              // origin of the session's first agent event
 	pre   map[string]toolCall // tool_use_id → the PreToolUse
 	seen  map[string]struct{} // tool_use_ids already matched by a result
-	// idless: PreToolUses without a tool_use_id not yet paired, by tool
-	// and input, oldest first.
-	idless map[string][]toolCall
 }
 
 type toolCall struct {
@@ -48,7 +38,7 @@ type toolCall struct {
 // result that is not the agent's.
 func (l *Loop) Observe(e *Entry) {
 	if l.pre == nil {
-		l.pre, l.seen, l.idless = map[string]toolCall{}, map[string]struct{}{}, map[string][]toolCall{}
+		l.pre, l.seen = map[string]toolCall{}, map[string]struct{}{}
 	}
 	if l.owner == "" && agentOrigin(e.Origin) {
 		l.owner = e.Origin
@@ -57,10 +47,6 @@ func (l *Loop) Observe(e *Entry) {
 	case e.HookEvent == schemas.HookPreToolUse && e.ToolUseID != "":
 		if _, dup := l.pre[e.ToolUseID]; !dup {
 			l.pre[e.ToolUseID] = toolCall{n: e.N, digest: e.InputDigest, input: e.Input}
-		}
-	case e.HookEvent == schemas.HookPreToolUse:
-		if k := callKey(e.Tool, e.InputDigest, e.Input); k != "" {
-			l.idless[k] = append(l.idless[k], toolCall{n: e.N, digest: e.InputDigest, input: e.Input})
 		}
 	case e.Done:
 		e.Untrusted = l.judge(e)
@@ -72,13 +58,8 @@ func (l *Loop) judge(e *Entry) string {
 		return fmt.Sprintf("published by %s, while the session's events come from %s", e.Origin, l.owner)
 	}
 	if e.ToolUseID == "" {
-		k := callKey(e.Tool, e.InputDigest, e.Input)
-		if q := l.idless[k]; k != "" && len(q) > 0 {
-			l.idless[k] = q[1:]
-			return ""
-		}
-		return "it has no tool_use_id and no unpaired PreToolUse without one, of the same tool and tool_input, " +
-			"was recorded before it"
+		return "it has no tool_use_id, so no PreToolUse can pair it " +
+			"(Claude Code sends one since 2.0.43 and Codex always; Gemini CLI never does)"
 	}
 	p, ok := l.pre[e.ToolUseID]
 	switch {
@@ -106,18 +87,6 @@ func sameInput(p toolCall, e *Entry) bool {
 	}
 	a, b := canonical(p.input), canonical(e.Input)
 	return a != "" && a == b
-}
-
-// callKey names a tool call without an id by its tool and input: the
-// input's digest as received, else the digest of its stored canonical form.
-func callKey(tool, digest, input string) string {
-	if digest != "" {
-		return tool + "\x00" + digest
-	}
-	if c := canonical(input); c != "" {
-		return tool + "\x00sha256:" + c
-	}
-	return ""
 }
 
 func canonical(input string) string {
