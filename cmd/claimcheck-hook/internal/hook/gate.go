@@ -301,7 +301,7 @@ func (h *hook) answer(stdout io.Writer, d schemas.GateDecision) int {
 			fmt.Fprintf(h.stderr, "claimcheck-hook: %v\n", err)
 		}
 	}
-	out := h.agent.Answer(d)
+	out := h.agent.AnswerEvent(h.agentEvent, d)
 	if len(out) == 0 {
 		return ExitOK
 	}
