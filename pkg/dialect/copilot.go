@@ -69,7 +69,8 @@ type copilotIn struct {
 // Bash's); other tools keep their names and their input is not inspected.
 // postToolUse's toolResult.textResultForLlm is the output, a resultType
 // other than "success" making it a PostToolUseFailure; postToolUseFailure's
-// error is the error. Copilot sends no tool call id, no final message with
+// error is the error. A userPromptSubmitted whose prompt is the last stop
+// block's reason coming back is recorded as Copilot's own event. Copilot sends no tool call id, no final message with
 // agentStop and no stop_hook_active: they stay absent.
 func mapCopilot(ev Event, raw []byte, opt Options) (Event, error) {
 	var in copilotIn
@@ -118,6 +119,12 @@ func mapCopilot(ev Event, raw []byte, opt Options) (Event, error) {
 	case "userPromptSubmitted":
 		if in.Prompt == nil {
 			return ev, fmt.Errorf("%w: Copilot userPromptSubmitted: prompt (a string)", payload.ErrMissing)
+		}
+		if opt.StopFeedback != nil && opt.StopFeedback(*in.SessionID, *in.Prompt) {
+			// Copilot enqueues a stop block's reason as the next prompt:
+			// that continues the turn (see Options.StopFeedback).
+			out.HookEvent = agentEvent
+			break
 		}
 		out.Prompt = in.Prompt
 	case "preToolUse", "postToolUse", "postToolUseFailure":

@@ -60,7 +60,8 @@ type cursorIn struct {
 // beforeReadFile a Read ({file_path}: the file's content is not copied,
 // only kept in agent_payload); afterFileEdit a MultiEdit's result
 // ({file_path, edits}: Claude Code's MultiEdit input); beforeSubmitPrompt a
-// prompt; stop a Stop when its status is "completed" (or absent): an
+// prompt (unless it is the last stop block's followup_message coming back,
+// recorded as Cursor's own beforeSubmitPrompt); stop a Stop when its status is "completed" (or absent): an
 // aborted or failed loop is recorded as Cursor's own "stop", not gated (a
 // block would auto-submit a follow-up after the user stopped the agent).
 // Cursor sends no tool call id, no final message with stop and no
@@ -103,6 +104,12 @@ func mapCursor(ev Event, raw []byte, opt Options) (Event, error) {
 	case "beforeSubmitPrompt":
 		if in.Prompt == nil {
 			return ev, fmt.Errorf("%w: Cursor beforeSubmitPrompt: prompt (a string)", payload.ErrMissing)
+		}
+		if opt.StopFeedback != nil && opt.StopFeedback(*in.ConversationID, *in.Prompt) {
+			// Cursor submits a stop's followup_message as the next user
+			// message: that continues the turn (see Options.StopFeedback).
+			out.HookEvent = in.HookEvent
+			break
 		}
 		out.Prompt = in.Prompt
 	case "beforeShellExecution", "afterShellExecution":

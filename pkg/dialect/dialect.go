@@ -171,11 +171,13 @@ type Options struct {
 	MaxBytes int // the largest Payload after mapping; no bound when <= 0
 	// StopFeedback reports whether prompt is the reason of the session's
 	// last blocked stop. Gemini CLI feeds that reason back as a new turn,
-	// firing BeforeAgent with it as the prompt; such a BeforeAgent is not
-	// the user's prompt and is recorded unmapped, under Gemini's own name
-	// (were it a UserPromptSubmit, it would start a new turn: the block
-	// count would start again, and the gate would never reach its cap on a
-	// client that has none). Nil: no prompt is feedback.
+	// firing BeforeAgent with it as the prompt; Cursor submits a stop's
+	// followup_message, and Copilot an agentStop block's reason, as the
+	// next user prompt, and may fire their prompt hooks for it. Such a
+	// prompt is not the user's and is recorded unmapped, under the agent's
+	// own event name (were it a UserPromptSubmit, it would start a new
+	// turn: the block count would start again, and the gate would never
+	// reach its cap on a client that has none). Nil: no prompt is feedback.
 	StopFeedback func(sessionID, prompt string) bool
 	// Event is the event the agent ran the hook for, when the payload does
 	// not name it: Copilot's camelCase payloads carry no hook_event_name,

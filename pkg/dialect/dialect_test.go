@@ -2,6 +2,7 @@ package dialect_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -510,6 +511,29 @@ func TestReadCopilotToolArgsAndResults(t *testing.T) {
 		v := view(t, ev.Payload)
 		if v.HookEvent != tc.wantEvent || v.ToolName != tc.wantTool || v.Command != tc.wantCommand || v.Error != tc.wantError {
 			t.Errorf("%s %s read as %+v", tc.event, tc.fields, v)
+		}
+	}
+}
+
+// TestReadCursorAndCopilotStopFeedback: the block reason Cursor and
+// Copilot submit as the next prompt continues the turn, as Gemini CLI's.
+func TestReadCursorAndCopilotStopFeedback(t *testing.T) {
+	const reason = "claimcheck blocked this stop: no evidence"
+	feedback := func(_, prompt string) bool { return prompt == reason }
+	for _, tc := range []struct {
+		agent        dialect.Agent
+		event, raw   string
+		wantFeedback string
+	}{
+		{dialect.Cursor, "", `{"conversation_id":"c-1","hook_event_name":"beforeSubmitPrompt","prompt":%q}`, "beforeSubmitPrompt"},
+		{dialect.Copilot, "userPromptSubmitted", `{"sessionId":"s-1","timestamp":1,"cwd":"/p","prompt":%q}`, "userPromptSubmitted"},
+	} {
+		for prompt, want := range map[string]string{reason: tc.wantFeedback, "fix the bug": "UserPromptSubmit"} {
+			raw := fmt.Sprintf(tc.raw, prompt)
+			ev, err := dialect.Read(tc.agent, []byte(raw), dialect.Options{StopFeedback: feedback, Event: tc.event})
+			if err != nil || ev.Info.HookEvent != want || view(t, ev.Payload).HookEvent != want {
+				t.Errorf("%s prompt %q read as %q (%v), want %q", tc.agent, prompt, ev.Info.HookEvent, err, want)
+			}
 		}
 	}
 }
