@@ -219,3 +219,21 @@ func TestHooksUninstallForCursorAndCopilot(t *testing.T) {
 		})
 	}
 }
+
+// TestHooksInstallForCopilotUnderCopilotHome: with $COPILOT_HOME set, the
+// user-level file is $COPILOT_HOME/hooks/claimcheck.json.
+func TestHooksInstallForCopilotUnderCopilotHome(t *testing.T) {
+	home, copilotHome := t.TempDir(), t.TempDir()
+	r := runCLI(t, map[string]string{"HOME": home, "COPILOT_HOME": copilotHome}, "hooks", "install", "--agent", "copilot",
+		"--hook-command", fakeHook(t))
+	path := filepath.Join(copilotHome, "hooks", "claimcheck.json")
+	if r.code != 0 || !strings.Contains(r.stdout, path) {
+		t.Fatalf("install: %+v", r)
+	}
+	if doc, _ := readFlatHooks(t, path); len(doc.Hooks) != len(copilotHookEvents) {
+		t.Errorf("%d events have hooks, want %d", len(doc.Hooks), len(copilotHookEvents))
+	}
+	if _, err := os.Stat(filepath.Join(home, ".copilot")); err == nil {
+		t.Error("~/.copilot was written too")
+	}
+}
