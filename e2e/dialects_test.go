@@ -324,6 +324,16 @@ func TestCursorAndCopilotSessionsEndToEnd(t *testing.T) {
 			if ans := s.shell(a, "rm -rf /", ""); !s.denied(ans) {
 				t.Fatalf("rm -rf / answered %v", ans)
 			}
+			if agent == "copilot" { // its file tools, when their arguments name the file in "path", meet the gate's file rules
+				ans := answerOf(t, a.copilot("preToolUse", `"toolName":"create","toolArgs":"{\"path\":\"/repo/.github/hooks/claimcheck.json\",\"file_text\":\"{}\"}"`))
+				if !s.denied(ans) {
+					t.Fatalf("create .github/hooks/claimcheck.json answered %v", ans)
+				}
+				ans = answerOf(t, a.copilot("preToolUse", `"toolName":"view","toolArgs":"{\"path\":\"/repo/.env\"}"`))
+				if !s.denied(ans) || !strings.Contains(ans["permissionDecisionReason"], "cannot ask") {
+					t.Fatalf("view .env answered %v", ans)
+				}
+			}
 			if agent == "cursor" { // beforeReadFile cannot ask: claimcheck's ask is a deny there
 				ans := answerOf(t, a.cursor(`"hook_event_name":"beforeReadFile","file_path":"/repo/.env","content":"API_KEY=abc\n","attachments":[]`))
 				if !s.denied(ans) || !strings.Contains(ans["agent_message"], "cannot ask") {

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -67,6 +68,11 @@ type copilotIn struct {
 // toolArgs (an object, or a JSON string holding one: the two references
 // disagree) the tool call, Copilot's bash named Bash (its {command} is
 // Bash's); other tools keep their names and their input is not inspected.
+// view, edit and create whose arguments hold a string "path" (GitHub's
+// hooks configuration page reads edit's so; the other members are not
+// documented) are Read, Edit and Write with that path as file_path added,
+// so that the gate's file rules apply; one that also has a file_path
+// member is left as it is (the gate could check the wrong path).
 // postToolUse's toolResult.textResultForLlm is the output, a resultType
 // other than "success" making it a PostToolUseFailure; postToolUseFailure's
 // error is the error. A userPromptSubmitted whose prompt is the last stop
@@ -139,6 +145,11 @@ func mapCopilot(ev Event, raw []byte, opt Options) (Event, error) {
 		if name == "bash" {
 			name = "Bash"
 		}
+		if n, ok := copilotFileTools[name]; ok {
+			if filePath, ok := copilotPath(args); ok {
+				name, args = n, addMember(args, "file_path", filePath)
+			}
+		}
 		out.ToolName, out.ToolInput = &name, args
 		switch agentEvent {
 		case "postToolUse":
@@ -176,4 +187,35 @@ func copilotResult(v jsontext.Value) (event string, output, errText *string, err
 		return schemas.HookPostToolUseFailure, r.Text, &text, nil
 	}
 	return schemas.HookPostToolUse, r.Text, nil, nil
+}
+
+// copilotFileTools are Copilot's file tools (Copilot CLI hooks reference,
+// "Tool names for hook matching") and the ledger's tool each is, when its
+// arguments name the file in "path".
+var copilotFileTools = map[string]string{"view": "Read", "edit": "Edit", "create": "Write"}
+
+// copilotPath returns args' string "path" when args has no "file_path".
+func copilotPath(args jsontext.Value) (string, bool) {
+	var a struct {
+		Path     *string        `json:"path"`
+		FilePath jsontext.Value `json:"file_path"`
+	}
+	if json.Unmarshal(args, &a, json.RejectUnknownMembers(false)) != nil || a.Path == nil || *a.Path == "" || a.FilePath != nil {
+		return "", false
+	}
+	return *a.Path, true
+}
+
+// addMember returns obj (a JSON object) with the string member name: val
+// appended.
+func addMember(obj jsontext.Value, name, val string) jsontext.Value {
+	b := bytes.TrimSpace(obj)
+	out := append([]byte(nil), b[:len(b)-1]...)
+	if len(bytes.TrimSpace(b[1:len(b)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out, _ = jsontext.AppendQuote(out, name)
+	out = append(out, ':')
+	out, _ = jsontext.AppendQuote(out, val)
+	return append(out, '}')
 }

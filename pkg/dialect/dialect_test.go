@@ -393,7 +393,7 @@ func TestReadDocumentedPayloads(t *testing.T) {
 			v.ToolName, v.Command, v.ToolResponse = "Bash", "go test ./...", jsontext.Value("\"ok  \texample.com/add\t0.002s\"")
 		})},
 		{"copilot-docs/postToolUseFailure.json", dialect.Copilot,
-			with(cop("PostToolUseFailure"), func(v *ledgerView) { v.ToolName, v.Error = "view", "Path does not exist" })},
+			with(cop("PostToolUseFailure"), func(v *ledgerView) { v.ToolName, v.Error = "Read", "Path does not exist" })},
 		{"copilot-docs/agentStop.json", dialect.Copilot, cop("Stop")},
 		{"copilot-docs/subagentStart.json", dialect.Copilot, cop("subagentStart")},
 		{"copilot-docs/subagentStop.json", dialect.Copilot, cop("SubagentStop")},
@@ -498,7 +498,11 @@ func TestReadCopilotToolArgsAndResults(t *testing.T) {
 	const cop = `"sessionId":"s-1","timestamp":1704614600000,"cwd":"/p"`
 	for _, tc := range []struct{ event, fields, wantEvent, wantTool, wantCommand, wantError string }{
 		{"preToolUse", `"toolName":"bash","toolArgs":{"command":"ls"}`, "PreToolUse", "Bash", "ls", ""},
-		{"preToolUse", `"toolName":"edit","toolArgs":"{\"path\":\"a.go\"}"`, "PreToolUse", "edit", "", ""},
+		{"preToolUse", `"toolName":"edit","toolArgs":"{\"path\":\"a.go\"}"`, "PreToolUse", "Edit", "", ""},
+		{"preToolUse", `"toolName":"create","toolArgs":{"path":"/p/.github/hooks/x.json","file_text":"{}"}`, "PreToolUse", "Write", "", ""},
+		{"preToolUse", `"toolName":"view","toolArgs":{ }`, "PreToolUse", "view", "", ""},
+		{"preToolUse", `"toolName":"view","toolArgs":{"path":"a.go","file_path":"b.go"}`, "PreToolUse", "view", "", ""},
+		{"preToolUse", `"toolName":"glob","toolArgs":{"path":"a.go"}`, "PreToolUse", "glob", "", ""},
 		{"postToolUse", `"toolName":"bash","toolArgs":{"command":"false"},"toolResult":{"resultType":"failure","textResultForLlm":"exit 1"}`,
 			"PostToolUseFailure", "Bash", "false", "exit 1"},
 		{"postToolUse", `"toolName":"bash","toolArgs":{"command":"rm x"},"toolResult":{"resultType":"denied"}`,
@@ -511,6 +515,19 @@ func TestReadCopilotToolArgsAndResults(t *testing.T) {
 		v := view(t, ev.Payload)
 		if v.HookEvent != tc.wantEvent || v.ToolName != tc.wantTool || v.Command != tc.wantCommand || v.Error != tc.wantError {
 			t.Errorf("%s %s read as %+v", tc.event, tc.fields, v)
+		}
+		var in struct {
+			ToolInput struct {
+				Path     string  `json:"path"`
+				FilePath *string `json:"file_path"`
+			} `json:"tool_input"`
+		}
+		if err := json.Unmarshal(ev.Payload, &in, json.RejectUnknownMembers(false)); err != nil {
+			t.Fatalf("%s: %v", ev.Payload, err)
+		}
+		if mapped := tc.wantTool == "Edit" || tc.wantTool == "Write"; mapped != (in.ToolInput.FilePath != nil && *in.ToolInput.FilePath == in.ToolInput.Path) &&
+			tc.wantTool != "view" {
+			t.Errorf("%s: file_path %v, path %q", tc.fields, in.ToolInput.FilePath, in.ToolInput.Path)
 		}
 	}
 }
