@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,5 +232,66 @@ func TestGeminiStopFeedbackContinuesTheTurn(t *testing.T) {
 	}
 	if n, _ := stopBlocks(filepath.Join(f.dir, "state"), session, func(c int) int { return c }); n != 0 {
 		t.Errorf("block count %d after the user's prompt, want 0", n)
+	}
+}
+
+// TestCursorAndCopilotStopFeedbackContinuesTheTurn: Cursor submits a stop's
+// followup_message, Copilot an agentStop block's reason, as the next user
+// prompt; if their prompt hook fires for it, it is recorded under the
+// agent's own event name and the block count goes on; a prompt of the
+// user's still starts a turn.
+func TestCursorAndCopilotStopFeedbackContinuesTheTurn(t *testing.T) {
+	f, g := gateSetup(t)
+	const reason = "claimcheck blocked this stop: no test evidence"
+	blocks := 0
+	g.set(func(req schemas.GateRequest, d *schemas.GateDecision) []byte {
+		if req.HookEvent == schemas.HookStop {
+			blocks++
+			d.Decision, d.Reason, d.ConsecutiveBlocks = schemas.GateBlock, reason, blocks
+		}
+		return nil
+	})
+	for _, tc := range []struct {
+		agent, session, stop, prompt, own string
+		args                              []string
+	}{
+		{"cursor", "6b1c2f0e-3d4a-4f7b-9a51-0c8e2d7f4a10", captured(t, "cursor-docs/stop.json"),
+			`{"conversation_id":"6b1c2f0e-3d4a-4f7b-9a51-0c8e2d7f4a10","hook_event_name":"beforeSubmitPrompt","prompt":%q,"attachments":[]}`,
+			"beforeSubmitPrompt", []string{"--agent", "cursor"}},
+		{"copilot", "8f2d5c1a-4b7e-4e0f-9c3d-2a6b1e8f7d54", captured(t, "copilot-docs/agentStop.json"),
+			`{"sessionId":"8f2d5c1a-4b7e-4e0f-9c3d-2a6b1e8f7d54","timestamp":1704614500000,"cwd":"/p","prompt":%q}`,
+			"userPromptSubmitted", []string{"--agent", "copilot", "--event", "userPromptSubmitted"}},
+	} {
+		t.Run(tc.agent, func(t *testing.T) {
+			stopArgs := []string{"--agent", tc.agent}
+			if tc.agent == "copilot" {
+				stopArgs = append(stopArgs, "--event", "agentStop")
+			}
+			if r := runHook(t, f.env, tc.stop, stopArgs...); r.code != 0 || !strings.Contains(r.stdout, reason) {
+				t.Fatalf("stop: %+v", r)
+			}
+			state := filepath.Join(f.dir, "state")
+			want, _ := stopBlocks(state, tc.session, func(c int) int { return c })
+			before := len(f.intake(t))
+			if r := runHook(t, f.env, fmt.Sprintf(tc.prompt, reason), tc.args...); r.code != 0 {
+				t.Fatalf("fed-back prompt: %+v", r)
+			}
+			if envs := f.intake(t)[before:]; len(envs) != 1 || envs[0].HookEvent != tc.own {
+				t.Fatalf("fed-back stop reason recorded as %+v, want one %s", envs, tc.own)
+			}
+			if n, _ := stopBlocks(state, tc.session, func(c int) int { return c }); n != want || n == 0 {
+				t.Errorf("block count %d after the fed-back reason, want %d (not reset)", n, want)
+			}
+			before = len(f.intake(t))
+			if r := runHook(t, f.env, fmt.Sprintf(tc.prompt, "Please fix the test"), tc.args...); r.code != 0 {
+				t.Fatalf("user prompt: %+v", r)
+			}
+			if envs := f.intake(t)[before:]; len(envs) == 0 || envs[0].HookEvent != schemas.HookUserPromptSubmit {
+				t.Fatalf("user prompt recorded as %+v", envs)
+			}
+			if n, _ := stopBlocks(state, tc.session, func(c int) int { return c }); n != 0 {
+				t.Errorf("block count %d after the user's prompt, want 0", n)
+			}
+		})
 	}
 }
