@@ -239,6 +239,8 @@ func (a *app) flatInstall(ctx context.Context, agent dialect.Agent, settings str
 		fmt.Fprintln(w, "Copilot logs and skips a hook that fails or times out: only claimcheck's JSON answers deny or block.")
 		fmt.Fprintln(w, "Copilot sends no tool call ids and no final message with agentStop: its tool results are recorded, "+
 			"but none is paired with its call, so none backs a claim.")
+		fmt.Fprintln(w, "The Copilot coding agent also reads .github/hooks/, but its payloads as documented carry no session id: "+
+			"claimcheck refuses them and denies its tool calls.")
 	}
 	if !in.dryRun {
 		a.installHookKeys(ctx)
