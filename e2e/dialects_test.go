@@ -190,3 +190,192 @@ func TestCodexAndGeminiSessionsEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+// cursor runs claimcheck-hook --agent cursor with a Cursor payload: the
+// common input of Cursor's hooks documentation and the event's fields,
+// checked against the payloads written from it (pkg/dialect/testdata/cursor-docs).
+func (a *dialectAgent) cursor(fields string) result {
+	a.t.Helper()
+	raw := []byte(fmt.Sprintf(`{"conversation_id":%q,"generation_id":"c0a8e9b2-71d4-4c3e-8f16-5b2d9e0a7c33","model":"claude-4.5-sonnet",`+
+		`"cursor_version":"1.7.2","workspace_roots":["/repo"],"user_email":null,%s}`, a.session, fields))
+	contract, err := clientcontract.Captured("cursor-docs")
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if err := contract.Check(raw, false); err != nil { // only fields the documentation gives, in its types
+		a.t.Fatal(err)
+	}
+	return runBin(a.t, a.env, raw, "claimcheck-hook", "--agent", "cursor")
+}
+
+// copilot runs claimcheck-hook --agent copilot --event EVENT, as hooks
+// install configures it, with a camelCase payload of Copilot's CLI hooks
+// reference (pkg/dialect/testdata/copilot-docs), which names no event.
+func (a *dialectAgent) copilot(event, fields string) result {
+	a.t.Helper()
+	raw := []byte(fmt.Sprintf(`{"sessionId":%q,"timestamp":%d,"cwd":"/repo",%s}`, a.session, time.Now().UnixMilli(), fields))
+	return runBin(a.t, a.env, raw, "claimcheck-hook", "--agent", "copilot", "--event", event)
+}
+
+func answerOf(t *testing.T, r result) map[string]string {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("hook exit %d: %+v", r.code, r)
+	}
+	out := map[string]string{}
+	if strings.TrimSpace(r.stdout) == "" {
+		return out
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("hook stdout is not one JSON object of strings: %v: %q", err, r.stdout)
+	}
+	return out
+}
+
+// TestCursorAndCopilotSessionsEndToEnd drives a session of each through the
+// built claimcheck-hook, claimcheck up and claimcheck claim: prompt, a shell
+// tool call reported before and after, a claim, and stops. Neither agent
+// sends a tool call id, so, as for Gemini CLI, the test run cannot back the
+// claim, which says why; every stop is blocked in the agent's words, the
+// block reason fed back as a prompt continues the turn, and claimcheck's
+// cap ends it, NOT verified (the agent has no field to show that in: the
+// allow is silent, and claimcheck session status says it).
+func TestCursorAndCopilotSessionsEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	hookDir := filepath.Join(dir, "hook")
+	_, url := upEnv(t, []string{"CLAIMCHECK_HOOK_STATE_DIR=" + hookDir}, filepath.Join(dir, "data"), "127.0.0.1:0")
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + hookDir}
+	const prompt = "Run the tests with `go test ./...` and tell me the result"
+
+	type agentSteps struct {
+		prompt func(a *dialectAgent, text string) map[string]string
+		shell  func(a *dialectAgent, cmd, out string) map[string]string // the answer to the call before it runs
+		stop   func(a *dialectAgent) (reason string, ans map[string]string)
+		denied func(ans map[string]string) bool
+	}
+	steps := map[string]agentSteps{
+		"cursor": {
+			prompt: func(a *dialectAgent, text string) map[string]string {
+				return answerOf(t, a.cursor(fmt.Sprintf(`"hook_event_name":"beforeSubmitPrompt","prompt":%q,"attachments":[]`, text)))
+			},
+			shell: func(a *dialectAgent, cmd, out string) map[string]string {
+				ans := answerOf(t, a.cursor(fmt.Sprintf(`"hook_event_name":"beforeShellExecution","command":%q,"cwd":"/repo"`, cmd)))
+				if len(ans) == 0 {
+					answerOf(t, a.cursor(fmt.Sprintf(`"hook_event_name":"afterShellExecution","command":%q,"output":%q,"duration":1234`, cmd, out)))
+				}
+				return ans
+			},
+			stop: func(a *dialectAgent) (string, map[string]string) {
+				ans := answerOf(t, a.cursor(`"hook_event_name":"stop","status":"completed","loop_count":0`))
+				return ans["followup_message"], ans
+			},
+			denied: func(ans map[string]string) bool {
+				return ans["permission"] == "deny" && ans["agent_message"] != "" && ans["user_message"] == ans["agent_message"]
+			},
+		},
+		"copilot": {
+			prompt: func(a *dialectAgent, text string) map[string]string {
+				return answerOf(t, a.copilot("userPromptSubmitted", fmt.Sprintf(`"prompt":%q`, text)))
+			},
+			shell: func(a *dialectAgent, cmd, out string) map[string]string {
+				args := fmt.Sprintf(`"toolName":"bash","toolArgs":%q`, fmt.Sprintf(`{"command":%q,"description":"run"}`, cmd))
+				ans := answerOf(t, a.copilot("preToolUse", args))
+				if len(ans) == 0 {
+					answerOf(t, a.copilot("postToolUse", args+fmt.Sprintf(`,"toolResult":{"resultType":"success","textResultForLlm":%q}`, out)))
+				}
+				return ans
+			},
+			stop: func(a *dialectAgent) (string, map[string]string) {
+				ans := answerOf(t, a.copilot("agentStop", `"transcriptPath":"/home/u/.copilot/session-state/s/events.jsonl","stopReason":"end_turn"`))
+				if ans["decision"] != "block" {
+					return "", ans
+				}
+				return ans["reason"], ans
+			},
+			denied: func(ans map[string]string) bool {
+				return ans["permissionDecision"] == "deny" && ans["permissionDecisionReason"] != ""
+			},
+		},
+	}
+	sessions := map[string]string{"cursor": "6b1c2f0e-3d4a-4f7b-9a51-0c8e2d7f4a20", "copilot": "8f2d5c1a-4b7e-4e0f-9c3d-2a6b1e8f7d60"}
+	for _, agent := range []string{"cursor", "copilot"} {
+		s := steps[agent]
+		t.Run(agent, func(t *testing.T) {
+			a := &dialectAgent{t: t, env: env, agent: agent, session: sessions[agent]}
+			if agent == "copilot" {
+				answerOf(t, a.copilot("sessionStart", fmt.Sprintf(`"source":"new","initialPrompt":%q`, prompt)))
+			}
+			if ans := s.prompt(a, prompt); len(ans) != 0 {
+				t.Fatalf("prompt answered %v", ans)
+			}
+			reason, ans := s.stop(a)
+			if !strings.Contains(reason, "claimcheck claim") {
+				t.Fatalf("unbacked stop: %v", ans)
+			}
+			if ans := s.shell(a, "go test ./...", goTestPass); len(ans) != 0 {
+				t.Fatalf("go test ./... answered %v", ans)
+			}
+			v, r := a.claim()
+			if v.Verdict == "PASS" || !strings.Contains(strings.Join(v.Reasons, " ")+v.NextStep, "tool_use_id") {
+				t.Fatalf("a %s tool result backed a claim, or the verdict does not say why not: %+v %+v", agent, v, r)
+			}
+			t.Logf("%s claim: %s %q next: %q", agent, v.Verdict, v.Reasons, v.NextStep)
+			// The pre-tool gate answers in the agent's words, and the call does not run.
+			if ans := s.shell(a, "rm -rf /", ""); !s.denied(ans) {
+				t.Fatalf("rm -rf / answered %v", ans)
+			}
+			if agent == "copilot" { // its file tools, when their arguments name the file in "path", meet the gate's file rules
+				ans := answerOf(t, a.copilot("preToolUse", `"toolName":"create","toolArgs":"{\"path\":\"/repo/.github/hooks/claimcheck.json\",\"file_text\":\"{}\"}"`))
+				if !s.denied(ans) {
+					t.Fatalf("create .github/hooks/claimcheck.json answered %v", ans)
+				}
+				ans = answerOf(t, a.copilot("preToolUse", `"toolName":"view","toolArgs":"{\"path\":\"/repo/.env\"}"`))
+				if !s.denied(ans) || !strings.Contains(ans["permissionDecisionReason"], "cannot ask") {
+					t.Fatalf("view .env answered %v", ans)
+				}
+			}
+			if agent == "cursor" { // beforeReadFile cannot ask: claimcheck's ask is a deny there
+				ans := answerOf(t, a.cursor(`"hook_event_name":"beforeReadFile","file_path":"/repo/.env","content":"API_KEY=abc\n","attachments":[]`))
+				if !s.denied(ans) || !strings.Contains(ans["agent_message"], "cannot ask") {
+					t.Fatalf("read of .env answered %v", ans)
+				}
+			}
+			// The ledger holds the mapped tool events with the agent's bytes, none with a tool_use_id.
+			entries, _ := show(t, url, a.session, 4)
+			var mapped int
+			for _, e := range entries {
+				if (e.HookEvent == "PreToolUse" || e.HookEvent == "PostToolUse") && strings.Contains(e.Payload, `"agent":"`+agent+`"`) &&
+					strings.Contains(e.Payload, `"agent_payload":{`) {
+					mapped++
+					if strings.Contains(e.Payload, `"tool_use_id"`) {
+						t.Errorf("a tool_use_id was made up: %s", e.Payload)
+					}
+				}
+			}
+			if mapped < 2 {
+				t.Fatalf("%d mapped tool events in the ledger, want at least 2", mapped)
+			}
+			// Every stop is blocked; the reason fed back as a prompt continues
+			// the turn, so claimcheck's cap ends it.
+			for i := 0; ; i++ {
+				reason, ans := s.stop(a)
+				if reason == "" {
+					if len(ans) != 0 {
+						t.Fatalf("capped stop answered %v, want silence (%s has no field for it)", ans, agent)
+					}
+					break
+				}
+				if i > 10 {
+					t.Fatalf("still blocking after %d fed-back stops: the cap was not reached", i)
+				}
+				if ans := s.prompt(a, reason); len(ans) != 0 {
+					t.Fatalf("fed-back reason answered %v", ans)
+				}
+			}
+			st := runBin(t, env, nil, "claimcheck", "session", "status", "--session", a.session)
+			if st.code != 1 || !strings.Contains(st.stdout, "not verified (capped") {
+				t.Fatalf("session status after the cap: %+v", st)
+			}
+		})
+	}
+}

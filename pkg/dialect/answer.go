@@ -29,8 +29,33 @@ const AskAsDeny = "claimcheck would ask the user before this tool call, and this
 // Codex and Gemini get no hookSpecificOutput.additionalContext for
 // SessionStart or a prompt: what is meant for the model is shown to the
 // user as the systemMessage instead.
+//
+// Cursor and Copilot: see AnswerEvent.
 func (a Agent) Answer(d schemas.GateDecision) []byte {
-	if a != Codex && a != Gemini {
+	return a.AnswerEvent("", d)
+}
+
+// AnswerEvent is Answer for the agent's event agentEvent (Cursor answers
+// its events in different shapes):
+//
+//   - Cursor: a beforeShellExecution or beforeMCPExecution deny or ask is
+//     {"permission", "user_message", "agent_message"} with the reason as
+//     both messages; beforeReadFile takes allow or deny only, so its "ask"
+//     is a deny; a stop block is {"followup_message": reason}, which Cursor
+//     submits as the next user message. Cursor has no message for the user
+//     on other answers, so a capped stop's NOT verified and SessionStart's
+//     context are not shown (the ledger keeps them).
+//   - Copilot: a preToolUse deny is {"permissionDecision":"deny",
+//     "permissionDecisionReason"}; "ask" is a deny (Copilot processes only
+//     deny from file hooks); an agentStop or subagentStop block is
+//     {"decision":"block","reason"}, the reason becoming the next prompt.
+//     Nothing else is read from its command hooks.
+func (a Agent) AnswerEvent(agentEvent string, d schemas.GateDecision) []byte {
+	switch a {
+	case Codex, Gemini:
+	case Cursor, Copilot:
+		return a.answerOther(agentEvent, d)
+	default:
 		return decision.ClaudeAnswer(d)
 	}
 	q := func(s string) []byte { b, _ := jsontext.AppendQuote(nil, s); return b }
@@ -68,4 +93,33 @@ func (a Agent) Answer(d schemas.GateDecision) []byte {
 		out = append(out, q(d.SystemMessage)...)
 	}
 	return append(out, "}\n"...)
+}
+
+func (a Agent) answerOther(agentEvent string, d schemas.GateDecision) []byte {
+	q := func(s string) string { b, _ := jsontext.AppendQuote(nil, s); return string(b) }
+	deny := d.Decision == schemas.GateDeny || d.Decision == schemas.GateAsk
+	switch {
+	case d.HookEvent == schemas.HookPreToolUse && deny && a == Cursor:
+		permission, reason := "deny", d.Reason
+		if d.Decision == schemas.GateAsk {
+			if agentEvent == "beforeReadFile" {
+				reason = AskAsDeny + reason
+			} else {
+				permission = "ask"
+			}
+		}
+		return []byte(`{"permission":` + q(permission) + `,"user_message":` + q(reason) + `,"agent_message":` + q(reason) + "}\n")
+	case d.HookEvent == schemas.HookPreToolUse && deny: // Copilot
+		reason := d.Reason
+		if d.Decision == schemas.GateAsk {
+			reason = AskAsDeny + reason
+		}
+		return []byte(`{"permissionDecision":"deny","permissionDecisionReason":` + q(reason) + "}\n")
+	case d.Decision != schemas.GateBlock || (d.HookEvent != schemas.HookStop && d.HookEvent != schemas.HookSubagentStop):
+		return nil
+	case a == Cursor:
+		return []byte(`{"followup_message":` + q(d.Reason) + "}\n")
+	default:
+		return []byte(`{"decision":"block","reason":` + q(d.Reason) + "}\n")
+	}
 }

@@ -1,6 +1,7 @@
 package dialect_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -50,6 +51,22 @@ func TestAnswerShapes(t *testing.T) {
 		{"gemini allow", dialect.Gemini, allow, ""},
 		{"gemini capped allow", dialect.Gemini, capped, `{"systemMessage":"NOT verified"}`},
 		{"gemini session start", dialect.Gemini, start, `{"systemMessage":"S"}`},
+
+		{"cursor deny", dialect.Cursor, deny, `{"permission":"deny","user_message":"R","agent_message":"R"}`},
+		{"cursor ask", dialect.Cursor, ask, `{"permission":"ask","user_message":"R","agent_message":"R"}`},
+		{"cursor stop block", dialect.Cursor, block, `{"followup_message":"R"}`},
+		{"cursor allow", dialect.Cursor, allow, ""},
+		{"cursor capped allow (no message field)", dialect.Cursor, capped, ""},
+		{"cursor session start", dialect.Cursor, start, ""},
+		{"cursor prompt context", dialect.Cursor, prompt, ""},
+
+		{"copilot deny", dialect.Copilot, deny, `{"permissionDecision":"deny","permissionDecisionReason":"R"}`},
+		{"copilot ask is a deny", dialect.Copilot, ask,
+			`{"permissionDecision":"deny","permissionDecisionReason":"` + dialect.AskAsDeny + `R"}`},
+		{"copilot stop block", dialect.Copilot, block, `{"decision":"block","reason":"R"}`},
+		{"copilot allow", dialect.Copilot, allow, ""},
+		{"copilot capped allow (no message field)", dialect.Copilot, capped, ""},
+		{"copilot session start", dialect.Copilot, start, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,5 +88,18 @@ func TestAnswerShapes(t *testing.T) {
 				t.Errorf("answer is not one JSON object: %v", err)
 			}
 		})
+	}
+}
+
+// TestCursorReadFileCannotAsk: Cursor's beforeReadFile takes allow or deny
+// only, so an ask there is a deny saying so.
+func TestCursorReadFileCannotAsk(t *testing.T) {
+	ask := schemas.GateDecision{HookEvent: schemas.HookPreToolUse, Decision: schemas.GateAsk, Reason: "R"}
+	want := `{"permission":"deny","user_message":"` + dialect.AskAsDeny + `R","agent_message":"` + dialect.AskAsDeny + `R"}` + "\n"
+	if got := string(dialect.Cursor.AnswerEvent("beforeReadFile", ask)); got != want {
+		t.Errorf("answer %q, want %q", got, want)
+	}
+	if got := string(dialect.Cursor.AnswerEvent("beforeShellExecution", ask)); !strings.HasPrefix(got, `{"permission":"ask"`) {
+		t.Errorf("shell ask answered %q", got)
 	}
 }

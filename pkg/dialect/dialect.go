@@ -26,13 +26,15 @@ type Agent string
 
 // The dialects claimcheck understands.
 const (
-	Claude Agent = "claude" // Claude Code
-	Codex  Agent = "codex"  // OpenAI Codex CLI
-	Gemini Agent = "gemini" // Google Gemini CLI
+	Claude  Agent = "claude"  // Claude Code
+	Codex   Agent = "codex"   // OpenAI Codex CLI
+	Gemini  Agent = "gemini"  // Google Gemini CLI
+	Cursor  Agent = "cursor"  // Cursor's agent hooks
+	Copilot Agent = "copilot" // GitHub Copilot CLI and coding agent
 )
 
 // Agents lists the dialects in the order they are documented.
-var Agents = []Agent{Claude, Codex, Gemini}
+var Agents = []Agent{Claude, Codex, Gemini, Cursor, Copilot}
 
 // ErrUnknownAgent is returned by Parse for a name that is not a dialect;
 // the caller should refuse the configuration.
@@ -43,14 +45,15 @@ var ErrUnknownAgent = errors.New("unknown agent")
 // The caller records it as rejected input.
 var ErrWrongDialect = fmt.Errorf("%w: payload of another agent's dialect", payload.ErrMalformed)
 
-// Parse returns the dialect named s ("claude", "codex" or "gemini").
+// Parse returns the dialect named s ("claude", "codex", "gemini", "cursor"
+// or "copilot").
 func Parse(s string) (Agent, error) {
 	for _, a := range Agents {
 		if string(a) == s {
 			return a, nil
 		}
 	}
-	return "", fmt.Errorf("%w %q: must be one of claude, codex, gemini", ErrUnknownAgent, s)
+	return "", fmt.Errorf("%w %q: must be one of claude, codex, gemini, cursor, copilot", ErrUnknownAgent, s)
 }
 
 // AgentType is the agent_type recorded with the dialect's events.
@@ -60,8 +63,27 @@ func (a Agent) AgentType() string {
 		return "codex"
 	case Gemini:
 		return "gemini-cli"
+	case Cursor:
+		return "cursor"
+	case Copilot:
+		return "copilot"
 	}
 	return "claude-code"
+}
+
+// Name is the agent's name for messages.
+func (a Agent) Name() string {
+	switch a {
+	case Codex:
+		return "Codex"
+	case Gemini:
+		return "Gemini CLI"
+	case Cursor:
+		return "Cursor"
+	case Copilot:
+		return "Copilot"
+	}
+	return "Claude Code"
 }
 
 // geminiEvents are the hook_event_name values only Gemini CLI sends
@@ -72,8 +94,9 @@ var geminiEvents = map[string]bool{
 }
 
 // Detect guesses the dialect of raw from its members, for a hook installed
-// without --agent: a Gemini-only event name or a top-level "timestamp"
-// means Gemini CLI, a "turn_id" means Codex, anything else Claude Code.
+// without --agent: a "conversation_id" means Cursor, a "sessionId" Copilot
+// (its camelCase payloads), a Gemini-only event name or a top-level string
+// "timestamp" Gemini CLI, a "turn_id" Codex, anything else Claude Code.
 // Codex's SessionStart and SessionEnd carry no turn_id and are taken for
 // Claude Code's; they are recorded, not gated, and answered alike, so only
 // their agent_type is wrong. Install with --agent to be exact.
@@ -86,35 +109,45 @@ func Detect(raw []byte) Agent {
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return Claude
 	}
-	turn := false
+	turn, gemini := false, false
+	// A member that names Cursor or Copilot decides wherever it is; Gemini
+	// CLI's and Codex's marks only when neither is there.
+	known := func() Agent {
+		switch {
+		case gemini:
+			return Gemini
+		case turn:
+			return Codex
+		}
+		return Claude
+	}
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadToken()
 		if err != nil {
-			return Claude
+			return known()
 		}
 		switch n := name.String(); {
+		case n == "conversation_id":
+			return Cursor
+		case n == "sessionId":
+			return Copilot
 		case n == "timestamp" && dec.PeekKind() == '"':
-			return Gemini
+			gemini = true
 		case n == "hook_event_name" && dec.PeekKind() == '"':
 			v, err := dec.ReadToken()
 			if err != nil {
-				return Claude
+				return known()
 			}
-			if geminiEvents[v.String()] {
-				return Gemini
-			}
+			gemini = gemini || geminiEvents[v.String()]
 			continue
 		case n == "turn_id":
 			turn = true
 		}
 		if dec.SkipValue() != nil {
-			return Claude
+			return known()
 		}
 	}
-	if turn {
-		return Codex
-	}
-	return Claude
+	return known()
 }
 
 // Event is one hook payload in the ledger's vocabulary.
@@ -138,12 +171,19 @@ type Options struct {
 	MaxBytes int // the largest Payload after mapping; no bound when <= 0
 	// StopFeedback reports whether prompt is the reason of the session's
 	// last blocked stop. Gemini CLI feeds that reason back as a new turn,
-	// firing BeforeAgent with it as the prompt; such a BeforeAgent is not
-	// the user's prompt and is recorded unmapped, under Gemini's own name
-	// (were it a UserPromptSubmit, it would start a new turn: the block
-	// count would start again, and the gate would never reach its cap on a
-	// client that has none). Nil: no prompt is feedback.
+	// firing BeforeAgent with it as the prompt; Cursor submits a stop's
+	// followup_message, and Copilot an agentStop block's reason, as the
+	// next user prompt, and may fire their prompt hooks for it. Such a
+	// prompt is not the user's and is recorded unmapped, under the agent's
+	// own event name (were it a UserPromptSubmit, it would start a new
+	// turn: the block count would start again, and the gate would never
+	// reach its cap on a client that has none). Nil: no prompt is feedback.
 	StopFeedback func(sessionID, prompt string) bool
+	// Event is the event the agent ran the hook for, when the payload does
+	// not name it: Copilot's camelCase payloads carry no hook_event_name,
+	// so hooks install passes it (claimcheck-hook --event agentStop). Only
+	// Copilot's payloads read it; one that names another event is refused.
+	Event string
 }
 
 // Read checks raw strictly (payload.Inspect) and maps it from agent's
@@ -155,7 +195,10 @@ func Read(agent Agent, raw []byte, opt Options) (Event, error) {
 		agent = Detect(raw)
 	}
 	ev := Event{Agent: agent, AgentEvent: info.HookEvent, Info: info, Payload: raw}
-	if err != nil {
+	// Cursor's payloads carry conversation_id, Copilot's camelCase ones
+	// sessionId and no event name: a payload missing session_id or
+	// hook_event_name is complete for them, and their mapping checks it.
+	if err != nil && (!errors.Is(err, payload.ErrMissing) || (agent != Cursor && agent != Copilot)) {
 		return ev, err
 	}
 	switch agent {
@@ -167,6 +210,10 @@ func Read(agent Agent, raw []byte, opt Options) (Event, error) {
 		return ev, nil
 	case Gemini:
 		return mapGemini(ev, raw, opt)
+	case Cursor:
+		return mapCursor(ev, raw, opt)
+	case Copilot:
+		return mapCopilot(ev, raw, opt)
 	}
 	return ev, fmt.Errorf("%w %q", ErrUnknownAgent, agent)
 }
@@ -281,19 +328,31 @@ func mapGemini(ev Event, raw []byte, opt Options) (Event, error) {
 			}
 		}
 	}
-	enc, err := json.Marshal(&out, json.Deterministic(true))
+	return finish(ev, &out, raw, opt)
+}
+
+// finish encodes the mapped payload with the agent's bytes appended
+// verbatim as agent_payload, bounded by opt.MaxBytes, and makes it the
+// event's payload.
+func finish(ev Event, out *mapped, raw []byte, opt Options) (Event, error) {
+	enc, err := json.Marshal(out, json.Deterministic(true))
 	if err != nil {
-		return ev, fmt.Errorf("%w: Gemini CLI %s: %w", payload.ErrMalformed, in.HookEvent, err)
+		return ev, fmt.Errorf("%w: %s %s: %w", payload.ErrMalformed, ev.Agent.Name(), ev.AgentEvent, err)
 	}
 	enc = append(enc[:len(enc)-1], `,"agent_payload":`...)
 	enc = append(enc, raw...)
 	enc = append(enc, '}')
 	if opt.MaxBytes > 0 && len(enc) > opt.MaxBytes {
-		return ev, fmt.Errorf("%w: Gemini CLI %s mapped with its payload kept is %d bytes, the limit is %d",
-			payload.ErrTooLarge, in.HookEvent, len(enc), opt.MaxBytes)
+		return ev, fmt.Errorf("%w: %s %s mapped with its payload kept is %d bytes, the limit is %d",
+			payload.ErrTooLarge, ev.Agent.Name(), ev.AgentEvent, len(enc), opt.MaxBytes)
 	}
-	ev.Info.HookEvent, ev.Payload, ev.Mapped = out.HookEvent, enc, true
-	ev.Info.ToolName = ""
+	if _, err := payload.Inspect(enc, opt.MaxDepth); err != nil {
+		// A tool input decoded from a string can nest deeper than the
+		// agent's payload did.
+		return ev, fmt.Errorf("%s %s mapped: %w", ev.Agent.Name(), ev.AgentEvent, err)
+	}
+	ev.Info.SessionID, ev.Info.HookEvent, ev.Payload, ev.Mapped = out.SessionID, out.HookEvent, enc, true
+	ev.Info.ToolName, ev.Info.ToolUseID = "", ""
 	if out.ToolName != nil {
 		ev.Info.ToolName = *out.ToolName
 	}

@@ -2,8 +2,10 @@ package dialect_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,6 +170,9 @@ func TestDetect(t *testing.T) {
 		`{"session_id":"s","hook_event_name":"SessionStart","timestamp":"2026-11-25T06:05:42.707Z"}`:     dialect.Gemini,
 		`{"session_id":"s","hook_event_name":"AfterAgent"}`:                                              dialect.Gemini,
 		`{"session_id":"s","timestamp":7,"hook_event_name":"Stop"}`:                                      dialect.Claude,
+		`{"hook_event_name":"stop","conversation_id":"c","status":"completed"}`:                          dialect.Cursor,
+		`{"timestamp":1704614400000,"sessionId":"s","toolName":"bash"}`:                                  dialect.Copilot,
+		`{"timestamp":"2026-11-25T06:05:42.707Z","conversation_id":"c"}`:                                 dialect.Cursor,
 		`[1]`:            dialect.Claude,
 		`{"session_id":`: dialect.Claude,
 	} {
@@ -214,8 +219,8 @@ func TestReadRefusesMalformedAndForeignPayloads(t *testing.T) {
 		{"Gemini payload to a Codex hook", dialect.Codex,
 			`{` + base + `,"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"}}`,
 			dialect.ErrWrongDialect, "BeforeTool", "Gemini CLI's"},
-		{"unknown dialect", dialect.Agent("cursor"), `{"session_id":"s","hook_event_name":"stop"}`, dialect.ErrUnknownAgent, "stop",
-			"cursor"},
+		{"unknown dialect", dialect.Agent("windsurf"), `{"session_id":"s","hook_event_name":"stop"}`, dialect.ErrUnknownAgent, "stop",
+			"windsurf"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,15 +306,15 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %q, %v", a, got, err)
 		}
 	}
-	if _, err := dialect.Parse("copilot"); !errors.Is(err, dialect.ErrUnknownAgent) {
-		t.Errorf("Parse(copilot) = %v, want ErrUnknownAgent", err)
+	if _, err := dialect.Parse("windsurf"); !errors.Is(err, dialect.ErrUnknownAgent) {
+		t.Errorf("Parse(windsurf) = %v, want ErrUnknownAgent", err)
 	}
 }
 
 // FuzzRead: no input makes Read panic; an accepted payload is a valid hook
 // payload in the ledger's words, carrying the agent's bytes when mapped.
 func FuzzRead(f *testing.F) {
-	for _, dir := range []string{"codex-0.169.0", "gemini-cli-0.61.0"} {
+	for _, dir := range []string{"codex-0.169.0", "gemini-cli-0.61.0", "cursor-docs", "copilot-docs"} {
 		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
 		for _, p := range files {
 			b, err := os.ReadFile(p)
@@ -317,12 +322,18 @@ func FuzzRead(f *testing.F) {
 				f.Fatal(err)
 			}
 			f.Add(uint8(0), b)
+			if dir == "copilot-docs" { // copilot, with the file's event
+				event, _, _ := strings.Cut(filepath.Base(p), ".")
+				f.Add(uint8(5+6*(1+slices.Index(dialect.CopilotEvents(), event))), b)
+			}
 		}
 	}
 	f.Fuzz(func(t *testing.T, which uint8, raw []byte) {
-		agents := []dialect.Agent{"", dialect.Claude, dialect.Codex, dialect.Gemini}
+		agents := []dialect.Agent{"", dialect.Claude, dialect.Codex, dialect.Gemini, dialect.Cursor, dialect.Copilot}
 		agent := agents[int(which)%len(agents)]
-		ev, err := dialect.Read(agent, raw, dialect.Options{MaxBytes: 1 << 20})
+		events := append([]string{""}, dialect.CopilotEvents()...)
+		event := events[int(which/6)%len(events)]
+		ev, err := dialect.Read(agent, raw, dialect.Options{MaxBytes: 1 << 20, Event: event})
 		if err != nil {
 			return
 		}
@@ -337,4 +348,209 @@ func FuzzRead(f *testing.F) {
 			t.Fatal("mapped payload lost the agent's bytes")
 		}
 	})
+}
+
+// TestReadDocumentedPayloads maps every Cursor and Copilot payload written
+// from their published documentation (testdata/cursor-docs/README.md,
+// testdata/copilot-docs/README.md): the session is Cursor's conversation_id
+// and Copilot's sessionId, no tool_use_id, stop_hook_active or final
+// message is made up, and the agent's bytes travel verbatim.
+func TestReadDocumentedPayloads(t *testing.T) {
+	const cursorSess, copilotSess = "6b1c2f0e-3d4a-4f7b-9a51-0c8e2d7f4a10", "8f2d5c1a-4b7e-4e0f-9c3d-2a6b1e8f7d54"
+	const prompt = "Run the tests with go test ./... and tell me the result."
+	cur := func(event string) ledgerView { return ledgerView{SessionID: cursorSess, HookEvent: event} }
+	cop := func(event string) ledgerView { return ledgerView{SessionID: copilotSess, HookEvent: event} }
+	with := func(v ledgerView, f func(*ledgerView)) ledgerView { f(&v); return v }
+	tests := []struct {
+		file  string
+		agent dialect.Agent
+		want  ledgerView
+	}{
+		{"cursor-docs/beforeSubmitPrompt.json", dialect.Cursor, with(cur("UserPromptSubmit"), func(v *ledgerView) { v.Prompt = prompt })},
+		{"cursor-docs/beforeShellExecution.json", dialect.Cursor,
+			with(cur("PreToolUse"), func(v *ledgerView) { v.ToolName, v.Command = "Bash", "go test ./..." })},
+		{"cursor-docs/afterShellExecution.json", dialect.Cursor, with(cur("PostToolUse"), func(v *ledgerView) {
+			v.ToolName, v.Command, v.ToolResponse = "Bash", "go test ./...", jsontext.Value("\"ok  \texample.com/add\t0.002s\\n\"")
+		})},
+		{"cursor-docs/beforeMCPExecution.json", dialect.Cursor, with(cur("PreToolUse"), func(v *ledgerView) { v.ToolName = "create_issue" })},
+		{"cursor-docs/afterMCPExecution.json", dialect.Cursor, with(cur("PostToolUse"), func(v *ledgerView) {
+			v.ToolName, v.ToolResponse = "create_issue", jsontext.Value(`"{"number":7}"`)
+		})},
+		{"cursor-docs/beforeReadFile.json", dialect.Cursor, with(cur("PreToolUse"), func(v *ledgerView) { v.ToolName = "Read" })},
+		{"cursor-docs/afterFileEdit.json", dialect.Cursor, with(cur("PostToolUse"), func(v *ledgerView) { v.ToolName = "MultiEdit" })},
+		{"cursor-docs/afterAgentResponse.json", dialect.Cursor, cur("afterAgentResponse")},
+		{"cursor-docs/afterAgentThought.json", dialect.Cursor, cur("afterAgentThought")},
+		{"cursor-docs/stop.json", dialect.Cursor, cur("Stop")},
+		{"cursor-docs/stop.aborted.json", dialect.Cursor, cur("stop")}, // not a gated Stop
+		{"cursor-docs/beforeTabFileRead.json", dialect.Cursor, cur("beforeTabFileRead")},
+		{"cursor-docs/afterTabFileEdit.json", dialect.Cursor, cur("afterTabFileEdit")},
+
+		{"copilot-docs/sessionStart.json", dialect.Copilot, with(cop("SessionStart"), func(v *ledgerView) { v.Source = "new" })},
+		{"copilot-docs/userPromptSubmitted.json", dialect.Copilot, with(cop("UserPromptSubmit"), func(v *ledgerView) { v.Prompt = prompt })},
+		{"copilot-docs/preToolUse.json", dialect.Copilot,
+			with(cop("PreToolUse"), func(v *ledgerView) { v.ToolName, v.Command = "Bash", "go test ./..." })},
+		{"copilot-docs/postToolUse.json", dialect.Copilot, with(cop("PostToolUse"), func(v *ledgerView) {
+			v.ToolName, v.Command, v.ToolResponse = "Bash", "go test ./...", jsontext.Value("\"ok  \texample.com/add\t0.002s\"")
+		})},
+		{"copilot-docs/postToolUseFailure.json", dialect.Copilot,
+			with(cop("PostToolUseFailure"), func(v *ledgerView) { v.ToolName, v.Error = "Read", "Path does not exist" })},
+		{"copilot-docs/agentStop.json", dialect.Copilot, cop("Stop")},
+		{"copilot-docs/subagentStart.json", dialect.Copilot, cop("subagentStart")},
+		{"copilot-docs/subagentStop.json", dialect.Copilot, cop("SubagentStop")},
+		{"copilot-docs/preCompact.json", dialect.Copilot, cop("PreCompact")},
+		{"copilot-docs/errorOccurred.json", dialect.Copilot, cop("errorOccurred")},
+		{"copilot-docs/notification.json", dialect.Copilot, cop("notification")},
+		{"copilot-docs/sessionEnd.json", dialect.Copilot, with(cop("SessionEnd"), func(v *ledgerView) { v.Reason = "complete" })},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			raw := fixture(t, tt.file)
+			var event string
+			if tt.agent == dialect.Copilot { // hooks install passes the event: the payloads do not name it
+				event, _, _ = strings.Cut(filepath.Base(tt.file), ".")
+			}
+			for _, agent := range []dialect.Agent{tt.agent, ""} { // explicit, then detected
+				ev, err := dialect.Read(agent, raw, dialect.Options{Event: event})
+				if err != nil {
+					t.Fatalf("Read(%q): %v", agent, err)
+				}
+				if ev.Agent != tt.agent || !ev.Mapped {
+					t.Errorf("Read(%q): agent %q mapped %v agent event %q", agent, ev.Agent, ev.Mapped, ev.AgentEvent)
+				}
+				if diff := cmp.Diff(tt.want, view(t, ev.Payload)); diff != "" {
+					t.Errorf("Read(%q): ledger view (-want +got):\n%s", agent, diff)
+				}
+				if ev.Info.HookEvent != tt.want.HookEvent || ev.Info.SessionID != tt.want.SessionID || ev.Info.ToolName != tt.want.ToolName ||
+					ev.Info.ToolUseID != "" {
+					t.Errorf("Read(%q): info %+v does not match the payload", agent, ev.Info)
+				}
+				if !strings.HasSuffix(string(ev.Payload), `,"agent_payload":`+string(raw)+`}`) {
+					t.Errorf("Read(%q): the mapped payload does not end with the agent's bytes verbatim:\n%s", agent, ev.Payload)
+				}
+				if _, err := payload.Inspect(ev.Payload, 0); err != nil {
+					t.Errorf("Read(%q): the mapped payload is not a valid hook payload: %v", agent, err)
+				}
+			}
+		})
+	}
+}
+
+// TestReadRefusesBadCursorAndCopilotPayloads: what the Cursor and Copilot
+// mappings cannot map is refused naming the member, under the ledger's
+// event name so that a refused tool call or stop still fails closed.
+func TestReadRefusesBadCursorAndCopilotPayloads(t *testing.T) {
+	const cur = `"conversation_id":"c-1","generation_id":"g-1","workspace_roots":["/p"]`
+	const cop = `"sessionId":"s-1","timestamp":1704614600000,"cwd":"/p"`
+	tests := []struct {
+		name      string
+		agent     dialect.Agent
+		event     string
+		raw       string
+		wantErr   error
+		wantEvent string
+		wantMsg   string
+	}{
+		{"cursor without conversation_id", dialect.Cursor, "", `{"hook_event_name":"beforeShellExecution","command":"ls"}`,
+			payload.ErrMissing, "PreToolUse", "conversation_id"},
+		{"cursor shell without command", dialect.Cursor, "", `{` + cur + `,"hook_event_name":"beforeShellExecution"}`,
+			payload.ErrMissing, "PreToolUse", "command"},
+		{"cursor MCP tool_input not JSON", dialect.Cursor, "",
+			`{` + cur + `,"hook_event_name":"beforeMCPExecution","tool_name":"q","tool_input":"not json"}`,
+			payload.ErrMissing, "PreToolUse", "tool_input"},
+		{"cursor stop with a numeric status", dialect.Cursor, "", `{` + cur + `,"hook_event_name":"stop","status":1}`,
+			payload.ErrMalformed, "Stop", "status"},
+		{"cursor without an event name", dialect.Cursor, "", `{` + cur + `}`, payload.ErrMissing, "", "hook_event_name"},
+		{"copilot without --event", dialect.Copilot, "", `{` + cop + `,"toolName":"bash","toolArgs":"{}"}`,
+			payload.ErrMissing, "", "--event"},
+		{"copilot detected without --event", "", "", `{` + cop + `,"toolName":"bash","toolArgs":"{}"}`,
+			payload.ErrMissing, "", "--event"},
+		{"copilot unknown event", dialect.Copilot, "beforeShellExecution", `{` + cop + `}`, payload.ErrMalformed, "", "unknown event"},
+		{"copilot event mismatch", dialect.Copilot, "agentStop", `{` + cop + `,"hook_event_name":"Notification"}`,
+			payload.ErrMalformed, "Notification", "names event"},
+		{"copilot coding agent (no sessionId)", dialect.Copilot, "preToolUse",
+			string(fixture(t, "copilot-docs/preToolUse.coding-agent.json")), payload.ErrMissing, "PreToolUse", "sessionId"},
+		{"copilot toolArgs a number", dialect.Copilot, "preToolUse", `{` + cop + `,"toolName":"bash","toolArgs":7}`,
+			payload.ErrMissing, "PreToolUse", "toolArgs"},
+		{"copilot toolResult a string", dialect.Copilot, "postToolUse",
+			`{` + cop + `,"toolName":"bash","toolArgs":{},"toolResult":"ok"}`, payload.ErrMissing, "PostToolUse", "toolResult"},
+		{"copilot stop with a numeric sessionId", dialect.Copilot, "agentStop", `{"sessionId":7}`, payload.ErrMalformed, "Stop",
+			"sessionId"},
+		{"copilot payload to a codex hook", dialect.Codex, "", `{` + cop + `,"toolName":"bash","toolArgs":"{}"}`,
+			payload.ErrMissing, "", "session_id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, err := dialect.Read(tt.agent, []byte(tt.raw), dialect.Options{Event: tt.event})
+			if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Fatalf("Read = %v, want %v naming %q", err, tt.wantErr, tt.wantMsg)
+			}
+			if ev.Info.HookEvent != tt.wantEvent {
+				t.Errorf("hook event %q, want %q", ev.Info.HookEvent, tt.wantEvent)
+			}
+		})
+	}
+}
+
+// TestReadCopilotToolArgsAndResults: toolArgs as an object (the CLI
+// reference types it unknown) is read as a JSON string is; a resultType
+// other than success is a failure; tools other than bash keep their names.
+func TestReadCopilotToolArgsAndResults(t *testing.T) {
+	const cop = `"sessionId":"s-1","timestamp":1704614600000,"cwd":"/p"`
+	for _, tc := range []struct{ event, fields, wantEvent, wantTool, wantCommand, wantError string }{
+		{"preToolUse", `"toolName":"bash","toolArgs":{"command":"ls"}`, "PreToolUse", "Bash", "ls", ""},
+		{"preToolUse", `"toolName":"edit","toolArgs":"{\"path\":\"a.go\"}"`, "PreToolUse", "Edit", "", ""},
+		{"preToolUse", `"toolName":"create","toolArgs":{"path":"/p/.github/hooks/x.json","file_text":"{}"}`, "PreToolUse", "Write", "", ""},
+		{"preToolUse", `"toolName":"view","toolArgs":{ }`, "PreToolUse", "view", "", ""},
+		{"preToolUse", `"toolName":"view","toolArgs":{"path":"a.go","file_path":"b.go"}`, "PreToolUse", "view", "", ""},
+		{"preToolUse", `"toolName":"glob","toolArgs":{"path":"a.go"}`, "PreToolUse", "glob", "", ""},
+		{"postToolUse", `"toolName":"bash","toolArgs":{"command":"false"},"toolResult":{"resultType":"failure","textResultForLlm":"exit 1"}`,
+			"PostToolUseFailure", "Bash", "false", "exit 1"},
+		{"postToolUse", `"toolName":"bash","toolArgs":{"command":"rm x"},"toolResult":{"resultType":"denied"}`,
+			"PostToolUseFailure", "Bash", "rm x", "denied"},
+	} {
+		ev, err := dialect.Read(dialect.Copilot, []byte(`{`+cop+`,`+tc.fields+`}`), dialect.Options{Event: tc.event})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := view(t, ev.Payload)
+		if v.HookEvent != tc.wantEvent || v.ToolName != tc.wantTool || v.Command != tc.wantCommand || v.Error != tc.wantError {
+			t.Errorf("%s %s read as %+v", tc.event, tc.fields, v)
+		}
+		var in struct {
+			ToolInput struct {
+				Path     string  `json:"path"`
+				FilePath *string `json:"file_path"`
+			} `json:"tool_input"`
+		}
+		if err := json.Unmarshal(ev.Payload, &in, json.RejectUnknownMembers(false)); err != nil {
+			t.Fatalf("%s: %v", ev.Payload, err)
+		}
+		if mapped := tc.wantTool == "Edit" || tc.wantTool == "Write"; mapped != (in.ToolInput.FilePath != nil && *in.ToolInput.FilePath == in.ToolInput.Path) &&
+			tc.wantTool != "view" {
+			t.Errorf("%s: file_path %v, path %q", tc.fields, in.ToolInput.FilePath, in.ToolInput.Path)
+		}
+	}
+}
+
+// TestReadCursorAndCopilotStopFeedback: the block reason Cursor and
+// Copilot submit as the next prompt continues the turn, as Gemini CLI's.
+func TestReadCursorAndCopilotStopFeedback(t *testing.T) {
+	const reason = "claimcheck blocked this stop: no evidence"
+	feedback := func(_, prompt string) bool { return prompt == reason }
+	for _, tc := range []struct {
+		agent        dialect.Agent
+		event, raw   string
+		wantFeedback string
+	}{
+		{dialect.Cursor, "", `{"conversation_id":"c-1","hook_event_name":"beforeSubmitPrompt","prompt":%q}`, "beforeSubmitPrompt"},
+		{dialect.Copilot, "userPromptSubmitted", `{"sessionId":"s-1","timestamp":1,"cwd":"/p","prompt":%q}`, "userPromptSubmitted"},
+	} {
+		for prompt, want := range map[string]string{reason: tc.wantFeedback, "fix the bug": "UserPromptSubmit"} {
+			raw := fmt.Sprintf(tc.raw, prompt)
+			ev, err := dialect.Read(tc.agent, []byte(raw), dialect.Options{StopFeedback: feedback, Event: tc.event})
+			if err != nil || ev.Info.HookEvent != want || view(t, ev.Payload).HookEvent != want {
+				t.Errorf("%s prompt %q read as %q (%v), want %q", tc.agent, prompt, ev.Info.HookEvent, err, want)
+			}
+		}
+	}
 }

@@ -59,7 +59,7 @@ func (l *Loop) judge(e *Entry) string {
 	}
 	if e.ToolUseID == "" {
 		return "it has no tool_use_id, so no PreToolUse can pair it " +
-			"(Claude Code sends one since 2.0.43 and Codex always; Gemini CLI never does)"
+			"(Claude Code sends one since 2.0.43 and Codex always; Gemini CLI, Cursor and Copilot never do)"
 	}
 	p, ok := l.pre[e.ToolUseID]
 	switch {

@@ -33,15 +33,20 @@ type Config struct {
 	Deadline      time.Duration // --deadline, CLAIMCHECK_HOOK_DEADLINE
 	RetryAfter    time.Duration // --retry-after, CLAIMCHECK_HOOK_RETRY_AFTER
 	// Agent is the hook dialect of the agent CLI that runs the hook
-	// (--agent, CLAIMCHECK_HOOK_AGENT: claude, codex or gemini); "" detects
-	// it from each payload (dialect.Detect).
+	// (--agent, CLAIMCHECK_HOOK_AGENT: claude, codex, gemini, cursor or
+	// copilot); "" detects it from each payload (dialect.Detect).
 	Agent dialect.Agent
 	// AgentType is recorded with every event (--agent-type,
 	// CLAIMCHECK_HOOK_AGENT_TYPE); "" means the dialect's
-	// (dialect.Agent.AgentType: claude-code, codex, gemini-cli).
+	// (dialect.Agent.AgentType: claude-code, codex, gemini-cli, cursor,
+	// copilot).
 	AgentType string
-	AgentID   string // --agent-id, CLAIMCHECK_HOOK_AGENT_ID
-	Host      string // --host, CLAIMCHECK_HOOK_HOST
+	// Event is the agent's event this hook runs for (--event), for agents
+	// whose payloads do not name it: Copilot's (claimcheck hooks install
+	// --agent copilot writes it into each command).
+	Event   string
+	AgentID string // --agent-id, CLAIMCHECK_HOOK_AGENT_ID
+	Host    string // --host, CLAIMCHECK_HOOK_HOST
 	// Gate asks the gatekeeper for Stop and PreToolUse decisions (--gate, CLAIMCHECK_HOOK_GATE).
 	Gate bool
 	// GateDeadline bounds the whole gate answer from the hook's start
@@ -158,10 +163,12 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.DurationVar(&c.RetryAfter, "retry-after", c.RetryAfter,
 		"after a failed delivery, spool without trying NATS for this long (env CLAIMCHECK_HOOK_RETRY_AFTER)")
 	fs.StringVar(&c.AgentType, "agent-type", c.AgentType,
-		"agent CLI type recorded with every event (default: the --agent dialect's: claude-code, codex, gemini-cli) (env CLAIMCHECK_HOOK_AGENT_TYPE)")
+		"agent CLI type recorded with every event (default: the --agent dialect's: claude-code, codex, gemini-cli, cursor, copilot) (env CLAIMCHECK_HOOK_AGENT_TYPE)")
 	fs.Func("agent",
-		"hook dialect of the agent CLI: claude, codex or gemini (default: detected from each payload) (env CLAIMCHECK_HOOK_AGENT)",
+		"hook dialect of the agent CLI: claude, codex, gemini, cursor or copilot (default: detected from each payload) (env CLAIMCHECK_HOOK_AGENT)",
 		func(v string) error { a, err := dialect.Parse(v); c.Agent = a; return err })
+	fs.StringVar(&c.Event, "event", c.Event,
+		"the agent's event this hook runs for, for agents whose payloads do not name it (Copilot: agentStop, preToolUse, …)")
 	fs.StringVar(&c.AgentID, "agent-id", c.AgentID,
 		"identity of this agent installation (default $USER@host) (env CLAIMCHECK_HOOK_AGENT_ID)")
 	fs.StringVar(&c.Host, "host", c.Host, "host name recorded with every event (default: the system host name) (env CLAIMCHECK_HOOK_HOST)")

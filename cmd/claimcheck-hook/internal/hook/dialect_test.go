@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,12 +53,29 @@ func TestDialectsAreGatedInTheirOwnWords(t *testing.T) {
 		{"gemini", "gemini-cli-0.61.0/AfterAgent.json", "Stop", "gemini-cli", `{"decision":"block","reason":"no test evidence"}` + "\n"},
 		{"gemini", "gemini-cli-0.61.0/AfterTool.json", "PostToolUse", "gemini-cli", ""},
 		{"gemini", "gemini-cli-0.61.0/BeforeModel.json", "BeforeModel", "gemini-cli", ""},
+		// Written from the published docs (pkg/dialect/testdata/*-docs/README.md).
+		{"cursor", "cursor-docs/beforeShellExecution.json", "PreToolUse", "cursor",
+			`{"permission":"ask","user_message":"reads .env","agent_message":"reads .env"}` + "\n"},
+		{"cursor", "cursor-docs/beforeReadFile.json", "PreToolUse", "cursor",
+			`{"permission":"deny","user_message":"` + dialect.AskAsDeny + `reads .env","agent_message":"` + dialect.AskAsDeny + `reads .env"}` + "\n"},
+		{"cursor", "cursor-docs/stop.json", "Stop", "cursor", `{"followup_message":"no test evidence"}` + "\n"},
+		{"cursor", "cursor-docs/stop.aborted.json", "stop", "cursor", ""},
+		{"cursor", "cursor-docs/afterShellExecution.json", "PostToolUse", "cursor", ""},
+		{"copilot", "copilot-docs/preToolUse.json", "PreToolUse", "copilot",
+			`{"permissionDecision":"deny","permissionDecisionReason":"` + dialect.AskAsDeny + `reads .env"}` + "\n"},
+		{"copilot", "copilot-docs/agentStop.json", "Stop", "copilot", `{"decision":"block","reason":"no test evidence"}` + "\n"},
+		{"copilot", "copilot-docs/postToolUse.json", "PostToolUse", "copilot", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
 			raw := captured(t, tc.file)
 			before := len(f.intake(t))
-			r := runHook(t, f.env, raw, "--agent", tc.agent)
+			args := []string{"--agent", tc.agent}
+			if tc.agent == "copilot" { // its payloads name no event: hooks install passes it
+				event, _, _ := strings.Cut(filepath.Base(tc.file), ".")
+				args = append(args, "--event", event)
+			}
+			r := runHook(t, f.env, raw, args...)
 			if r.code != 0 || r.stdout != tc.wantStdout {
 				t.Fatalf("code=%d stdout=%q stderr=%q, want stdout %q", r.code, r.stdout, r.stderr, tc.wantStdout)
 			}
@@ -109,13 +127,27 @@ func TestDialectsFailClosed(t *testing.T) {
 		{"detected gemini stop with a bad prompt_response", "",
 			`{"session_id":"sess-y","hook_event_name":"AfterAgent","timestamp":"2026-11-25T06:05:48.766Z","prompt_response":7}`,
 			`{"decision":"block","reason":"claimcheck blocked`, true},
+		{"cursor shell command, no gatekeeper", "cursor", captured(t, "cursor-docs/beforeShellExecution.json"),
+			`{"permission":"deny","user_message":"claimcheck denied`, false},
+		{"cursor stop, no gatekeeper", "cursor", captured(t, "cursor-docs/stop.json"), `{"followup_message":"claimcheck blocked`, false},
+		{"cursor MCP call whose tool_input is not JSON", "cursor",
+			`{"conversation_id":"conv-z","hook_event_name":"beforeMCPExecution","tool_name":"q","tool_input":"{"}`,
+			`{"permission":"deny","user_message":"claimcheck denied`, true},
+		{"copilot tool call, no gatekeeper", "copilot --event preToolUse", captured(t, "copilot-docs/preToolUse.json"),
+			`{"permissionDecision":"deny","permissionDecisionReason":"claimcheck denied`, false},
+		{"copilot stop, no gatekeeper", "copilot --event agentStop", captured(t, "copilot-docs/agentStop.json"),
+			`{"decision":"block","reason":"claimcheck blocked`, false},
+		{"copilot coding agent tool call without sessionId", "copilot --event preToolUse",
+			captured(t, "copilot-docs/preToolUse.coding-agent.json"),
+			`{"permissionDecision":"deny","permissionDecisionReason":"claimcheck denied`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(f.intake(t))
 			args := []string{}
 			if tc.agent != "" {
-				args = append(args, "--agent", tc.agent)
+				args = append(args, "--agent")
+				args = append(args, strings.Fields(tc.agent)...)
 			}
 			r := runHook(t, f.env, tc.stdin, args...)
 			if r.code != 0 || !strings.HasPrefix(r.stdout, tc.wantPrefix) {
@@ -130,7 +162,11 @@ func TestDialectsFailClosed(t *testing.T) {
 			}
 			var found bool
 			for _, e := range f.intake(t)[before:] {
-				if e.Kind == schemas.KindRejected && strings.Contains(e.Rejected.Reason, "Gemini CLI") {
+				if e.Kind != schemas.KindRejected {
+					continue
+				}
+				if r := strings.ToLower(e.Rejected.Reason); strings.Contains(r, "gemini cli") || strings.Contains(r, "cursor") ||
+					strings.Contains(r, "copilot") {
 					found = true
 				}
 			}
@@ -142,13 +178,13 @@ func TestDialectsFailClosed(t *testing.T) {
 }
 
 func TestAgentFlag(t *testing.T) {
-	for _, args := range [][]string{{"--agent", "cursor"}, {"--agent", ""}} {
+	for _, args := range [][]string{{"--agent", "windsurf"}, {"--agent", ""}} {
 		r := runHook(t, map[string]string{"HOME": t.TempDir()}, "", args...)
 		if r.code != ExitRejected || !strings.Contains(r.stderr, "unknown agent") {
 			t.Errorf("%v: code=%d stderr=%q", args, r.code, r.stderr)
 		}
 	}
-	r := runHook(t, map[string]string{"HOME": t.TempDir(), "CLAIMCHECK_HOOK_AGENT": "copilot"}, "")
+	r := runHook(t, map[string]string{"HOME": t.TempDir(), "CLAIMCHECK_HOOK_AGENT": "windsurf"}, "")
 	if r.code != ExitRejected || !strings.Contains(r.stderr, "CLAIMCHECK_HOOK_AGENT") {
 		t.Errorf("env: code=%d stderr=%q", r.code, r.stderr)
 	}
@@ -196,5 +232,66 @@ func TestGeminiStopFeedbackContinuesTheTurn(t *testing.T) {
 	}
 	if n, _ := stopBlocks(filepath.Join(f.dir, "state"), session, func(c int) int { return c }); n != 0 {
 		t.Errorf("block count %d after the user's prompt, want 0", n)
+	}
+}
+
+// TestCursorAndCopilotStopFeedbackContinuesTheTurn: Cursor submits a stop's
+// followup_message, Copilot an agentStop block's reason, as the next user
+// prompt; if their prompt hook fires for it, it is recorded under the
+// agent's own event name and the block count goes on; a prompt of the
+// user's still starts a turn.
+func TestCursorAndCopilotStopFeedbackContinuesTheTurn(t *testing.T) {
+	f, g := gateSetup(t)
+	const reason = "claimcheck blocked this stop: no test evidence"
+	blocks := 0
+	g.set(func(req schemas.GateRequest, d *schemas.GateDecision) []byte {
+		if req.HookEvent == schemas.HookStop {
+			blocks++
+			d.Decision, d.Reason, d.ConsecutiveBlocks = schemas.GateBlock, reason, blocks
+		}
+		return nil
+	})
+	for _, tc := range []struct {
+		agent, session, stop, prompt, own string
+		args                              []string
+	}{
+		{"cursor", "6b1c2f0e-3d4a-4f7b-9a51-0c8e2d7f4a10", captured(t, "cursor-docs/stop.json"),
+			`{"conversation_id":"6b1c2f0e-3d4a-4f7b-9a51-0c8e2d7f4a10","hook_event_name":"beforeSubmitPrompt","prompt":%q,"attachments":[]}`,
+			"beforeSubmitPrompt", []string{"--agent", "cursor"}},
+		{"copilot", "8f2d5c1a-4b7e-4e0f-9c3d-2a6b1e8f7d54", captured(t, "copilot-docs/agentStop.json"),
+			`{"sessionId":"8f2d5c1a-4b7e-4e0f-9c3d-2a6b1e8f7d54","timestamp":1704614500000,"cwd":"/p","prompt":%q}`,
+			"userPromptSubmitted", []string{"--agent", "copilot", "--event", "userPromptSubmitted"}},
+	} {
+		t.Run(tc.agent, func(t *testing.T) {
+			stopArgs := []string{"--agent", tc.agent}
+			if tc.agent == "copilot" {
+				stopArgs = append(stopArgs, "--event", "agentStop")
+			}
+			if r := runHook(t, f.env, tc.stop, stopArgs...); r.code != 0 || !strings.Contains(r.stdout, reason) {
+				t.Fatalf("stop: %+v", r)
+			}
+			state := filepath.Join(f.dir, "state")
+			want, _ := stopBlocks(state, tc.session, func(c int) int { return c })
+			before := len(f.intake(t))
+			if r := runHook(t, f.env, fmt.Sprintf(tc.prompt, reason), tc.args...); r.code != 0 {
+				t.Fatalf("fed-back prompt: %+v", r)
+			}
+			if envs := f.intake(t)[before:]; len(envs) != 1 || envs[0].HookEvent != tc.own {
+				t.Fatalf("fed-back stop reason recorded as %+v, want one %s", envs, tc.own)
+			}
+			if n, _ := stopBlocks(state, tc.session, func(c int) int { return c }); n != want || n == 0 {
+				t.Errorf("block count %d after the fed-back reason, want %d (not reset)", n, want)
+			}
+			before = len(f.intake(t))
+			if r := runHook(t, f.env, fmt.Sprintf(tc.prompt, "Please fix the test"), tc.args...); r.code != 0 {
+				t.Fatalf("user prompt: %+v", r)
+			}
+			if envs := f.intake(t)[before:]; len(envs) == 0 || envs[0].HookEvent != schemas.HookUserPromptSubmit {
+				t.Fatalf("user prompt recorded as %+v", envs)
+			}
+			if n, _ := stopBlocks(state, tc.session, func(c int) int { return c }); n != 0 {
+				t.Errorf("block count %d after the user's prompt, want 0", n)
+			}
+		})
 	}
 }

@@ -293,15 +293,16 @@ func (h *hook) recordDecision(ctx context.Context, d schemas.GateDecision, env [
 // dialect.Agent.Answer). When stdout cannot be written, a block or deny
 // becomes exit 2 with the reason on stderr, which blocks in every dialect.
 func (h *hook) answer(stdout io.Writer, d schemas.GateDecision) int {
-	if h.agent == dialect.Gemini && d.HookEvent == schemas.HookStop && d.Decision == schemas.GateBlock &&
-		id.CheckSession(d.SessionID) == nil {
-		// Gemini CLI will send this reason back as a BeforeAgent prompt:
-		// that one continues the turn, it does not start a new one.
+	if (h.agent == dialect.Gemini || h.agent == dialect.Cursor || h.agent == dialect.Copilot) && d.HookEvent == schemas.HookStop &&
+		d.Decision == schemas.GateBlock && id.CheckSession(d.SessionID) == nil {
+		// Gemini CLI will send this reason back as a BeforeAgent prompt
+		// (Cursor and Copilot submit it as the next user prompt): that one
+		// continues the turn, it does not start a new one.
 		if err := rememberStopReason(h.cfg.StateDir, d.SessionID, d.Reason); err != nil {
 			fmt.Fprintf(h.stderr, "claimcheck-hook: %v\n", err)
 		}
 	}
-	out := h.agent.Answer(d)
+	out := h.agent.AnswerEvent(h.agentEvent, d)
 	if len(out) == 0 {
 		return ExitOK
 	}

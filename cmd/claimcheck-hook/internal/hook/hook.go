@@ -102,6 +102,9 @@ type hook struct {
 	info    payload.Info
 	eventID string
 	agent   dialect.Agent // the dialect of the payload read
+	// agentEvent is the event as the agent named it (Cursor answers its
+	// events in different shapes).
+	agentEvent string
 }
 
 // crashed records a panic as a HookCrash, itself guarded: a second panic
@@ -154,8 +157,9 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 		// event the mapping carrying them).
 		var ev dialect.Event
 		ev, inErr = dialect.Read(h.cfg.Agent, raw, dialect.Options{MaxDepth: payload.DefaultMaxDepth, MaxBytes: MaxInputLimit,
-			StopFeedback: func(session, prompt string) bool { return isStopReason(h.cfg.StateDir, session, prompt) }})
-		info, h.agent = ev.Info, ev.Agent
+			StopFeedback: func(session, prompt string) bool { return isStopReason(h.cfg.StateDir, session, prompt) },
+			Event:        h.cfg.Event})
+		info, h.agent, h.agentEvent = ev.Info, ev.Agent, ev.AgentEvent
 		if inErr == nil {
 			if inErr = id.CheckSession(info.SessionID); inErr == nil {
 				raw = ev.Payload

@@ -33,7 +33,7 @@ func (a *app) hooksCommand() *cobra.Command {
 	var dryRun, sandbox, managed bool
 	install := &cobra.Command{
 		Use:   "install",
-		Short: "Add claimcheck-hook to an agent CLI's hooks (Claude Code, Codex, Gemini CLI) for every event claimcheck records",
+		Short: "Add claimcheck-hook to an agent CLI's hooks (Claude Code, Codex, Gemini CLI, Cursor, Copilot) for every event claimcheck records",
 		Long: `install merges a command hook running claimcheck-hook into Claude Code's settings for
 every event claimcheck records, with an explicit timeout for each. It keeps every
 other hook and setting, updates its own entries in place when run again (so it is
@@ -47,7 +47,12 @@ changes nothing and says so.
 
 With --agent codex or --agent gemini it merges claimcheck-hook --agent <name> into
 Codex's hooks.json or Gemini CLI's settings.json in the same way (--project DIR: the
-project's file). A file it cannot parse is refused, naming the file and the line.`,
+project's file). With --agent cursor it merges claimcheck-hook --agent cursor into
+~/.cursor/hooks.json (--project DIR: DIR/.cursor/hooks.json); with --agent copilot it
+writes claimcheck-hook --agent copilot --event <event> into a file of its own,
+~/.copilot/hooks/claimcheck.json ($COPILOT_HOME/hooks/ when set; --project DIR:
+DIR/.github/hooks/claimcheck.json, which the Copilot coding agent reads from the default
+branch). A file it cannot parse is refused, naming the file and the line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			agent, err := dialect.Parse(agentFlag)
@@ -74,7 +79,10 @@ project's file). A file it cannot parse is refused, naming the file and the line
 				return &exitError{ExitError, err}
 			}
 			in := install{hookCmd: hookCmd, dryRun: dryRun, now: time.Now()}
-			if agent != dialect.Claude {
+			switch agent {
+			case dialect.Cursor, dialect.Copilot:
+				return a.flatInstall(cmd.Context(), agent, settings, in)
+			case dialect.Codex, dialect.Gemini:
 				return a.agentInstall(cmd.Context(), agent, settings, in)
 			}
 			if sandbox {
@@ -96,9 +104,11 @@ project's file). A file it cannot parse is refused, naming the file and the line
 	f.StringVar(&settings, "settings", "",
 		"settings file to change (default ~/.claude/settings.json; with --managed "+defaultManagedSettings+")")
 	f.StringVar(&agentFlag, "agent", string(dialect.Claude),
-		"the agent CLI to install for: claude (~/.claude/settings.json), codex ($CODEX_HOME/hooks.json, else ~/.codex/hooks.json) or gemini (~/.gemini/settings.json)")
+		"the agent CLI to install for: claude (~/.claude/settings.json), codex ($CODEX_HOME/hooks.json, else ~/.codex/hooks.json), "+
+			"gemini (~/.gemini/settings.json), cursor (~/.cursor/hooks.json) or copilot (~/.copilot/hooks/claimcheck.json)")
 	f.StringVar(&project, "project", "",
-		"install into this project's hooks file (DIR/.claude/settings.json, DIR/.codex/hooks.json, DIR/.gemini/settings.json)")
+		"install into this project's hooks file (DIR/.claude/settings.json, DIR/.codex/hooks.json, DIR/.gemini/settings.json, "+
+			"DIR/.cursor/hooks.json, DIR/.github/hooks/claimcheck.json)")
 	f.StringVar(&command, "hook-command", "", "path of claimcheck-hook (default: next to this claimcheck binary, else on $PATH)")
 	f.BoolVar(&dryRun, "dry-run", false, "report what would change without writing")
 	f.BoolVar(&sandbox, "sandbox", false,

@@ -60,6 +60,20 @@ func agentSettings(agent dialect.Agent, getenv func(string) string, project stri
 		}
 	case dialect.Gemini:
 		dir = ".gemini"
+	case dialect.Cursor:
+		dir, file = ".cursor", "hooks.json"
+	case dialect.Copilot:
+		// Copilot loads every *.json in its hooks directory: claimcheck
+		// keeps its handlers in a file of its own there.
+		file = "claimcheck.json"
+		if project != "" {
+			dir = filepath.Join(".github", "hooks")
+			break
+		}
+		if getenv("COPILOT_HOME") != "" {
+			return filepath.Join(getenv("COPILOT_HOME"), "hooks", file), nil
+		}
+		dir = filepath.Join(".copilot", "hooks")
 	}
 	if project != "" {
 		abs, err := filepath.Abs(project)
@@ -82,6 +96,10 @@ func agentName(agent dialect.Agent) string {
 		return "Codex"
 	case dialect.Gemini:
 		return "Gemini CLI"
+	case dialect.Cursor:
+		return "Cursor"
+	case dialect.Copilot:
+		return "Copilot"
 	}
 	return "Claude Code"
 }

@@ -161,7 +161,7 @@ func TestHooksInstallForAgentsRefusesWhatItCannotParse(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{
-		{"--agent", "cursor"},
+		{"--agent", "windsurf"},
 		{"--agent", "codex", "--sandbox"},
 		{"--agent", "gemini", "--managed"},
 	} {

@@ -22,7 +22,7 @@ func (a *app) hooksUninstallCommand() *cobra.Command {
 	var dryRun, managed bool
 	cmd := &cobra.Command{
 		Use:   "uninstall",
-		Short: "Remove claimcheck-hook from an agent CLI's hooks (Claude Code, Codex, Gemini CLI), keeping everything else",
+		Short: "Remove claimcheck-hook from an agent CLI's hooks (Claude Code, Codex, Gemini CLI, Cursor, Copilot), keeping everything else",
 		Long: `uninstall removes every hook handler that runs claimcheck-hook (or claimcheck-hook-tls)
 from the settings file, and the groups and events that held nothing else. Every other
 hook and setting stays. When what is left equals a backup that install made, that
@@ -35,8 +35,9 @@ With --managed it undoes install --managed: the handlers in Claude Code's manage
 settings, allowManagedHooksOnly if that install set it, the key set it wrote and its
 receipt.
 
-With --agent codex or --agent gemini [--project DIR] it removes them from that agent's
-hooks file (the one install --agent wrote).`,
+With --agent codex, gemini, cursor or copilot [--project DIR] it removes them from that
+agent's hooks file (the one install --agent wrote); a Cursor or Copilot file that install
+created and that holds nothing else is removed.`,
 		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			agent, err := dialect.Parse(agentFlag)
@@ -45,7 +46,7 @@ hooks file (the one install --agent wrote).`,
 			}
 			if managed && (agent != dialect.Claude || project != "") {
 				return &exitError{ExitError, errors.New(
-					"--managed is Claude Code's managed settings; not with --agent codex|gemini or --project")}
+					"--managed is Claude Code's managed settings; not with --agent codex|gemini|cursor|copilot or --project")}
 			}
 			var rec managedReceipt
 			if managed {
@@ -67,7 +68,12 @@ hooks file (the one install --agent wrote).`,
 					return &exitError{ExitError, err}
 				}
 			}
-			res, err := uninstallHooks(settings, dryRun, time.Now(), rec.AddedManagedOnly)
+			var res uninstallResult
+			if agent == dialect.Cursor || agent == dialect.Copilot {
+				res, err = flatUninstall(settings, agent, dryRun, time.Now())
+			} else {
+				res, err = uninstallHooks(settings, dryRun, time.Now(), rec.AddedManagedOnly)
+			}
 			if err != nil {
 				return &exitError{ExitError, err}
 			}
@@ -87,13 +93,17 @@ hooks file (the one install --agent wrote).`,
 			if res.Restored != "" {
 				fmt.Fprintf(w, "the file is now byte for byte the backup %s\n", res.Restored)
 			}
+			if res.Deleted {
+				fmt.Fprintf(w, "install created %s and it held nothing else: removed, as before install\n", settings)
+			}
 			fmt.Fprintf(w, "previous settings saved as %s\n", res.Backup)
 			fmt.Fprintf(w, "%s reads hooks at session start: restart running sessions to pick this up.\n", agentName(agent))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&settings, "settings", "", "settings file to change (default: the --agent's, as for install)")
-	cmd.Flags().StringVar(&agentFlag, "agent", string(dialect.Claude), "the agent CLI to uninstall from: claude, codex or gemini")
+	cmd.Flags().StringVar(&agentFlag, "agent", string(dialect.Claude),
+		"the agent CLI to uninstall from: claude, codex, gemini, cursor or copilot")
 	cmd.Flags().StringVar(&project, "project", "", "uninstall from this project's hooks file, as install --project")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would change without writing")
 	cmd.Flags().BoolVar(&managed, "managed", false, "undo install --managed (Claude Code's managed settings; needs root)")
@@ -106,6 +116,7 @@ type uninstallResult struct {
 	Removed  int
 	Backup   string // the settings as they were before uninstall
 	Restored string // the install backup written back, if one matched
+	Deleted  bool   // the file install created was removed
 }
 
 // uninstallHooks removes claimcheck's handlers from a settings file (and

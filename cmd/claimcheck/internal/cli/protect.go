@@ -34,7 +34,8 @@ type protectedConfig struct {
 // on $PATH; this binary; the configuration file; /etc/claimcheck; the key
 // set the hook trusts when CLAIMCHECK_HOOK_GATE_KEYS moves it out of the
 // hook's state directory; the user-level agent settings ($CODEX_HOME
-// for Codex, ~/.codex when unset).
+// for Codex, ~/.codex when unset; $COPILOT_HOME/hooks for Copilot,
+// ~/.copilot/hooks when unset).
 func (a *app) protectedConfig() protectedConfig {
 	var pc protectedConfig
 	add := func(list *[]string, p string) {
@@ -76,6 +77,16 @@ func (a *app) protectedConfig() protectedConfig {
 	if codex != "" {
 		add(&pc.files, filepath.Join(codex, "config.toml"))
 		add(&pc.files, filepath.Join(codex, "hooks.json"))
+	}
+	// Copilot's user-level hook files: every *.json in $COPILOT_HOME/hooks
+	// (~/.copilot/hooks when unset), where hooks install --agent copilot
+	// writes claimcheck.json.
+	copilot := a.env.Getenv("COPILOT_HOME")
+	if copilot == "" && a.env.Getenv("HOME") != "" {
+		copilot = filepath.Join(a.env.Getenv("HOME"), ".copilot")
+	}
+	if copilot != "" {
+		add(&pc.files, filepath.Join(copilot, "hooks"))
 	}
 	return pc
 }

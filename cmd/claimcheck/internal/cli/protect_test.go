@@ -14,10 +14,11 @@ import (
 
 // up tells the gatekeeper what only it knows: the hook's executables next
 // to claimcheck's, claimcheck's configuration file and binary, and the
-// agent's hook settings outside a project ($CODEX_HOME too).
+// agent's hook settings outside a project ($CODEX_HOME and $COPILOT_HOME too).
 func TestUpProtectsHookBinariesAndConfiguration(t *testing.T) {
 	dir := t.TempDir()
-	env := map[string]string{"HOME": dir, "CODEX_HOME": filepath.Join(dir, "codex"), "CLAIMCHECK_HOOK_GATE_KEYS": filepath.Join(dir, "keys.json")}
+	env := map[string]string{"HOME": dir, "CODEX_HOME": filepath.Join(dir, "codex"), "COPILOT_HOME": filepath.Join(dir, "copilot"),
+		"CLAIMCHECK_HOOK_GATE_KEYS": filepath.Join(dir, "keys.json")}
 	a := &app{env: Env{Getenv: func(k string) string { return env[k] }}, v: config.New(), cfgFile: filepath.Join(dir, "claimcheck.yaml")}
 	a.v.Set("data_dir", filepath.Join(dir, "data"))
 	cfg, err := a.loadUp()
@@ -35,7 +36,7 @@ func TestUpProtectsHookBinariesAndConfiguration(t *testing.T) {
 	}
 	for _, want := range []string{exe, a.cfgFile, "/etc/claimcheck", env["CLAIMCHECK_HOOK_GATE_KEYS"],
 		filepath.Join(dir, ".claude", "settings.json"), filepath.Join(dir, "codex", "hooks.json"), filepath.Join(dir, "codex", "config.toml"),
-		filepath.Join(dir, ".gemini", "settings.json"), filepath.Join(dir, ".cursor", "hooks.json")} {
+		filepath.Join(dir, ".gemini", "settings.json"), filepath.Join(dir, ".cursor", "hooks.json"), filepath.Join(dir, "copilot", "hooks")} {
 		if !slices.Contains(cfg.Gatekeeper.ConfigPaths, want) {
 			t.Errorf("config_paths %v lacks %s", cfg.Gatekeeper.ConfigPaths, want)
 		}
