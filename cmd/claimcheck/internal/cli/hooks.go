@@ -584,6 +584,22 @@ func (o *object) set(name string, v jsontext.Value) {
 	o.values = append(o.values, v)
 }
 
+// deleteAt removes the i-th member.
+func (o *object) deleteAt(i int) {
+	o.names = slices.Delete(o.names, i, i+1)
+	o.values = slices.Delete(o.values, i, i+1)
+}
+
+// putHooks puts hooks back as root's "hooks", or removes that member when
+// hooks has none left.
+func putHooks(root, hooks *object) {
+	if len(hooks.names) > 0 {
+		root.set("hooks", hooks.encode())
+	} else if i := slices.Index(root.names, "hooks"); i >= 0 {
+		root.deleteAt(i)
+	}
+}
+
 func (o *object) encode() jsontext.Value {
 	var b bytes.Buffer
 	b.WriteByte('{')

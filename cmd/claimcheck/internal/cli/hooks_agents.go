@@ -113,6 +113,31 @@ func (a *app) agentInstall(ctx context.Context, agent dialect.Agent, settings st
 	if agent == dialect.Gemini {
 		events, scale = geminiHookEvents, 1000
 	}
+	var notes []string
+	switch agent {
+	case dialect.Codex:
+		notes = []string{
+			"Codex runs a command hook only once it is reviewed and trusted: open /hooks in Codex and trust these.",
+			"Codex has no cap on blocked stops; claimcheck's gate caps them (gatekeeper.stop_block_cap, the hook's --stop-block-cap).",
+		}
+	case dialect.Gemini:
+		notes = []string{
+			"Gemini CLI runs hooks only in a trusted folder.",
+			"Gemini CLI sends no tool call ids: its tool results are recorded, but none is paired with its call, so none backs a claim.",
+		}
+	}
+	return a.installInto(ctx, agent, settings, in, len(events), notes, func(root *object) (installResult, error) {
+		return mergeEventHooks(settings, root, in.hookCmd, events, scale)
+	})
+}
+
+// installInto is the part of `hooks install --agent NAME` every agent
+// shares: read the agent's hook file (refused, naming line and column, when
+// it is not a JSON object), merge claimcheck's hooks into it, write it (with
+// a backup) unless nothing changed or it is a dry run, and say what was done
+// and what the user must know of that agent (notes).
+func (a *app) installInto(ctx context.Context, agent dialect.Agent, settings string, in install, events int, notes []string,
+	merge func(root *object) (installResult, error)) error {
 	orig, mode, err := readSettings(settings)
 	if err != nil {
 		return &exitError{ExitError, err}
@@ -125,14 +150,14 @@ func (a *app) agentInstall(ctx context.Context, agent dialect.Agent, settings st
 				settings, jsonPosition(orig, err), err)}
 		}
 	}
-	res, err := mergeEventHooks(settings, root, in.hookCmd, events, scale)
+	res, err := merge(root)
 	if err != nil {
 		return &exitError{ExitError, err}
 	}
 	w := a.env.Stdout
 	switch {
 	case res.Changed == 0:
-		fmt.Fprintf(w, "%s already runs claimcheck-hook for all %d %s events; nothing changed\n", settings, len(events), agentName(agent))
+		fmt.Fprintf(w, "%s already runs claimcheck-hook for all %d %s events; nothing changed\n", settings, events, agentName(agent))
 	case in.dryRun:
 		fmt.Fprintf(w, "would add %d and update %d hook entries in %s (dry run, nothing written)\n", res.Added, res.Updated, settings)
 	default:
@@ -146,15 +171,8 @@ func (a *app) agentInstall(ctx context.Context, agent dialect.Agent, settings st
 		}
 	}
 	fmt.Fprintf(w, "hook command: %s\n", in.hookCmd)
-	switch agent {
-	case dialect.Codex:
-		fmt.Fprintln(w, "Codex runs a command hook only once it is reviewed and trusted: open /hooks in Codex and trust these.")
-		fmt.Fprintln(w,
-			"Codex has no cap on blocked stops; claimcheck's gate caps them (gatekeeper.stop_block_cap, the hook's --stop-block-cap).")
-	case dialect.Gemini:
-		fmt.Fprintln(w, "Gemini CLI runs hooks only in a trusted folder.")
-		fmt.Fprintln(w,
-			"Gemini CLI sends no tool call ids: its tool results are recorded, but none is paired with its call, so none backs a claim.")
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
 	}
 	if !in.dryRun {
 		a.installHookKeys(ctx)

@@ -164,8 +164,7 @@ func removeFlatHooks(path string, root *object, commandKey string) (int, error) 
 		if n := before - len(handlers); n > 0 {
 			removed += n
 			if len(handlers) == 0 {
-				hooksObj.names = slices.Delete(hooksObj.names, i, i+1)
-				hooksObj.values = slices.Delete(hooksObj.values, i, i+1)
+				hooksObj.deleteAt(i)
 				i--
 				continue
 			}
@@ -175,13 +174,7 @@ func removeFlatHooks(path string, root *object, commandKey string) (int, error) 
 	if removed == 0 {
 		return 0, nil
 	}
-	if len(hooksObj.names) == 0 {
-		i := slices.Index(root.names, "hooks")
-		root.names = slices.Delete(root.names, i, i+1)
-		root.values = slices.Delete(root.values, i, i+1)
-	} else {
-		root.set("hooks", hooksObj.encode())
-	}
+	putHooks(root, hooksObj)
 	return removed, nil
 }
 
@@ -197,56 +190,26 @@ func stringMember(o *object, name string) string {
 func (a *app) flatInstall(ctx context.Context, agent dialect.Agent, settings string, in install) error {
 	in.hookCmd += " --agent " + string(agent)
 	f := flatFormatOf(agent)
-	orig, mode, err := readSettings(settings)
-	if err != nil {
-		return &exitError{ExitError, err}
-	}
-	root := &object{}
-	if len(bytes.TrimSpace(orig)) > 0 {
-		if err := root.parse(orig); err != nil {
-			return &exitError{ExitError, fmt.Errorf(
-				"%s is not a JSON object claimcheck can read (%s): %w (fix or move it, then run install again)",
-				settings, jsonPosition(orig, err), err)}
-		}
-	}
-	res, err := mergeFlatHooks(settings, root, in.hookCmd, f)
-	if err != nil {
-		return &exitError{ExitError, err}
-	}
-	w := a.env.Stdout
-	switch {
-	case res.Changed == 0:
-		fmt.Fprintf(w, "%s already runs claimcheck-hook for all %d %s events; nothing changed\n", settings, len(f.events), agentName(agent))
-	case in.dryRun:
-		fmt.Fprintf(w, "would add %d and update %d hook entries in %s (dry run, nothing written)\n", res.Added, res.Updated, settings)
-	default:
-		backup, err := writeSettings(settings, orig, mode, root, in.now)
-		if err != nil {
-			return &exitError{ExitError, err}
-		}
-		fmt.Fprintf(w, "added %d and updated %d hook entries in %s\n", res.Added, res.Updated, settings)
-		if backup != "" {
-			fmt.Fprintf(w, "previous settings saved as %s\n", backup)
-		}
-	}
-	fmt.Fprintf(w, "hook command: %s\n", in.hookCmd)
+	var notes []string
 	switch agent {
 	case dialect.Cursor:
-		fmt.Fprintln(w, "Cursor runs project hooks only in a trusted workspace.")
-		fmt.Fprintln(w, "Cursor sends no tool call ids and no final message with stop: its tool results are recorded, "+
-			"but none is paired with its call, so none backs a claim.")
+		notes = []string{
+			"Cursor runs project hooks only in a trusted workspace.",
+			"Cursor sends no tool call ids and no final message with stop: its tool results are recorded, " +
+				"but none is paired with its call, so none backs a claim.",
+		}
 	case dialect.Copilot:
-		fmt.Fprintln(w, "Copilot logs and skips a hook that fails or times out: only claimcheck's JSON answers deny or block.")
-		fmt.Fprintln(w, "Copilot sends no tool call ids and no final message with agentStop: its tool results are recorded, "+
-			"but none is paired with its call, so none backs a claim.")
-		fmt.Fprintln(w, "The Copilot coding agent also reads .github/hooks/, but its payloads as documented carry no session id: "+
-			"claimcheck refuses them and denies its tool calls.")
+		notes = []string{
+			"Copilot logs and skips a hook that fails or times out: only claimcheck's JSON answers deny or block.",
+			"Copilot sends no tool call ids and no final message with agentStop: its tool results are recorded, " +
+				"but none is paired with its call, so none backs a claim.",
+			"The Copilot coding agent also reads .github/hooks/, but its payloads as documented carry no session id: " +
+				"claimcheck refuses them and denies its tool calls.",
+		}
 	}
-	if !in.dryRun {
-		a.installHookKeys(ctx)
-	}
-	fmt.Fprintf(w, "%s reads hooks at session start: restart running sessions to pick this up.\n", agentName(agent))
-	return nil
+	return a.installInto(ctx, agent, settings, in, len(f.events), notes, func(root *object) (installResult, error) {
+		return mergeFlatHooks(settings, root, in.hookCmd, f)
+	})
 }
 
 // flatUninstall removes claimcheck's handlers from a Cursor or Copilot hooks

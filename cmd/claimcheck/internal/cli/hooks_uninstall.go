@@ -137,8 +137,7 @@ func uninstallHooks(path string, dryRun bool, now time.Time, dropManagedOnly boo
 	}
 	if dropManagedOnly {
 		if i := slices.Index(root.names, managedOnlyKey); i >= 0 {
-			root.names = slices.Delete(root.names, i, i+1)
-			root.values = slices.Delete(root.values, i, i+1)
+			root.deleteAt(i)
 			res.Removed++
 		}
 	}
@@ -184,8 +183,7 @@ func removeHooks(path string, root *object) (int, error) {
 		}
 		removed += n
 		if len(kept) == 0 {
-			hooksObj.names = slices.Delete(hooksObj.names, i, i+1)
-			hooksObj.values = slices.Delete(hooksObj.values, i, i+1)
+			hooksObj.deleteAt(i)
 			i--
 			continue
 		}
@@ -194,13 +192,7 @@ func removeHooks(path string, root *object) (int, error) {
 	if removed == 0 {
 		return 0, nil
 	}
-	if len(hooksObj.names) == 0 {
-		i := slices.Index(root.names, "hooks")
-		root.names = slices.Delete(root.names, i, i+1)
-		root.values = slices.Delete(root.values, i, i+1)
-	} else {
-		root.set("hooks", hooksObj.encode())
-	}
+	putHooks(root, hooksObj)
 	return removed, nil
 }
 
