@@ -2,10 +2,8 @@ package rotator_test
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/claimcheck/claimcheck/pkg/archive"
 	"github.com/claimcheck/claimcheck/pkg/chain"
@@ -51,13 +49,7 @@ func (e *env) hotFaults() map[string]string {
 // to, and only when its checkpoint verifies.
 func TestLostAnchorIsPutBackFromTheArchive(t *testing.T) {
 	e := newEnv(t, nil)
-	for d := range 40 {
-		e.clock.Set(t0.Add(time.Duration(d) * day))
-		for i := range 3 {
-			e.add(fmt.Sprintf("s%d", i), 2)
-		}
-	}
-	e.clock.Set(t0.Add(45 * day))
+	e.fill(40, 3)
 	if rep := e.pass(); rep.TrimmedChains == 0 {
 		t.Fatalf("the pass trimmed nothing: %+v", rep)
 	}

@@ -92,13 +92,7 @@ func TestKilledAtEachStepLosesNothing(t *testing.T) {
 	for _, step := range []string{"uploaded", "verified", "trimmed"} {
 		t.Run(step, func(t *testing.T) {
 			e := newEnv(t, nil)
-			for d := range 40 {
-				e.clock.Set(t0.Add(time.Duration(d) * day))
-				for i := range 5 {
-					e.add(fmt.Sprintf("s%d", i), 2)
-				}
-			}
-			e.clock.Set(t0.Add(45 * day))
+			e.fill(40, 5)
 			// The pass first records key v1 in the rotator's chain.
 			before := e.ledgerMsgs() + 1
 			e.crashAt(step)
@@ -163,13 +157,7 @@ func TestKilledAtEachStepLosesNothing(t *testing.T) {
 // from the archive; appends to it continue.
 func TestLostChainIsDetectedAndRestored(t *testing.T) {
 	e := newEnv(t, nil)
-	for d := range 40 {
-		e.clock.Set(t0.Add(time.Duration(d) * day))
-		for i := range 3 {
-			e.add(fmt.Sprintf("s%d", i), 2)
-		}
-	}
-	e.clock.Set(t0.Add(45 * day))
+	e.fill(40, 3)
 	e.pass()
 	if cr := e.verifyChains(); !cr.OK() {
 		t.Fatalf("before the loss: %v %v", cr.Archive.Problems, cr.Problems)

@@ -120,6 +120,19 @@ func (e *env) add(c string, k int) {
 	}
 }
 
+// fill adds two entries a day to chains s0..s<chains-1> for days days from
+// t0, then sets the clock to day 45.
+func (e *env) fill(days, chains int) {
+	e.t.Helper()
+	for d := range days {
+		e.clock.Set(t0.Add(time.Duration(d) * day))
+		for i := range chains {
+			e.add(fmt.Sprintf("s%d", i), 2)
+		}
+	}
+	e.clock.Set(t0.Add(45 * day))
+}
+
 func (e *env) pass() rotator.PassReport {
 	e.t.Helper()
 	rep, err := e.rot.Pass(e.t.Context())
