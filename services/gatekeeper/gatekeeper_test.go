@@ -117,6 +117,7 @@ type flow struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	keyDir string
+	url    string
 	app    *ledger.Appender
 	gen    *id.Generator
 	keys   *decision.Keys
@@ -137,7 +138,7 @@ func newFlowAt(t *testing.T, mutate func(*gatekeeper.Config), clk clock.Clock) *
 	srv := natstest.RunServer(t)
 	nc, js := natstest.Connect(t, srv.ClientURL())
 	natstest.Bootstrap(t, js, nil)
-	f := &flow{t: t, nc: nc, js: js, keyDir: filepath.Join(t.TempDir(), "keys"), gen: id.NewGenerator(clock.Real{}, nil), app: ledger.NewAppender(js, ledger.AppenderConfig{})}
+	f := &flow{t: t, nc: nc, js: js, url: srv.ClientURL(), keyDir: filepath.Join(t.TempDir(), "keys"), gen: id.NewGenerator(clock.Real{}, nil), app: ledger.NewAppender(js, ledger.AppenderConfig{})}
 	reg := firstKey(t, js, f.keyDir)
 	ks, err := reg.List(t.Context())
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/inject"
 	"github.com/claimcheck/claimcheck/pkg/intake"
 	"github.com/claimcheck/claimcheck/pkg/payload"
 	"github.com/claimcheck/claimcheck/pkg/subject"
@@ -104,8 +105,9 @@ func (s *Service) serveClaude(w http.ResponseWriter, r *http.Request) {
 		s.answerUnchecked(w, r, info, started, "the event could not be recorded: "+err.Error())
 		return
 	}
-	switch info.HookEvent {
-	case schemas.HookStop, schemas.HookPreToolUse, schemas.HookUserPromptSubmit:
+	switch {
+	case info.HookEvent == schemas.HookStop, info.HookEvent == schemas.HookPreToolUse, info.HookEvent == schemas.HookUserPromptSubmit:
+	case (info.HookEvent == schemas.HookPostToolUse || info.HookEvent == schemas.HookPostToolUseFailure) && inject.Inspected(info.ToolName):
 	default:
 		w.WriteHeader(http.StatusOK) // recorded; nothing to decide
 		return
