@@ -18,9 +18,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/claimcheck/claimcheck/pkg/decision"
+	"github.com/claimcheck/claimcheck/pkg/dialect"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
-	"github.com/claimcheck/claimcheck/pkg/inject"
 	"github.com/claimcheck/claimcheck/pkg/intake"
 	"github.com/claimcheck/claimcheck/pkg/payload"
 	"github.com/claimcheck/claimcheck/pkg/subject"
@@ -107,7 +107,8 @@ func (s *Service) serveClaude(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case info.HookEvent == schemas.HookStop, info.HookEvent == schemas.HookPreToolUse, info.HookEvent == schemas.HookUserPromptSubmit:
-	case (info.HookEvent == schemas.HookPostToolUse || info.HookEvent == schemas.HookPostToolUseFailure) && inject.Inspected(info.ToolName):
+	case (info.HookEvent == schemas.HookPostToolUse || info.HookEvent == schemas.HookPostToolUseFailure) &&
+		dialect.Inspected(info.ToolName):
 	default:
 		w.WriteHeader(http.StatusOK) // recorded; nothing to decide
 		return
