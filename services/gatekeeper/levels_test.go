@@ -392,3 +392,30 @@ func TestConcurrentDenialsAreEachCountedOnce(t *testing.T) {
 		t.Errorf("denials counted %d, want 12 (compare-and-set lost updates)", st.Denials)
 	}
 }
+
+func TestCrashBurstsRaiseTheHostLevelWhenConfigured(t *testing.T) {
+	f := newFlow(t, func(c *gatekeeper.Config) { c.Levels.Crashes = schemas.LevelRestrict })
+	s := "sess-crash-level"
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	for range 3 {
+		e := f.entry(s, schemas.EntryEvent, schemas.HookCrashEvent, "",
+			fmt.Sprintf(`{"session_id":%q,"hook_event_name":"HookCrash","event":"PreToolUse","kind":"panic","error":"boom"}`, s))
+		e.Host, e.ReceivedAt = "laptop", now
+		f.append(s, e)
+	}
+	var d schemas.GateDecision
+	natstest.Eventually(t, 5*time.Second, func() error {
+		d = f.promptReq(s, "laptop", "carry on")
+		if !strings.Contains(d.SystemMessage, "host laptop is now at level RESTRICT") {
+			return fmt.Errorf("no level change yet: %+v", d)
+		}
+		return nil
+	})
+	if pre, _ := f.call("sess-crash-2", "Write", writeInput, ""); pre.Decision != schemas.GateDeny || pre.Level != schemas.LevelRestrict ||
+		!strings.Contains(pre.Reason, "host laptop") {
+		t.Fatalf("a write on the restricted host: %+v", pre)
+	}
+	if pre, _ := f.call("sess-crash-2", "Read", readmeInput, ""); pre.Decision != schemas.GateAllow {
+		t.Fatalf("a read on the restricted host: %+v", pre)
+	}
+}

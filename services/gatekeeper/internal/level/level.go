@@ -33,7 +33,10 @@ type Config struct {
 	InjectionsLevel string `mapstructure:"injections_level"`
 	// Crashes: a burst of claimcheck-hook failures on a host (the crash
 	// watchdog's alert, gatekeeper.crash_threshold within crash_window)
-	// raises the host to this level.
+	// raises the host to this level. Off (NORMAL) by default: the
+	// watchdog counts every failure, a gatekeeper outage's too, and an
+	// outage is not a reason to restrict a host's agents until an
+	// operator lifts it.
 	Crashes string `mapstructure:"crashes"`
 }
 
@@ -42,7 +45,7 @@ func DefaultConfig() Config {
 	return Config{Denials: 3, DenialsLevel: schemas.LevelContain,
 		InjectionMedium: schemas.LevelRestrict, InjectionHigh: schemas.LevelCheckpoint,
 		Injections: 3, InjectionsLevel: schemas.LevelContain,
-		Crashes: schemas.LevelRestrict}
+		Crashes: schemas.LevelNormal}
 }
 
 // Validate reports every problem.

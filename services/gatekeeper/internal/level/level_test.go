@@ -11,6 +11,7 @@ import (
 
 func TestEscalate(t *testing.T) {
 	c := level.DefaultConfig()
+	c.Crashes = schemas.LevelRestrict
 	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name   string
