@@ -59,11 +59,13 @@ escalation counters again. Run it yourself, not through the agent.`,
 					return &exitError{ExitError, err}
 				} else if ok {
 					if i.Role != identity.RoleOperator {
-						return &exitError{ExitError, fmt.Errorf("changing a level needs operator credentials; these are of role %s", i.Role)}
+						return &exitError{ExitError,
+							fmt.Errorf("changing a level needs operator credentials; these are of role %s", i.Role)}
 					}
 					operator = i.Name + " (" + operator + ")"
 				}
-				raw, err := json.Marshal(schemas.LevelRequest{V: 1, Scope: scope, Name: name, Level: set, Reason: reason, Operator: operator})
+				raw, err := json.Marshal(
+					schemas.LevelRequest{V: 1, Scope: scope, Name: name, Level: set, Reason: reason, Operator: operator})
 				if err != nil {
 					return err
 				}
@@ -111,7 +113,8 @@ escalation counters again. Run it yourself, not through the agent.`,
 			}
 			fmt.Fprintf(a.env.Stdout, "%s: %s\n", who, st.Level)
 			if st.Rule != "" {
-				fmt.Fprintf(a.env.Stdout, "  rule:     %s\n  cause:    %s\n  changed:  %s by %s\n", st.Rule, st.Cause, st.ChangedAt, st.ChangedBy)
+				fmt.Fprintf(a.env.Stdout, "  rule:     %s\n  cause:    %s\n  changed:  %s by %s\n",
+					st.Rule, st.Cause, st.ChangedAt, st.ChangedBy)
 			}
 			if st.Operator != "" {
 				fmt.Fprintf(a.env.Stdout, "  operator: %s\n", st.Operator)
