@@ -23,7 +23,7 @@ import (
 
 // claude builds a tool event's payload as Claude Code sends it
 // (PreToolUse: no tool_response; PostToolUse: with it and duration_ms).
-func claude(t *testing.T, event, session, tool, toolUseID, input, response string) string {
+func claude(t testing.TB, event, session, tool, toolUseID, input, response string) string {
 	t.Helper()
 	p := fmt.Sprintf(`{"session_id":%q,"transcript_path":"/home/dev/.claude/projects/-repo/%s.jsonl","cwd":"/repo",`+
 		`"permission_mode":"default","hook_event_name":%q,"prompt_id":"0b6c4d2e-8f1a-4c3b-9d5e-7a6f8e9d0c1b","effort":{"level":"medium"},`+
