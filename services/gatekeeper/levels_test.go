@@ -240,6 +240,11 @@ func TestThreeDenialsContainTheSessionUntilAnOperatorLiftsIt(t *testing.T) {
 	if pre, _ := f.call("sess-other", "Write", writeInput, ""); pre.Decision != schemas.GateAllow || pre.Level != "" {
 		t.Fatalf("another session: %+v", pre)
 	}
+	// A prompt: the agent and the user are told the session is contained.
+	if d := f.promptReq(s, "laptop", "why did you stop?"); !strings.Contains(d.SystemMessage, "CONTAIN") ||
+		!strings.Contains(d.AdditionalContext, "Do not try tool calls") {
+		t.Fatalf("prompt at CONTAIN: %+v", d)
+	}
 	// The Stop gate lets the turn end, telling the user why.
 	if d := f.stop(s, "Done, all tests pass."); d.Decision != schemas.GateAllow || d.Rule != schemas.RuleLevelEnforced ||
 		!strings.Contains(d.SystemMessage, "NOT verified") || !strings.Contains(d.SystemMessage, "CONTAIN") {
@@ -417,5 +422,16 @@ func TestCrashBurstsRaiseTheHostLevelWhenConfigured(t *testing.T) {
 	}
 	if pre, _ := f.call("sess-crash-2", "Read", readmeInput, ""); pre.Decision != schemas.GateAllow {
 		t.Fatalf("a read on the restricted host: %+v", pre)
+	}
+}
+
+func TestUnreadableLevelsDenyToolCalls(t *testing.T) {
+	f := newFlow(t, nil)
+	if err := f.js.DeleteKeyValue(t.Context(), "levels"); err != nil {
+		t.Fatal(err)
+	}
+	pre, _ := f.call("sess-nolevels", "Read", readmeInput, "")
+	if pre.Decision != schemas.GateDeny || pre.Rule != schemas.RuleLevelUnknown || !strings.Contains(pre.Reason, "fail closed") {
+		t.Fatalf("a read without the levels: %+v", pre)
 	}
 }
