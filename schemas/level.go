@@ -23,6 +23,7 @@ const (
 	RuleLevelDenials   = "level.denials"   // repeated denials of one session's tool calls
 	RuleLevelInjection = "level.injection" // an injection finding at or above a threshold
 	RuleLevelCrashes   = "level.crashes"   // a burst of claimcheck-hook failures on a host
+	RuleLevelAnomaly   = "level.anomaly"   // a session's activity stayed far above its agent type's baseline
 	RuleLevelOperator  = "level.operator"  // `claimcheck gate level --set`
 	RuleLevelEnforced  = "level.enforced"  // a refusal the level caused
 	RuleLevelUnknown   = "level.unavailable"
@@ -61,6 +62,9 @@ type LevelState struct {
 	// was last set by hand (the escalation rules' counters).
 	Denials    int `json:"denials,omitempty"`
 	Injections int `json:"injections,omitempty"`
+	// LastAnomaly is the key of the last anomaly counted (each raises the
+	// level once, however many gatekeepers report it).
+	LastAnomaly string `json:"last_anomaly,omitempty"`
 	// Notice is a change the session's user has not been shown yet (one
 	// made by an operator or on another request); the next answer in the
 	// session carries it as a systemMessage and clears it.

@@ -37,6 +37,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/transparency"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/anomaly"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/level"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/pretool"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/view"
@@ -216,13 +217,15 @@ type Service struct {
 	policies *policyCache
 	tlog     jetstream.KeyValue // the Merkle tree's bucket, with require_checkpoint
 	levels   jetstream.KeyValue // the degradation levels
-	gen      *id.Generator
-	m        *metrics
-	ready    service.Readiness
-	inflight chan struct{}
-	records  sync.WaitGroup
-	reqCtx   context.Context // what requests are decided under (Run's, without its cancellation)
-	httpAddr atomic.Value
+	// anomalies is the activity monitor (nil when gatekeeper.levels.anomaly.enabled is off).
+	anomalies *anomaly.Monitor
+	gen       *id.Generator
+	m         *metrics
+	ready     service.Readiness
+	inflight  chan struct{}
+	records   sync.WaitGroup
+	reqCtx    context.Context // what requests are decided under (Run's, without its cancellation)
+	httpAddr  atomic.Value
 }
 
 // New checks the configuration, loads the pre-tool policy and prepares the
@@ -257,11 +260,16 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	}
 	w := watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
 		CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow, UngatedAfter: cfg.UngatedAfter})
+	var mon *anomaly.Monitor
+	if cfg.Levels.Anomaly.Enabled {
+		mon = anomaly.New(cfg.Levels.Anomaly)
+	}
 	s := &Service{
 		cfg: cfg, set: set, js: js, pretool: p, claims: claims,
 		runtime: cfg.runtime(),
-		view:    view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w}), watch: w, m: m,
-		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
+		view:    view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w, Anomaly: mon}), watch: w, m: m,
+		anomalies: mon,
+		gen:       id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
 	}
 	s.ready.NotReady("starting")
 	return s, nil

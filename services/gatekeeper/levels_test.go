@@ -435,3 +435,66 @@ func TestUnreadableLevelsDenyToolCalls(t *testing.T) {
 		t.Fatalf("a read without the levels: %+v", pre)
 	}
 }
+
+func TestSustainedAnomalyRaisesTheSessionOneStep(t *testing.T) {
+	f := newFlow(t, func(c *gatekeeper.Config) {
+		c.Levels.Anomaly.Enabled, c.Levels.Anomaly.MinWindows = true, 10
+	})
+	now := time.Now().UTC().Truncate(time.Minute)
+	pre := func(session string, at time.Time, n int) *schemas.Entry {
+		e := f.entry(session, schemas.EntryEvent, schemas.HookPreToolUse, "Read",
+			claude(t, schemas.HookPreToolUse, session, "Read", fmt.Sprintf("toolu_%d", n), readmeInput, ""))
+		e.ReceivedAt, e.AgentType = at.Format(time.RFC3339Nano), "claude-code"
+		return e
+	}
+	// The baseline: three sessions an hour ago, 2-4 tool calls a minute.
+	for i := range 3 {
+		s := fmt.Sprintf("sess-calm-%d", i)
+		var es []*schemas.Entry
+		for w := range 6 {
+			for c := range 2 + (i+w)%3 {
+				es = append(es, pre(s, now.Add(-time.Hour+time.Duration(w)*time.Minute+time.Duration(c)*time.Second), c))
+			}
+		}
+		f.append(s, es...)
+	}
+	// A session making 50 tool calls a minute for three minutes.
+	s := "sess-busy"
+	var es []*schemas.Entry
+	for w := range 3 {
+		for c := range 50 {
+			es = append(es, pre(s, now.Add(-5*time.Minute+time.Duration(w)*time.Minute+time.Duration(c)*time.Second), c))
+		}
+	}
+	f.append(s, es...)
+	kv, err := f.js.KeyValue(t.Context(), "levels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st schemas.LevelState
+	natstest.Eventually(t, 10*time.Second, func() error {
+		e, err := kv.Get(t.Context(), gatekeeper.LevelKey(schemas.ScopeSession, s))
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(e.Value(), &st); err != nil {
+			return err
+		}
+		if st.Level != schemas.LevelRestrict {
+			return fmt.Errorf("level %s", st.Level)
+		}
+		return nil
+	})
+	if st.Rule != schemas.RuleLevelAnomaly || !strings.Contains(st.Cause, "tool_calls 50") || st.LastAnomaly == "" {
+		t.Fatalf("state: %+v", st)
+	}
+	// The session's next answer shows the change; a command is denied at RESTRICT.
+	d, _ := f.call(s, "Bash", `{"command":"go test ./...","description":"test"}`, "")
+	if d.Decision != schemas.GateDeny || d.Level != schemas.LevelRestrict || !strings.Contains(d.SystemMessage, "sustained anomalous activity") {
+		t.Fatalf("a command after the anomaly: %+v", d)
+	}
+	// The calm sessions are untouched.
+	if d, _ := f.call("sess-calm-0", "Bash", `{"command":"go test ./...","description":"test"}`, ""); d.Decision != schemas.GateAllow {
+		t.Fatalf("a calm session: %+v", d)
+	}
+}

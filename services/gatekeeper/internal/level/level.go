@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/anomaly"
 )
 
 // Config holds the escalation thresholds (gatekeeper.levels.* in files). A
@@ -38,6 +39,9 @@ type Config struct {
 	// outage is not a reason to restrict a host's agents until an
 	// operator lifts it.
 	Crashes string `mapstructure:"crashes"`
+	// Anomaly: a session whose activity stays far above its agent type's
+	// baseline raises its level one step (up to CONTAIN) per anomaly.
+	Anomaly anomaly.Config `mapstructure:"anomaly"`
 }
 
 // DefaultConfig returns the seed's escalation table.
@@ -45,7 +49,7 @@ func DefaultConfig() Config {
 	return Config{Denials: 3, DenialsLevel: schemas.LevelContain,
 		InjectionMedium: schemas.LevelRestrict, InjectionHigh: schemas.LevelCheckpoint,
 		Injections: 3, InjectionsLevel: schemas.LevelContain,
-		Crashes: schemas.LevelNormal}
+		Crashes: schemas.LevelNormal, Anomaly: anomaly.DefaultConfig()}
 }
 
 // Validate reports every problem.
@@ -56,6 +60,9 @@ func (c Config) Validate() error {
 		if schemas.LevelRank(v) < 0 {
 			errs = append(errs, fmt.Errorf("gatekeeper.levels.%s %q: must be one of %s", key, v, strings.Join(schemas.Levels, ", ")))
 		}
+	}
+	if err := c.Anomaly.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Denials < 1 || c.Injections < 1 {
 		errs = append(errs, fmt.Errorf("gatekeeper.levels.denials %d, gatekeeper.levels.injections %d: must be positive",
@@ -69,6 +76,7 @@ const (
 	Denial    = "denial"    // the pre-tool policy denied a tool call
 	Injection = "injection" // a tool result was flagged
 	Crashes   = "crashes"   // the host's hook failures crossed the crash threshold
+	Anomaly   = "anomaly"   // the session's activity stayed above its baseline (Key names the anomaly)
 )
 
 // An Event is one security event of a session (or host, for Crashes).
@@ -81,6 +89,9 @@ type Event struct {
 	Detail string
 	At     time.Time
 	By     string // the gatekeeper
+	// Key identifies an anomaly: each raises the level once, however
+	// many gatekeepers report it.
+	Key string
 }
 
 // Escalate counts ev into st and raises st's level when a rule says so; it
@@ -117,6 +128,14 @@ func (c Config) Escalate(st *schemas.LevelState, ev Event) bool {
 		}
 	case Crashes:
 		raise(c.Crashes, schemas.RuleLevelCrashes, "claimcheck-hook failed repeatedly on this host ("+ev.Detail+")")
+	case Anomaly:
+		if ev.Key <= st.LastAnomaly {
+			return false // already counted (by this or another gatekeeper)
+		}
+		st.LastAnomaly = ev.Key
+		if r := schemas.LevelRank(st.Level) + 1; r <= schemas.LevelRank(schemas.LevelContain) {
+			raise(schemas.Levels[r], schemas.RuleLevelAnomaly, "sustained anomalous activity: "+ev.Detail)
+		}
 	}
 	if schemas.LevelRank(to) <= schemas.LevelRank(st.Level) {
 		return false

@@ -94,3 +94,24 @@ func TestValidate(t *testing.T) {
 		t.Errorf("bad config: %v", err)
 	}
 }
+
+func TestAnAnomalyRaisesOneStepOnce(t *testing.T) {
+	c := level.DefaultConfig()
+	st := schemas.LevelState{}
+	ev := level.Event{Kind: level.Anomaly, Key: "s@2026-11-28T09:03:00Z", Detail: "tool_calls"}
+	if !c.Escalate(&st, ev) || st.Level != schemas.LevelRestrict || st.Rule != schemas.RuleLevelAnomaly {
+		t.Fatalf("first report: %+v", st)
+	}
+	if c.Escalate(&st, ev) || st.Level != schemas.LevelRestrict {
+		t.Fatalf("the same anomaly raised twice: %+v", st)
+	}
+	ev.Key = "s@2026-11-28T09:06:00Z"
+	if !c.Escalate(&st, ev) || st.Level != schemas.LevelCheckpoint {
+		t.Fatalf("a second anomaly: %+v", st)
+	}
+	st.Level = schemas.LevelContain
+	ev.Key = "s@2026-11-28T09:09:00Z"
+	if c.Escalate(&st, ev) || st.Level != schemas.LevelContain {
+		t.Fatalf("an anomaly above CONTAIN: %+v", st)
+	}
+}
