@@ -62,6 +62,10 @@ type LevelState struct {
 	// was last set by hand (the escalation rules' counters).
 	Denials    int `json:"denials,omitempty"`
 	Injections int `json:"injections,omitempty"`
+	// DenialsBy counts the denials per agent of the session: the hook
+	// payload's agent_id for a sub-agent, "" for the main thread (the
+	// seed's "3x same agent").
+	DenialsBy map[string]int `json:"denials_by,omitempty"`
 	// LastAnomaly is the key of the last anomaly counted (each raises the
 	// level once, however many gatekeepers report it).
 	LastAnomaly string `json:"last_anomaly,omitempty"`

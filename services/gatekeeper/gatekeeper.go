@@ -579,6 +579,7 @@ func (s *Service) decidePreTool(ctx context.Context, req schemas.GateRequest, lv
 	d := s.base(req)
 	var p struct {
 		AgentType string         `json:"agent_type"`
+		AgentID   string         `json:"agent_id"`
 		ToolName  string         `json:"tool_name"`
 		ToolInput jsontext.Value `json:"tool_input"`
 		Cwd       string         `json:"cwd"`
@@ -594,7 +595,7 @@ func (s *Service) decidePreTool(ctx context.Context, req schemas.GateRequest, lv
 	if d.Decision == schemas.GateDeny && lv.unavailable == nil && !lv.replay {
 		// A denial of the policy's counts towards the session's level.
 		msg, st := s.escalate(ctx, schemas.ScopeSession, req.SessionID, req.SessionID, req.Host,
-			level.Event{Kind: level.Denial, Detail: p.ToolName + " denied by " + d.Rule})
+			level.Event{Kind: level.Denial, Agent: p.AgentID, Detail: p.ToolName + " denied by " + d.Rule})
 		if msg != "" {
 			d.SystemMessage = addLine(d.SystemMessage, msg)
 			lv.raised(st)

@@ -17,9 +17,9 @@ import (
 // Config holds the escalation thresholds (gatekeeper.levels.* in files). A
 // level of NORMAL turns a rule off.
 type Config struct {
-	// Denials: this many tool calls of one session denied by the pre-tool
-	// policy raise the session to DenialsLevel (the seed: "3x same agent:
-	// CONTAIN agent").
+	// Denials: this many tool calls of one agent of a session (the main
+	// thread or one sub-agent) denied by the pre-tool policy raise the
+	// session to DenialsLevel (the seed: "3x same agent: CONTAIN agent").
 	Denials      int    `mapstructure:"denials"`
 	DenialsLevel string `mapstructure:"denials_level"`
 	// InjectionMedium and InjectionHigh: a tool result flagged at medium
@@ -87,8 +87,11 @@ type Event struct {
 	// Detail names the event for the level's cause ("Bash `rm -rf /`
 	// denied by files.protected").
 	Detail string
-	At     time.Time
-	By     string // the gatekeeper
+	// Agent is the sub-agent that made the denied call (the payload's
+	// agent_id; "" for the main thread).
+	Agent string
+	At    time.Time
+	By    string // the gatekeeper
 	// Key identifies an anomaly: each raises the level once, however
 	// many gatekeepers report it.
 	Key string
@@ -109,9 +112,17 @@ func (c Config) Escalate(st *schemas.LevelState, ev Event) bool {
 	switch ev.Kind {
 	case Denial:
 		st.Denials++
-		if st.Denials >= c.Denials {
+		if st.DenialsBy == nil {
+			st.DenialsBy = map[string]int{}
+		}
+		st.DenialsBy[ev.Agent]++
+		if n := st.DenialsBy[ev.Agent]; n >= c.Denials {
+			who := "the session's main agent"
+			if ev.Agent != "" {
+				who = "sub-agent " + ev.Agent
+			}
 			raise(c.DenialsLevel, schemas.RuleLevelDenials,
-				fmt.Sprintf("%d tool calls of this session were denied (threshold %d; the last: %s)", st.Denials, c.Denials, ev.Detail))
+				fmt.Sprintf("%d tool calls of %s were denied (threshold %d; the last: %s)", n, who, c.Denials, ev.Detail))
 		}
 	case Injection:
 		st.Injections++
@@ -154,7 +165,7 @@ func Set(st *schemas.LevelState, to, reason, operator, by string, at time.Time) 
 	}
 	changed := st.Level != to
 	if schemas.LevelRank(to) < schemas.LevelRank(st.Level) {
-		st.Denials, st.Injections = 0, 0
+		st.Denials, st.Injections, st.DenialsBy = 0, 0, nil
 	}
 	st.Level, st.Rule, st.Cause, st.Operator = to, schemas.RuleLevelOperator, reason, operator
 	st.ChangedAt, st.ChangedBy = at.UTC().Format(time.RFC3339Nano), by

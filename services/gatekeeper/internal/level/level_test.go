@@ -115,3 +115,17 @@ func TestAnAnomalyRaisesOneStepOnce(t *testing.T) {
 		t.Fatalf("an anomaly above CONTAIN: %+v", st)
 	}
 }
+
+func TestDenialsAreCountedPerAgent(t *testing.T) {
+	c := level.DefaultConfig()
+	st := schemas.LevelState{}
+	for _, agent := range []string{"", "", "agent-explore", "agent-explore"} {
+		if c.Escalate(&st, level.Event{Kind: level.Denial, Agent: agent}) {
+			t.Fatalf("two denials each of two agents raised the level: %+v", st)
+		}
+	}
+	if !c.Escalate(&st, level.Event{Kind: level.Denial, Agent: "agent-explore", Detail: "Bash denied"}) ||
+		st.Level != schemas.LevelContain || !strings.Contains(st.Cause, "sub-agent agent-explore") || st.Denials != 5 {
+		t.Fatalf("the sub-agent's third denial: %+v", st)
+	}
+}
