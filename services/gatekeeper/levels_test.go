@@ -498,3 +498,15 @@ func TestSustainedAnomalyRaisesTheSessionOneStep(t *testing.T) {
 		t.Fatalf("a calm session: %+v", d)
 	}
 }
+
+func TestAStopNotYetRecordedStaysBlockedAtContain(t *testing.T) {
+	f := newFlow(t, func(c *gatekeeper.Config) { c.StopWait = 100 * time.Millisecond })
+	s := "sess-contain-stop"
+	f.setLevel(schemas.ScopeSession, s, schemas.LevelContain, "test")
+	payload := fmt.Sprintf(`{"session_id":%q,"hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Done."}`, s)
+	d := f.ask(subject.GateStop, schemas.GateRequest{V: 1, Nonce: "nonce-unrecorded-stop", EventID: "01NOTRECORDED00000000000000", SessionID: s,
+		HookEvent: "Stop", Payload: jsontext.Value(payload)})
+	if d.Decision != schemas.GateBlock || d.Rule != "stop.evidence_not_recorded" || d.Level != schemas.LevelContain {
+		t.Fatalf("an unrecorded stop at CONTAIN: %+v", d)
+	}
+}
