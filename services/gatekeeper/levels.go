@@ -244,7 +244,9 @@ func (s *Service) applyLevel(ctx context.Context, d *schemas.GateDecision, lv ef
 			want == schemas.GateAsk && d.Decision == schemas.GateAllow:
 			d.Decision, d.Rule = want, schemas.RuleLevelEnforced
 			d.Reason = levelReason(lv.LevelState, tool, want)
-			if l == schemas.LevelHalt {
+			if lv.Scope != schemas.ScopeSession {
+				// A host's or the fleet's level: the session's user was
+				// not shown the change (it happened elsewhere).
 				d.SystemMessage = addLine(d.SystemMessage, changeMessage(lv.LevelState))
 			}
 		}

@@ -417,7 +417,7 @@ func TestCrashBurstsRaiseTheHostLevelWhenConfigured(t *testing.T) {
 		return nil
 	})
 	if pre, _ := f.call("sess-crash-2", "Write", writeInput, ""); pre.Decision != schemas.GateDeny || pre.Level != schemas.LevelRestrict ||
-		!strings.Contains(pre.Reason, "host laptop") {
+		!strings.Contains(pre.Reason, "host laptop") || !strings.Contains(pre.SystemMessage, "host laptop is now at level RESTRICT") {
 		t.Fatalf("a write on the restricted host: %+v", pre)
 	}
 	if pre, _ := f.call("sess-crash-2", "Read", readmeInput, ""); pre.Decision != schemas.GateAllow {
