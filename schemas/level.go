@@ -69,6 +69,9 @@ type LevelState struct {
 	// LastAnomaly is the key of the last anomaly counted (each raises the
 	// level once, however many gatekeepers report it).
 	LastAnomaly string `json:"last_anomaly,omitempty"`
+	// InjectionEvents are the events of the last flagged tool results
+	// counted (a retried inspection of one result counts once).
+	InjectionEvents []string `json:"injection_events,omitempty"`
 	// Notice is a change the session's user has not been shown yet (one
 	// made by an operator or on another request); the next answer in the
 	// session carries it as a systemMessage and clears it.

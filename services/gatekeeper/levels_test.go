@@ -530,4 +530,17 @@ func TestARetriedInspectionLeavesOneFinding(t *testing.T) {
 	if fs := f.findingsOf(schemas.FindingInjection, 1); len(fs) != 1 {
 		t.Fatalf("%d injection findings for one event, want 1", len(fs))
 	}
+	// ... and it counted once towards the session's level.
+	kv, err := f.js.KeyValue(t.Context(), "levels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, err := kv.Get(t.Context(), gatekeeper.LevelKey(schemas.ScopeSession, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st schemas.LevelState
+	if err := json.Unmarshal(e2.Value(), &st); err != nil || st.Injections != 1 {
+		t.Fatalf("state after a retried inspection: %+v (%v)", st, err)
+	}
 }

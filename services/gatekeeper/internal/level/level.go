@@ -7,6 +7,7 @@ package level
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,10 +93,14 @@ type Event struct {
 	Agent string
 	At    time.Time
 	By    string // the gatekeeper
-	// Key identifies an anomaly: each raises the level once, however
-	// many gatekeepers report it.
+	// Key identifies an anomaly, or the event of a flagged result: each
+	// counts once, however many gatekeepers or retries report it.
 	Key string
 }
+
+// maxInjectionEvents bounds the flagged results' events a session's state
+// remembers.
+const maxInjectionEvents = 16
 
 // Escalate counts ev into st and raises st's level when a rule says so; it
 // never lowers a level. It reports whether the level changed.
@@ -125,6 +130,15 @@ func (c Config) Escalate(st *schemas.LevelState, ev Event) bool {
 				fmt.Sprintf("%d tool calls of %s were denied (threshold %d; the last: %s)", n, who, c.Denials, ev.Detail))
 		}
 	case Injection:
+		if ev.Key != "" {
+			if slices.Contains(st.InjectionEvents, ev.Key) {
+				return false // this result was counted already
+			}
+			st.InjectionEvents = append(st.InjectionEvents, ev.Key)
+			if n := len(st.InjectionEvents) - maxInjectionEvents; n > 0 {
+				st.InjectionEvents = st.InjectionEvents[n:]
+			}
+		}
 		st.Injections++
 		if ev.High {
 			raise(c.InjectionHigh, schemas.RuleLevelInjection,
