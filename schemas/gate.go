@@ -65,7 +65,10 @@ type GateDecision struct {
 	// SystemMessage is shown to the user (e.g. when the block cap let a stop through).
 	SystemMessage string `json:"system_message,omitempty"`
 	// AdditionalContext is added to the agent's context (UserPromptSubmit alerts).
-	AdditionalContext string     `json:"additional_context,omitempty"`
+	AdditionalContext string `json:"additional_context,omitempty"`
+	// Level is the degradation level the decision was made at, when it is
+	// not NORMAL (every refusal the level causes names it).
+	Level             string     `json:"level,omitempty"`
 	ConsecutiveBlocks int        `json:"consecutive_blocks,omitempty"`
 	Capped            bool       `json:"capped,omitempty"`
 	Override          string     `json:"override,omitempty"` // the override event that let this stop through

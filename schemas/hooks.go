@@ -122,6 +122,12 @@ const (
 	// FindingUngated: the session's events stopped before it ended its turn
 	// or itself, while its host went on with another session.
 	FindingUngated = "ungated_session"
+	// FindingInjection: a tool's result holds text that reads as
+	// instructions to the agent (pkg/inject), at or above the flag level.
+	FindingInjection = "injection"
+	// FindingLevel: a session's, host's or the fleet's degradation level
+	// changed (escalation rule or operator).
+	FindingLevel = "level_change"
 )
 
 // GateFinding is a finding (the DSSE payload the gatekeeper signs).
@@ -142,9 +148,40 @@ type GateFinding struct {
 	// that of the host's later SessionStart (ungated).
 	LastEventAt string `json:"last_event_at,omitempty"`
 	NextStartAt string `json:"next_start_at,omitempty"`
-	Message     string `json:"message"`
-	Gatekeeper  string `json:"gatekeeper,omitempty"`
-	IssuedAt    string `json:"issued_at"`
+	// Injection findings: the tool whose result was flagged, its call id,
+	// the result's content-source tag, the highest confidence, every match
+	// (rule, confidence, byte offsets into the scanned text, digest of the
+	// flagged bytes) and how much was scanned.
+	Tool       string           `json:"tool,omitempty"`
+	ToolUseID  string           `json:"tool_use_id,omitempty"`
+	Source     string           `json:"source,omitempty"`
+	Confidence string           `json:"confidence,omitempty"`
+	Matches    []InjectionMatch `json:"matches,omitempty"`
+	TextSHA256 string           `json:"text_sha256,omitempty"`
+	Scanned    int              `json:"scanned,omitempty"`
+	Truncated  bool             `json:"truncated,omitempty"`
+	// Level changes: the scope (session, host, fleet) and its name, the
+	// level before and after, the rule that raised it (or "operator") and
+	// the KV revision the change was written at.
+	Scope      string `json:"scope,omitempty"`
+	Name       string `json:"name,omitempty"`
+	From       string `json:"from,omitempty"`
+	Level      string `json:"level,omitempty"`
+	Rule       string `json:"rule,omitempty"`
+	Operator   string `json:"operator,omitempty"`
+	Revision   uint64 `json:"revision,omitempty"`
+	Message    string `json:"message"`
+	Gatekeeper string `json:"gatekeeper,omitempty"`
+	IssuedAt   string `json:"issued_at"`
+}
+
+// InjectionMatch is one flagged span of a tool's result.
+type InjectionMatch struct {
+	Rule       string `json:"rule"`
+	Confidence string `json:"confidence"`
+	Start      int    `json:"start"`
+	End        int    `json:"end"`
+	Digest     string `json:"digest"`
 }
 
 // FindingRecord is the payload of a GateFindingEvent record: the finding

@@ -21,6 +21,13 @@ func TestClaudeAnswer(t *testing.T) {
 		{schemas.GateDecision{HookEvent: "PreToolUse", Decision: schemas.GateAsk, Reason: "sure?"}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"sure?"}}`},
 		{schemas.GateDecision{HookEvent: "UserPromptSubmit", Decision: schemas.GateAllow, SystemMessage: "alert", AdditionalContext: "ctx"}, `{"systemMessage":"alert","hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"ctx"}}`},
 		{schemas.GateDecision{HookEvent: "UserPromptSubmit", Decision: schemas.GateAllow, AdditionalContext: "ctx"}, `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"ctx"}}`},
+		// A refusal at a degradation level carries the level change for the user.
+		{schemas.GateDecision{HookEvent: "PreToolUse", Decision: schemas.GateDeny, Reason: "no", SystemMessage: "level"}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"},"systemMessage":"level"}`},
+		// Tool results: clean is silence; flagged is additionalContext; high confidence also blocks.
+		{schemas.GateDecision{HookEvent: "PostToolUse", Decision: schemas.GateAllow}, ""},
+		{schemas.GateDecision{HookEvent: "PostToolUse", Decision: schemas.GateAllow, AdditionalContext: "data", SystemMessage: "m"}, `{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"data"},"systemMessage":"m"}`},
+		{schemas.GateDecision{HookEvent: "PostToolUse", Decision: schemas.GateBlock, Reason: "r", AdditionalContext: "data"}, `{"decision":"block","reason":"r","hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"data"}}`},
+		{schemas.GateDecision{HookEvent: "PostToolUseFailure", Decision: schemas.GateAllow, AdditionalContext: "data"}, `{"hookSpecificOutput":{"hookEventName":"PostToolUseFailure","additionalContext":"data"}}`},
 	} {
 		got := string(ClaudeAnswer(tc.d))
 		if tc.want == "" {

@@ -312,6 +312,8 @@ func Allowed(hookEvent, value string) bool {
 		return value == schemas.GateAllow || value == schemas.GateBlock
 	case schemas.HookPreToolUse:
 		return value == schemas.GateAllow || value == schemas.GateDeny || value == schemas.GateAsk
+	case schemas.HookPostToolUse:
+		return value == schemas.GateAllow || value == schemas.GateBlock
 	}
 	return value == schemas.GateAllow
 }

@@ -28,7 +28,11 @@ const AskAsDeny = "claimcheck would ask the user before this tool call, and this
 //
 // Codex and Gemini get no hookSpecificOutput.additionalContext for
 // SessionStart or a prompt: what is meant for the model is shown to the
-// user as the systemMessage instead.
+// user as the systemMessage instead. A flagged tool result (PostToolUse):
+// Gemini's AfterTool gets hookSpecificOutput.additionalContext (and a
+// block with its reason at high confidence); Codex gets a block whose
+// reason carries the warning at high confidence, and below that only the
+// systemMessage (the user is told; the model is not).
 //
 // Cursor and Copilot: see AnswerEvent.
 func (a Agent) Answer(d schemas.GateDecision) []byte {
@@ -64,13 +68,36 @@ func (a Agent) AnswerEvent(agentEvent string, d schemas.GateDecision) []byte {
 	if d.Decision == schemas.GateAsk {
 		reason = AskAsDeny + reason
 	}
+	post := d.HookEvent == schemas.HookPostToolUse || d.HookEvent == schemas.HookPostToolUseFailure
 	switch {
+	case post && a == Gemini && (d.Decision == schemas.GateBlock || d.AdditionalContext != ""):
+		// AfterTool takes hookSpecificOutput.additionalContext (gemini-cli
+		// docs/hooks/reference.md; not captured from a real client).
+		out = append(out, '{')
+		if d.Decision == schemas.GateBlock {
+			out = append(out, `"decision":"block","reason":`...)
+			out = append(out, q(d.Reason)...)
+			out = append(out, ',')
+		}
+		out = append(out, `"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":`...)
+		out = append(out, q(d.AdditionalContext)...)
+		out = append(out, '}')
+	case post && d.Decision == schemas.GateBlock:
+		// Codex: the reason of a block, with the warning meant for the
+		// model (its PostToolUse additionalContext is not documented).
+		out = append(out, `{"decision":"block","reason":`...)
+		out = append(out, q(d.Reason+"\n"+d.AdditionalContext)...)
 	case d.HookEvent == schemas.HookPreToolUse && (d.Decision == schemas.GateDeny || d.Decision == schemas.GateAsk):
 		if a == Codex {
 			out = append(out,
 				`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":`...)
 			out = append(out, q(reason)...)
-			return append(out, "}}\n"...)
+			out = append(out, '}')
+			if d.SystemMessage != "" {
+				out = append(out, `,"systemMessage":`...)
+				out = append(out, q(d.SystemMessage)...)
+			}
+			return append(out, "}\n"...)
 		}
 		out = append(out, `{"decision":"deny","reason":`...)
 		out = append(out, q(reason)...)

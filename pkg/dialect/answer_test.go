@@ -24,6 +24,8 @@ func TestAnswerShapes(t *testing.T) {
 	start := schemas.GateDecision{HookEvent: schemas.HookSessionStart, Decision: schemas.GateAllow, SystemMessage: "S",
 		AdditionalContext: "C"}
 	prompt := schemas.GateDecision{HookEvent: schemas.HookUserPromptSubmit, Decision: schemas.GateAllow, AdditionalContext: "C"}
+	flagged := schemas.GateDecision{HookEvent: schemas.HookPostToolUse, Decision: schemas.GateAllow, AdditionalContext: "C", SystemMessage: "S"}
+	blocked := schemas.GateDecision{HookEvent: schemas.HookPostToolUse, Decision: schemas.GateBlock, Reason: "R", AdditionalContext: "C"}
 	tests := []struct {
 		name  string
 		agent dialect.Agent
@@ -33,6 +35,13 @@ func TestAnswerShapes(t *testing.T) {
 		{"claude deny", dialect.Claude, deny, string(decision.ClaudeAnswer(deny))},
 		{"claude ask", dialect.Claude, ask, string(decision.ClaudeAnswer(ask))},
 		{"claude block", dialect.Claude, block, string(decision.ClaudeAnswer(block))},
+
+		{"claude flagged result", dialect.Claude, flagged, string(decision.ClaudeAnswer(flagged))},
+		{"codex flagged result", dialect.Codex, flagged, `{"systemMessage":"S"}`},
+		{"codex blocked result", dialect.Codex, blocked, `{"decision":"block","reason":"R\nC"}`},
+		{"gemini flagged result", dialect.Gemini, flagged, `{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"C"},"systemMessage":"S"}`},
+		{"gemini blocked result", dialect.Gemini, blocked,
+			`{"decision":"block","reason":"R","hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"C"}}`},
 
 		{"codex deny", dialect.Codex, deny,
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"R"}}`},

@@ -554,3 +554,12 @@ func TestReadCursorAndCopilotStopFeedback(t *testing.T) {
 		}
 	}
 }
+
+func TestInspected(t *testing.T) {
+	for tool, want := range map[string]bool{"Read": true, "WebFetch": true, "WebSearch": true, "Bash": true, "mcp__github__get_issue": true,
+		"web_fetch": true, "Edit": false, "Write": false, "TodoWrite": false} {
+		if dialect.Inspected(tool) != want {
+			t.Errorf("Inspected(%s) = %v", tool, !want)
+		}
+	}
+}

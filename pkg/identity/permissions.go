@@ -47,6 +47,7 @@ const (
 	bucketKeys      = "keys"
 	bucketPolicies  = "policies"
 	bucketTlog      = "tlog"
+	bucketLevels    = "levels"
 )
 
 // jsRead is what reading stream s takes: its info, direct and stored
@@ -114,7 +115,7 @@ func readAll() []string {
 	for _, s := range []string{ledger, attest, objStore} {
 		out = append(out, jsRead(s)...)
 	}
-	out = append(out, kvRead(bucketContracts, bucketSessions, bucketHeads, bucketKeys, bucketPolicies, bucketTlog)...)
+	out = append(out, kvRead(bucketContracts, bucketSessions, bucketHeads, bucketKeys, bucketPolicies, bucketTlog, bucketLevels)...)
 	return append(out, "$JS.API.STREAM.INFO."+intake, "$JS.API.STREAM.INFO."+claims)
 }
 
@@ -158,11 +159,12 @@ func Permissions(role string) jwt.Permissions {
 			[]string{subject.LedgerAll, subject.AttestPrefix + ".>", hookInboxes}, kvWrite(bucketPolicies))
 		deny = []string{"$JS.API.STREAM.PURGE." + ledger, "$JS.API.STREAM.PURGE." + attest, "$JS.API.STREAM.PURGE." + intake}
 	case RoleGatekeeper:
-		pub = cat(common, jsRead(ledger), jsRead(attest), kvRead(bucketKeys, bucketPolicies, bucketHeads, bucketTlog), []string{
-			subject.IntakePrefix + "." + subject.OriginGatekeeper + "." + nameTag + ".>",
-			subject.IntakePrefix + "." + subject.OriginHTTP + "." + nameTag + ".>",
-		})
-		sub = append(sub, subject.GatePrefix+".*.*")
+		pub = cat(common, jsRead(ledger), jsRead(attest),
+			kvRead(bucketKeys, bucketPolicies, bucketHeads, bucketTlog, bucketLevels), []string{
+				subject.IntakePrefix + "." + subject.OriginGatekeeper + "." + nameTag + ".>",
+				subject.IntakePrefix + "." + subject.OriginHTTP + "." + nameTag + ".>",
+			}, kvWrite(bucketLevels))
+		sub = append(sub, subject.GatePrefix+".*.*", subject.GateLevel)
 		resp = responses
 	case RoleRotator:
 		pub = cat(common, jsRead(ledger), jsRead(attest), kvRead(bucketKeys, bucketHeads, bucketTlog),
@@ -175,6 +177,7 @@ func Permissions(role string) jwt.Permissions {
 		pub = cat(readAll(), []string{
 			subject.IntakePrefix + "." + subject.OriginOperator + "." + nameTag + ".>",
 			subject.RotatorKeys,
+			subject.GateLevel,
 		})
 	case RoleAdmin:
 		pub = cat(readAll(), []string{

@@ -32,7 +32,8 @@ const (
 	BucketHeads     = "heads"
 	BucketKeys      = "keys"
 	BucketPolicies  = "policies"
-	BucketTlog      = "tlog" // the ledger's Merkle tree: its origin, tiles and newest checkpoint
+	BucketTlog      = "tlog"   // the ledger's Merkle tree: its origin, tiles and newest checkpoint
+	BucketLevels    = "levels" // degradation levels of sessions, hosts and the fleet (CAS updates)
 	ObjectArtifacts = "artifacts"
 )
 
@@ -203,6 +204,7 @@ func KeyValueConfigs(o Options) []jetstream.KeyValueConfig {
 		mk(BucketKeys, "claimcheck: signing key registry", 64),
 		mk(BucketPolicies, "claimcheck: claim policies by version and digest (write once)", 1),
 		mk(BucketTlog, "claimcheck: the ledger's Merkle tree (origin, tiles, newest checkpoint)", 1),
+		mk(BucketLevels, "claimcheck: degradation levels of sessions, hosts and the fleet", 8),
 	}
 }
 

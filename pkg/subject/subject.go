@@ -47,9 +47,16 @@ const (
 	GateStop    = "stop"
 	GatePreTool = "pretool"
 	GatePrompt  = "prompt"
+	// GatePostTool inspects a tool's result (PostToolUse, PostToolUseFailure).
+	GatePostTool = "posttool"
 	// GatePing answers "ok" when a gatekeeper is serving (the hook self-test).
 	GatePing = "ping"
 )
+
+// GateLevel is where `claimcheck gate level --set` asks a gatekeeper to
+// change a degradation level (request/reply, queue group "gatekeeper");
+// only the operator role may publish on it.
+const GateLevel = "cc.level.set"
 
 // RotatorKeys is where `claimcheck keys rotate|revoke` ask the rotator,
 // the key registry's only writer (request/reply, queue group "rotator").

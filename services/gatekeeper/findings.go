@@ -9,6 +9,7 @@ import (
 
 	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/level"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/watch"
 )
 
@@ -28,6 +29,7 @@ func (s *Service) watchFindings(ctx context.Context) {
 		for _, f := range s.watch.Findings(s.set.Clock.Now()) {
 			s.recordFinding(ctx, f)
 		}
+		s.raiseAnomalies(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -84,4 +86,35 @@ func (s *Service) findingRecord(ctx context.Context, gf schemas.GateFinding) ([]
 	}
 	return json.Marshal(schemas.FindingRecord{SessionID: gf.SessionID, HookEvent: schemas.GateFindingEvent, Finding: gf, Signed: ref},
 		json.Deterministic(true))
+}
+
+// anomalyHorizon: anomalies whose last window ended longer ago than this
+// raise nothing (a gatekeeper replaying an old ledger at start).
+const anomalyHorizon = 10 * time.Minute
+
+// raiseAnomalies raises the level of each session the anomaly monitor
+// found one step. Every gatekeeper finds the same anomalies in the same
+// ledger; the session's state remembers the last one counted, so each
+// raises the level once.
+func (s *Service) raiseAnomalies(ctx context.Context) {
+	if s.anomalies == nil {
+		return
+	}
+	now := s.set.Clock.Now()
+	for _, a := range s.anomalies.Tick(now, now.Add(-anomalyHorizon)) {
+		ev := level.Event{Kind: level.Anomaly, Key: a.Key(), Detail: a.Detail, At: now, By: s.cfg.ID}
+		_, _, err := s.updateLevel(ctx, schemas.ScopeSession, a.Session, a.Session, s.view.Owner(a.Session),
+			func(st *schemas.LevelState) bool {
+				changed := s.cfg.Levels.Escalate(st, ev)
+				if changed {
+					st.Notice = changeMessage(*st) // no request of the session is being answered: its next one shows it
+				}
+				return changed
+			})
+		if err != nil {
+			s.m.failures.WithLabelValues("level").Inc()
+			s.set.Logger.ErrorContext(ctx, "gatekeeper: cannot raise a level for an anomaly", slog.String("session", a.Session),
+				slog.Any("err", err))
+		}
+	}
 }

@@ -37,6 +37,8 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/transparency"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/anomaly"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/level"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/pretool"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/view"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/watch"
@@ -111,6 +113,11 @@ type Config struct {
 	// HTTPToken, when set, is required as "Authorization: Bearer <token>".
 	HTTPToken string `mapstructure:"http_token"`
 
+	// Firewall says what a flagged tool result does.
+	Firewall FirewallConfig `mapstructure:"firewall"`
+	// Levels holds the degradation levels' escalation thresholds.
+	Levels level.Config `mapstructure:"levels"`
+
 	// Streams is the process-wide stream layout (set by the composer).
 	Streams stream.Options `mapstructure:"-"`
 }
@@ -122,6 +129,7 @@ func DefaultConfig() Config {
 		MaxTrail: 4096, MaxEnvelopes: 16384,
 		OverrideThreshold: w.OverrideThreshold, OverrideWindow: w.OverrideWindow,
 		CrashThreshold: w.CrashThreshold, CrashWindow: w.CrashWindow, UngatedAfter: w.UngatedAfter,
+		Firewall: DefaultFirewallConfig(), Levels: level.DefaultConfig(),
 		Streams: stream.DefaultOptions()}
 }
 
@@ -165,6 +173,12 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf(
 			"gatekeeper.http_listen %s: not a loopback address; set gatekeeper.http_token so that only your hooks can post", c.HTTPListen))
 	}
+	if err := c.Firewall.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Levels.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Streams.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -202,12 +216,16 @@ type Service struct {
 	keySet   func() *keyring.Set
 	policies *policyCache
 	tlog     jetstream.KeyValue // the Merkle tree's bucket, with require_checkpoint
-	gen      *id.Generator
-	m        *metrics
-	ready    service.Readiness
-	inflight chan struct{}
-	records  sync.WaitGroup
-	httpAddr atomic.Value
+	levels   jetstream.KeyValue // the degradation levels
+	// anomalies is the activity monitor (nil when gatekeeper.levels.anomaly.enabled is off).
+	anomalies *anomaly.Monitor
+	gen       *id.Generator
+	m         *metrics
+	ready     service.Readiness
+	inflight  chan struct{}
+	records   sync.WaitGroup
+	reqCtx    context.Context // what requests are decided under (Run's, without its cancellation)
+	httpAddr  atomic.Value
 }
 
 // New checks the configuration, loads the pre-tool policy and prepares the
@@ -242,11 +260,16 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	}
 	w := watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
 		CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow, UngatedAfter: cfg.UngatedAfter})
+	var mon *anomaly.Monitor
+	if cfg.Levels.Anomaly.Enabled {
+		mon = anomaly.New(cfg.Levels.Anomaly)
+	}
 	s := &Service{
 		cfg: cfg, set: set, js: js, pretool: p, claims: claims,
 		runtime: cfg.runtime(),
-		view:    view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w}), watch: w, m: m,
-		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
+		view:    view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w, Anomaly: mon}), watch: w, m: m,
+		anomalies: mon,
+		gen:       id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
 	}
 	s.ready.NotReady("starting")
 	return s, nil
@@ -305,6 +328,9 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("gatekeeper: %w", err)
 	}
 	s.policies = newPolicyCache(pkv)
+	if s.levels, err = openLevels(ctx, s.js); err != nil {
+		return fmt.Errorf("gatekeeper: %w", err)
+	}
 	if s.cfg.RequireCheckpoint {
 		if s.tlog, err = transparency.OpenBucket(ctx, s.js); err != nil {
 			return fmt.Errorf("gatekeeper: gatekeeper.require_checkpoint: %w", err)
@@ -327,7 +353,8 @@ func (s *Service) Run(ctx context.Context) error {
 	// subscriptions, then waits for the requests in flight), and what a
 	// request waits for is bounded on its own (stop_wait, the attestation
 	// look-up's 2 s).
-	subs, err := s.subscribe(s.serve(context.WithoutCancel(ctx)))
+	s.reqCtx = context.WithoutCancel(ctx)
+	subs, err := s.subscribe(s.serve(s.reqCtx))
 	drain := func() {
 		for _, sub := range subs {
 			_ = sub.Drain()
@@ -383,7 +410,7 @@ func (s *Service) followKeys(ctx context.Context) (*keyring.Follower, error) {
 // subscribe joins the gate subjects' queue group.
 func (s *Service) subscribe(serve nats.MsgHandler) ([]*nats.Subscription, error) {
 	var subs []*nats.Subscription
-	for _, kind := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt, subject.GatePing} {
+	for _, kind := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt, subject.GatePostTool, subject.GatePing} {
 		handler := serve
 		if kind == subject.GatePing {
 			handler = func(m *nats.Msg) { _ = m.Respond([]byte("ok " + s.cfg.ID)) }
@@ -395,6 +422,11 @@ func (s *Service) subscribe(serve nats.MsgHandler) ([]*nats.Subscription, error)
 		}
 		subs = append(subs, sub)
 	}
+	sub, err := s.set.Conn.QueueSubscribe(subject.GateLevel, QueueGroup, s.serveLevel(s.reqCtx))
+	if err != nil {
+		return subs, fmt.Errorf("gatekeeper: subscribe %s: %w", subject.GateLevel, err)
+	}
+	subs = append(subs, sub)
 	if err := s.set.Conn.Flush(); err != nil {
 		return subs, fmt.Errorf("gatekeeper: %w", err)
 	}
@@ -443,15 +475,25 @@ func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte,
 	return s.finish(ctx, &d, started)
 }
 
+// decide decides a request at the degradation level of its session, host
+// and the fleet, read afresh for every request.
 func (s *Service) decide(ctx context.Context, req schemas.GateRequest) schemas.GateDecision {
+	lv := s.effectiveLevel(ctx, req.SessionID, req.Host)
+	var d schemas.GateDecision
 	switch req.HookEvent {
 	case schemas.HookPreToolUse:
-		return s.decidePreTool(req)
+		return s.decidePreTool(ctx, req, &lv)
 	case schemas.HookUserPromptSubmit:
-		return s.decidePrompt(req)
+		d = s.decidePrompt(ctx, req)
+		s.promptAtLevel(&d, lv)
+	case schemas.HookPostToolUse, schemas.HookPostToolUseFailure:
+		d = s.decidePostTool(ctx, req, &lv)
 	default:
-		return s.decideStop(ctx, req)
+		d = s.decideStop(ctx, req)
+		s.stopAtLevel(&d, lv)
 	}
+	s.applyLevel(ctx, &d, lv, "")
+	return d
 }
 
 // finish signs a decision, counts it and records it.
@@ -464,9 +506,12 @@ func (s *Service) finish(ctx context.Context, d *schemas.GateDecision, started t
 	}
 	s.m.latency.WithLabelValues(d.HookEvent).Observe(time.Since(started).Seconds())
 	s.m.decisions.WithLabelValues(d.HookEvent, d.Decision, d.Rule).Inc()
-	// Prompt answers are recorded only when they carry an alert (the
-	// override requests and alerts behind them are recorded anyway).
-	if id.CheckSession(d.SessionID) == nil && (d.HookEvent != schemas.HookUserPromptSubmit || d.SystemMessage != "") {
+	// Prompt and tool-result answers are recorded only when they carry an
+	// alert or a finding (the override requests, alerts and findings
+	// behind them are recorded anyway).
+	quiet := d.HookEvent == schemas.HookUserPromptSubmit || d.HookEvent == schemas.HookPostToolUse ||
+		d.HookEvent == schemas.HookPostToolUseFailure
+	if id.CheckSession(d.SessionID) == nil && (!quiet || d.SystemMessage != "" || d.Decision != schemas.GateAllow) {
 		if d.HookEvent == schemas.HookStop {
 			s.view.Decided(d.SessionID, *d)
 		}
@@ -486,7 +531,7 @@ func decodeRequest(subj string, data []byte) (schemas.GateRequest, string, error
 		return req, host, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
 	want := map[string]string{subject.GateStop: schemas.HookStop, subject.GatePreTool: schemas.HookPreToolUse,
-		subject.GatePrompt: schemas.HookUserPromptSubmit}[kind]
+		subject.GatePrompt: schemas.HookUserPromptSubmit, subject.GatePostTool: schemas.HookPostToolUse}[kind]
 	tok, herr := id.HostToken(req.Host)
 	switch {
 	case req.V != 1:
@@ -497,7 +542,8 @@ func decodeRequest(subj string, data []byte) (schemas.GateRequest, string, error
 		return req, host, fmt.Errorf("%w: session_id: %w", ErrBadRequest, id.CheckSession(req.SessionID))
 	case want == "":
 		return req, host, fmt.Errorf("%w: no gate decides %s requests", ErrBadRequest, id.Quote(kind))
-	case req.HookEvent != want && (want != schemas.HookStop || req.HookEvent != schemas.HookSubagentStop):
+	case req.HookEvent != want && (want != schemas.HookStop || req.HookEvent != schemas.HookSubagentStop) &&
+		(want != schemas.HookPostToolUse || req.HookEvent != schemas.HookPostToolUseFailure):
 		return req, host, fmt.Errorf("%w: hook_event_name %q on %s", ErrBadRequest, req.HookEvent, subj)
 	case len(req.Payload) == 0:
 		return req, host, fmt.Errorf("%w: no payload", ErrBadRequest)
@@ -529,10 +575,11 @@ func (s *Service) base(req schemas.GateRequest) schemas.GateDecision {
 	}
 }
 
-func (s *Service) decidePreTool(req schemas.GateRequest) schemas.GateDecision {
+func (s *Service) decidePreTool(ctx context.Context, req schemas.GateRequest, lv *effective) schemas.GateDecision {
 	d := s.base(req)
 	var p struct {
 		AgentType string         `json:"agent_type"`
+		AgentID   string         `json:"agent_id"`
 		ToolName  string         `json:"tool_name"`
 		ToolInput jsontext.Value `json:"tool_input"`
 		Cwd       string         `json:"cwd"`
@@ -545,6 +592,16 @@ func (s *Service) decidePreTool(req schemas.GateRequest) schemas.GateDecision {
 	d.Decision, d.Rule, d.Reason = r.Decision, r.Rule, r.Reason
 	d.Policy = &schemas.PolicyRef{Version: s.pretool.Version, Digest: s.pretool.Digest}
 	d.LedgerHead = s.view.Head(req.SessionID)
+	if d.Decision == schemas.GateDeny && lv.unavailable == nil && !lv.replay {
+		// A denial of the policy's counts towards the session's level.
+		msg, st := s.escalate(ctx, schemas.ScopeSession, req.SessionID, req.SessionID, req.Host,
+			level.Event{Kind: level.Denial, Agent: p.AgentID, Detail: p.ToolName + " denied by " + d.Rule})
+		if msg != "" {
+			d.SystemMessage = addLine(d.SystemMessage, msg)
+			lv.raised(st)
+		}
+	}
+	s.applyLevel(ctx, &d, *lv, p.ToolName)
 	return d
 }
 

@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 	)
 }
 
-func firstKey(t *testing.T, js jetstream.JetStream, dir string) *keyring.Registry {
+func firstKey(t testing.TB, js jetstream.JetStream, dir string) *keyring.Registry {
 	t.Helper()
 	reg, err := keyring.OpenRegistry(t.Context(), js)
 	if err != nil {
@@ -113,10 +113,11 @@ func TestRejectsBadSettings(t *testing.T) {
 // flow: JetStream, the streams, a key, a gatekeeper, and sessions written as
 // ingest and the verifier write them.
 type flow struct {
-	t      *testing.T
+	t      testing.TB
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	keyDir string
+	url    string
 	app    *ledger.Appender
 	gen    *id.Generator
 	keys   *decision.Keys
@@ -126,18 +127,18 @@ type flow struct {
 	reg    *prometheus.Registry
 }
 
-func newFlow(t *testing.T, mutate func(*gatekeeper.Config)) *flow {
+func newFlow(t testing.TB, mutate func(*gatekeeper.Config)) *flow {
 	t.Helper()
 	return newFlowAt(t, mutate, nil)
 }
 
 // newFlowAt is newFlow with the gatekeeper on clk (nil: the real clock).
-func newFlowAt(t *testing.T, mutate func(*gatekeeper.Config), clk clock.Clock) *flow {
+func newFlowAt(t testing.TB, mutate func(*gatekeeper.Config), clk clock.Clock) *flow {
 	t.Helper()
 	srv := natstest.RunServer(t)
 	nc, js := natstest.Connect(t, srv.ClientURL())
 	natstest.Bootstrap(t, js, nil)
-	f := &flow{t: t, nc: nc, js: js, keyDir: filepath.Join(t.TempDir(), "keys"), gen: id.NewGenerator(clock.Real{}, nil), app: ledger.NewAppender(js, ledger.AppenderConfig{})}
+	f := &flow{t: t, nc: nc, js: js, url: srv.ClientURL(), keyDir: filepath.Join(t.TempDir(), "keys"), gen: id.NewGenerator(clock.Real{}, nil), app: ledger.NewAppender(js, ledger.AppenderConfig{})}
 	reg := firstKey(t, js, f.keyDir)
 	ks, err := reg.List(t.Context())
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/claimcheck/claimcheck/pkg/decision"
+	"github.com/claimcheck/claimcheck/pkg/dialect"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/intake"
@@ -104,8 +105,10 @@ func (s *Service) serveClaude(w http.ResponseWriter, r *http.Request) {
 		s.answerUnchecked(w, r, info, started, "the event could not be recorded: "+err.Error())
 		return
 	}
-	switch info.HookEvent {
-	case schemas.HookStop, schemas.HookPreToolUse, schemas.HookUserPromptSubmit:
+	switch {
+	case info.HookEvent == schemas.HookStop, info.HookEvent == schemas.HookPreToolUse, info.HookEvent == schemas.HookUserPromptSubmit:
+	case (info.HookEvent == schemas.HookPostToolUse || info.HookEvent == schemas.HookPostToolUseFailure) &&
+		dialect.Inspected(info.ToolName):
 	default:
 		w.WriteHeader(http.StatusOK) // recorded; nothing to decide
 		return

@@ -1,12 +1,16 @@
 package gatekeeper
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/level"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/watch"
 )
 
@@ -16,7 +20,7 @@ import (
 // prompts over the threshold, claimcheck-hook failing repeatedly), shown to
 // the user (systemMessage) and the agent (additionalContext). The hook
 // treats this answer as advisory: without it the prompt goes on.
-func (s *Service) decidePrompt(req schemas.GateRequest) schemas.GateDecision {
+func (s *Service) decidePrompt(ctx context.Context, req schemas.GateRequest) schemas.GateDecision {
 	d := s.base(req)
 	d.Decision, d.Rule = schemas.GateAllow, "prompt.audit"
 	d.LedgerHead = s.view.Head(req.SessionID)
@@ -58,8 +62,17 @@ func (s *Service) decidePrompt(req schemas.GateRequest) schemas.GateDecision {
 		// The alert's key is its dedupe id: gatekeepers racing on one host
 		// leave one record.
 		s.recordEvent(req.SessionID, schemas.GateAlertEvent, aid, a.Key(), raw)
-		s.set.Logger.Warn("gatekeeper: alert raised", slog.String("kind", a.Kind), slog.String("host", a.Host),
+		s.set.Logger.WarnContext(ctx, "gatekeeper: alert raised", slog.String("kind", a.Kind), slog.String("host", a.Host),
 			slog.String("event", a.Event), slog.Any("count", a.Count))
+		if a.Kind == watch.KindCrash {
+			// A crash burst raises the host's level.
+			if tok, err := id.HostToken(a.Host); err == nil {
+				if m, _ := s.escalate(ctx, schemas.ScopeHost, tok, req.SessionID, a.Host,
+					level.Event{Kind: level.Crashes, Detail: fmt.Sprintf("%d failures of its %s hook", a.Count, a.Event)}); m != "" {
+					user = append(user, m)
+				}
+			}
+		}
 	}
 	if len(user) > 0 {
 		d.Rule = "prompt.alert"
@@ -69,4 +82,14 @@ func (s *Service) decidePrompt(req schemas.GateRequest) schemas.GateDecision {
 	}
 	d.AdditionalContext = strings.Join(agent, "\n")
 	return d
+}
+
+// promptAtLevel tells the agent and the user, at a prompt, that the
+// session cannot use tools (CONTAIN, HALT).
+func (s *Service) promptAtLevel(d *schemas.GateDecision, lv effective) {
+	if l := lv.level(); l == schemas.LevelContain || l == schemas.LevelHalt {
+		msg := changeMessage(lv.LevelState)
+		d.SystemMessage = addLine(d.SystemMessage, msg)
+		d.AdditionalContext = addLine(d.AdditionalContext, msg+" Do not try tool calls; tell the user this session is stopped and why.")
+	}
 }

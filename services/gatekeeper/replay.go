@@ -97,7 +97,7 @@ func (s *Service) replayStep(ctx context.Context, session string, g view.Gated) 
 		IssuedAt: time.Now().UTC().Format(time.RFC3339Nano)}
 	step := &ReplayStep{N: e.N, EventID: e.EventID, HookEvent: e.HookEvent}
 	if e.HookEvent == schemas.HookPreToolUse {
-		d = s.decidePreTool(req)
+		d = s.decidePreTool(ctx, req, &effective{replay: true})
 		d.Source = "replay"
 		var p struct {
 			ToolName  string `json:"tool_name"`

@@ -217,3 +217,23 @@ func (c *policyCache) get(ctx context.Context, dig string) (*policy.Policy, erro
 	c.mu.Unlock()
 	return p, nil
 }
+
+// stopAtLevel lets a stop through at CONTAIN and HALT: the agent may not
+// use tools any more, so a block (keep working) cannot be acted on; the
+// turn ends, and the user is told why and that its claims are NOT
+// verified. A stop the gate could not judge (its event not yet in the
+// view, a broken chain, an unreadable request) stays blocked, as at any
+// level: nothing is allowed on a head that does not hold its own event.
+func (s *Service) stopAtLevel(d *schemas.GateDecision, lv effective) {
+	l := lv.level()
+	if lv.unavailable != nil || (l != schemas.LevelContain && l != schemas.LevelHalt) {
+		return
+	}
+	switch d.Rule {
+	case "stop.evidence_not_recorded", "stop.ledger_broken", "request.invalid":
+		return
+	}
+	d.Decision, d.Rule, d.Reason, d.Reasons, d.NextStep = schemas.GateAllow, schemas.RuleLevelEnforced, "", nil, ""
+	d.SystemMessage = addLine(d.SystemMessage, changeMessage(lv.LevelState)+
+		" The agent was stopped: this turn ends here and its claims are NOT verified.")
+}

@@ -165,6 +165,10 @@ func gateBench(o options, tmp string) error {
 		return err
 	}
 	l.print(n, chained, tally, verified)
+	fmt.Println()
+	if err := ge.postToolRows(max(gateChunk*4, n/5/gateChunk*gateChunk)); err != nil {
+		return err
+	}
 
 	// End to end: the built hook against the same gatekeeper, nothing else running.
 	e2e, err := ge.hookRuns(o.bin, filepath.Join(tmp, "gate"), runs)

@@ -76,6 +76,7 @@ func Attempts() []Attempt {
 		{"put into the policies bucket", roles(identity.RoleVerifier), kvPut("policies")},
 		{"put into the contracts bucket", roles(identity.RoleIngest), kvPut("contracts")},
 		{"put into the heads bucket (chain anchors)", roles(identity.RoleRotator, identity.RoleAdmin), kvPut("heads")},
+		{"put into the levels bucket (degradation levels)", roles(identity.RoleGatekeeper), kvPut("levels")},
 		{"purge LEDGER", roles(identity.RoleRotator), purge("LEDGER")},
 		{"purge INTAKE", roles(identity.RoleIngest), purge("INTAKE")},
 		{"purge ATTEST", nobody, purge("ATTEST")},
@@ -134,6 +135,10 @@ func Attempts() []Attempt {
 		{"ask the gate about another host's session", nobody,
 			func(ctx context.Context, nc *nats.Conn, _ jetstream.JetStream, t Target, _ identity.Identity) error {
 				return publish(ctx, nc, subject.Gate(t.OtherHost, subject.GateStop))
+			}},
+		{"ask the gatekeepers to change a degradation level (cc.level.set)", roles(identity.RoleOperator),
+			func(ctx context.Context, nc *nats.Conn, _ jetstream.JetStream, _ Target, _ identity.Identity) error {
+				return publish(ctx, nc, subject.GateLevel)
 			}},
 		{"publish a gate override", roles(identity.RoleOperator),
 			func(ctx context.Context, nc *nats.Conn, _ jetstream.JetStream, t Target, self identity.Identity) error {

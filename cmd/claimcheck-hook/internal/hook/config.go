@@ -58,7 +58,9 @@ type Config struct {
 	// one file per server: decision.KeySetPath).
 	GateKeys string
 	// FailOpen lists the gated events that are allowed, not blocked, when no
-	// valid decision arrives (--fail-open, CLAIMCHECK_HOOK_FAIL_OPEN: "Stop,PreToolUse").
+	// valid decision arrives (--fail-open, CLAIMCHECK_HOOK_FAIL_OPEN: "Stop,PreToolUse");
+	// PostToolUse there answers an uninspected tool result by silence
+	// rather than with a warning.
 	FailOpen map[string]bool
 	// StopBlockCap: after this many consecutive blocked stops the hook lets
 	// a stop it must fail closed on through, marked NOT verified, as the
@@ -178,7 +180,7 @@ func ParseConfig(args []string, getenv func(string) string, stderr io.Writer) (C
 	fs.StringVar(&c.GateKeys, "gate-keys", c.GateKeys,
 		"key set trusted for signed gate decisions (default <state-dir>/gate-keys/<server>.json, one per --nats-url) (env CLAIMCHECK_HOOK_GATE_KEYS)")
 	fs.Func("fail-open",
-		"comma-separated gated events (Stop, PreToolUse) to allow rather than block when no valid decision arrives (env CLAIMCHECK_HOOK_FAIL_OPEN)", c.setFailOpen)
+		"comma-separated gated events (Stop, PreToolUse, PostToolUse) to allow rather than block when no valid decision arrives (env CLAIMCHECK_HOOK_FAIL_OPEN)", c.setFailOpen)
 	fs.IntVar(&c.StopBlockCap, "stop-block-cap", c.StopBlockCap,
 		"consecutive blocked stops after which a stop the gate cannot decide is let through, NOT verified; 0 never (env CLAIMCHECK_HOOK_STOP_BLOCK_CAP)")
 	fs.StringVar(&c.ManagedSettingsDir, "managed-settings-dir", c.ManagedSettingsDir,
@@ -321,8 +323,8 @@ func (c *Config) setFailOpen(v string) error {
 		if e == "" {
 			continue
 		}
-		if !GatedEvents[e] {
-			return fmt.Errorf("fail-open event %q: must be one of Stop, PreToolUse", e)
+		if !GatedEvents[e] && e != schemas.HookPostToolUse {
+			return fmt.Errorf("fail-open event %q: must be one of Stop, PreToolUse, PostToolUse", e)
 		}
 		c.FailOpen[e] = true
 	}

@@ -74,7 +74,7 @@ func gateSetup(t *testing.T) (*fixture, *gatekeeperStub) {
 		t.Fatal(err)
 	}
 	g.nc, _ = natstest.Connect(t, f.env["CLAIMCHECK_NATS_URL"])
-	for _, kind := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt} {
+	for _, kind := range []string{subject.GateStop, subject.GatePreTool, subject.GatePrompt, subject.GatePostTool} {
 		if _, err := g.nc.Subscribe(subject.GateAll(kind), g.serve); err != nil {
 			t.Fatal(err)
 		}

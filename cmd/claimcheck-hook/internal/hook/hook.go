@@ -202,6 +202,10 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 	gated := h.cfg.Gate && GatedEvents[info.HookEvent]
 	advisory := h.cfg.Gate && inErr == nil && info.HookEvent == schemas.HookUserPromptSubmit
 	selfTest := inErr == nil && info.HookEvent == schemas.HookSessionStart
+	// A tool result the post-tool firewall inspects.
+	result := info.HookEvent == schemas.HookPostToolUse || info.HookEvent == schemas.HookPostToolUseFailure
+	inspected := h.cfg.Gate && inErr == nil && result && dialect.Inspected(info.ToolName)
+	advisory = advisory || inspected
 	h.keep = (gated || advisory || selfTest) && inErr == nil
 	if gated && !h.cfg.FailOpen[info.HookEvent] {
 		h.gated = info.HookEvent
@@ -241,6 +245,8 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 	switch {
 	case gated:
 		return h.gate(ctx, stdout, received, info, eventID, seq)
+	case inspected:
+		return h.inspect(ctx, stdout, received, info, eventID)
 	case advisory:
 		return h.advise(ctx, stdout, received, info)
 	case selfTest:

@@ -164,7 +164,7 @@ the PreToolUse gate denies agents running it.`,
 	}
 	override.Flags().StringVar(&session, "session", "", "the session whose next Stop passes")
 	override.Flags().StringVar(&reason, "reason", "", "why (recorded)")
-	gate.AddCommand(override, a.gateReplayCommand())
+	gate.AddCommand(override, a.gateReplayCommand(), a.gateLevelCommand())
 	return gate
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
+	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/anomaly"
 	"github.com/claimcheck/claimcheck/services/gatekeeper/internal/watch"
 )
 
@@ -39,6 +40,9 @@ type Config struct {
 	// Watch is fed the override requests, hook failures and raised alerts
 	// the ledger holds.
 	Watch *watch.Watch
+	// Anomaly, when set, is fed each session's tool calls, denials and
+	// tool output sizes.
+	Anomaly *anomaly.Monitor
 }
 
 // View is the gatekeeper's view of LEDGER and ATTEST. It is safe for
@@ -71,6 +75,8 @@ type View struct {
 	maxTrail                   int
 	// watch counts override prompts and hook failures across sessions.
 	watch *watch.Watch
+	// anomaly, when set, keeps the activity baselines.
+	anomaly *anomaly.Monitor
 }
 
 // stored is an attestation as the view indexes it.
@@ -90,7 +96,7 @@ func New(cfg Config) *View {
 	return &View{
 		sessions: map[string]*sessionState{}, atts: map[string]*stored{}, verdictSeq: map[string]uint64{},
 		changed: make(chan struct{}), ledgerCaught: make(chan struct{}), attestCaught: make(chan struct{}),
-		maxTrail: cfg.MaxTrail, maxEnvelopes: max(1, cfg.MaxEnvelopes), watch: w,
+		maxTrail: cfg.MaxTrail, maxEnvelopes: max(1, cfg.MaxEnvelopes), watch: w, anomaly: cfg.Anomaly,
 	}
 }
 
@@ -190,6 +196,7 @@ func (v *View) observe(e schemas.Entry) {
 	if e.Kind == schemas.EntryEvent && agentOrigin(e.Origin) {
 		v.watch.Event(e.Host, e.SessionID, e.HookEvent, e.EventID, at, e.HookConfig)
 	}
+	v.observeActivity(e, at)
 	switch {
 	case e.Kind == schemas.EntryRejected || e.Kind == schemas.EntryInvalid:
 		v.watch.Crash(e.Host, e.HookEvent, e.EventID, at)
@@ -217,6 +224,30 @@ func (v *View) observe(e schemas.Entry) {
 		if json.Unmarshal([]byte(*e.Payload), &a, json.RejectUnknownMembers(false)) == nil {
 			v.watch.Raised(watch.Alert{Kind: a.Kind, Host: a.Host, Event: a.Event, Day: a.Day})
 		}
+	}
+}
+
+// observeActivity feeds the anomaly monitor: an agent's PreToolUse is a
+// tool call, its PostToolUse(Failure) the size of a tool's output, and a
+// recorded PreToolUse decision that denied (by the policy, not by a
+// level) a denial.
+func (v *View) observeActivity(e schemas.Entry, at time.Time) {
+	if v.anomaly == nil || e.Kind != schemas.EntryEvent {
+		return
+	}
+	switch {
+	case !agentOrigin(e.Origin) && e.HookEvent == schemas.GateDecisionEvent && e.Payload != nil:
+		var r schemas.GateRecord
+		if json.Unmarshal([]byte(*e.Payload), &r, json.RejectUnknownMembers(false)) == nil &&
+			r.Decision.HookEvent == schemas.HookPreToolUse && r.Decision.Decision == schemas.GateDeny &&
+			!strings.HasPrefix(r.Decision.Rule, "level.") {
+			v.anomaly.Observe("", e.SessionID, anomaly.Denials, 1, at)
+		}
+	case !agentOrigin(e.Origin):
+	case e.HookEvent == schemas.HookPreToolUse:
+		v.anomaly.Observe(e.AgentType, e.SessionID, anomaly.ToolCalls, 1, at)
+	case e.HookEvent == schemas.HookPostToolUse || e.HookEvent == schemas.HookPostToolUseFailure:
+		v.anomaly.Observe(e.AgentType, e.SessionID, anomaly.OutputBytes, float64(e.PayloadSize), at)
 	}
 }
 

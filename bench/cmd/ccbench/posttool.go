@@ -1,0 +1,104 @@
+package main
+
+// The post-tool inspection rows of the gate benchmark: what inspecting a
+// tool's result (pkg/inject's source tag and scan, the injection finding
+// when flagged) adds inside gatekeeper.Service.Handle, against PreToolUse
+// requests interleaved with it in the same open-loop stream.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/claimcheck/claimcheck/pkg/subject"
+	"github.com/claimcheck/claimcheck/schemas"
+)
+
+// benignPage is size bytes of documentation dense in the scanner's anchors
+// (prompts, agents, instructions, encodings) that injects nothing.
+func benignPage(size int) string {
+	para := "## Configuring the agent\n\nThe assistant reads the system prompt from `prompts/system.md`; follow the instructions " +
+		"in CONTRIBUTING.md before you change it. Previous versions ignored the `rules` key; see the changelog. " +
+		"An AI agent running in CI should use `--no-input`. Encoded examples: `aGVsbG8gd29ybGQ=` is \"hello world\".\n\n"
+	var b strings.Builder
+	for b.Len() < size {
+		b.WriteString(para)
+	}
+	return b.String()[:size]
+}
+
+func postToolPayload(session string, n int, page string) []byte {
+	url := "https://docs.example.com/setup"
+	resp, _ := json.Marshal(map[string]any{"bytes": len(page), "code": 200, "codeText": "OK", "result": page, "durationMs": 210,
+		"url": url})
+	return fmt.Appendf(nil,
+		`{"session_id":%q,"transcript_path":"/home/user/.claude/projects/-home-user-my-project/%s.jsonl","cwd":%q,"permission_mode":"default","hook_event_name":"PostToolUse","tool_name":"WebFetch","tool_input":{"url":%q,"prompt":"How do I set it up?"},"tool_response":%s,"tool_use_id":"toolu_%08d","duration_ms":215}`,
+		session, session, gateCwd, url, resp, n)
+}
+
+// postToolRate is the open-loop rate of the post-tool rows: a 64 KiB scan
+// takes milliseconds of CPU, so at the gate rows' 1000 requests/s half of
+// them would need more cores than a 2-core machine has, and the rows would
+// time the queue instead.
+const postToolRate = 100
+
+// postToolRows times n in-service requests at postToolRate, alternating
+// chunks of PreToolUse and of PostToolUse with a 64 KiB WebFetch result,
+// and prints their percentiles.
+func (ge *gateEnv) postToolRows(n int) error {
+	page := benignPage(64 << 10)
+	reqs := make([]gateReq, n)
+	// Sessions of their own, at NORMAL (the gate rows' mix denies
+	// destructive commands, which contains its sessions), and commands the
+	// policy allows.
+	allowed := []string{"ls -la", "go test ./...", "git status --short", "go build ./..."}
+	for i := range n {
+		s := fmt.Sprintf("bench-posttool-%d", i%gateSessions)
+		eid, _ := ge.gen.New()
+		if (i/gateChunk)%2 == 0 {
+			reqs[i] = ge.request(subject.Gate("bench", subject.GatePreTool), s, "PreToolUse", eid,
+				preToolPayload(s, allowed[i%len(allowed)], i))
+		} else {
+			reqs[i] = ge.request(subject.Gate("bench", subject.GatePostTool), s, "PostToolUse", eid, postToolPayload(s, i, page))
+		}
+	}
+	took := make([]time.Duration, n)
+	errs := make([]error, n)
+	ctx := context.Background()
+	paced(n, postToolRate, func(i int) {
+		t := time.Now()
+		reply, err := ge.svc.Handle(ctx, reqs[i].subj, reqs[i].data)
+		took[i] = time.Since(t)
+		if err == nil {
+			var d schemas.GateDecision
+			if d, err = ge.check(reqs[i], reply, time.Now()); err == nil && d.Level != "" {
+				err = fmt.Errorf("decided at level %s: the rows must run at NORMAL", d.Level)
+			}
+		}
+		errs[i] = err
+	})
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("post-tool rows: %w", err)
+	}
+	var pre, post []time.Duration
+	for i, q := range reqs {
+		if q.hook == "PostToolUse" {
+			post = append(post, took[i])
+		} else {
+			pre = append(pre, took[i])
+		}
+	}
+	fmt.Printf("Post-tool inspection in-service (Service.Handle), open loop at %d requests/s, %d requests in chunks of %d\n",
+		postToolRate, n, gateChunk)
+	fmt.Printf("  %-66s %9s %9s\n", "", "p50", "p99")
+	fmt.Printf("    %-64s %9s %9s\n", "PreToolUse (Bash)", ms(pct(pre, 50)), ms(pct(pre, 99)))
+	fmt.Printf("    %-64s %9s %9s\n", "PostToolUse, a 64 KiB WebFetch result (benign, dense in anchors)",
+		ms(pct(post, 50)), ms(pct(post, 99)))
+	fmt.Printf("    %-64s %9s %9s   (target: ≤ 1 ms at p99)\n", "  added by the inspection (PostToolUse − PreToolUse)",
+		ms(pct(post, 50)-pct(pre, 50)), ms(pct(post, 99)-pct(pre, 99)))
+	return nil
+}

@@ -1,0 +1,97 @@
+package inject
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/claimcheck/claimcheck/pkg/digest"
+)
+
+// PostTool is what Inspect reads of a PostToolUse or PostToolUseFailure
+// payload (Claude Code's and Codex's as sent; Gemini CLI's AfterTool as
+// pkg/dialect maps it).
+type PostTool struct {
+	ToolName     string         `json:"tool_name"`
+	ToolInput    jsontext.Value `json:"tool_input"`
+	ToolResponse jsontext.Value `json:"tool_response"`
+	Error        string         `json:"error"`
+	ToolUseID    string         `json:"tool_use_id"`
+	Cwd          string         `json:"cwd"`
+}
+
+// An Inspection is the firewall's reading of one tool result.
+type Inspection struct {
+	Tool      string
+	ToolUseID string
+	Source    Tag
+	// TextSHA256 is the digest of the scanned text: the result's string
+	// values (tool_response, then error) in document order, joined by
+	// newlines; the findings' offsets are into that text.
+	TextSHA256 string
+	Result     Result
+}
+
+// ErrNotPostTool is returned for a payload that is not a tool result.
+var ErrNotPostTool = errors.New("not a tool result payload")
+
+// Inspect tags and scans the result of a PostToolUse or
+// PostToolUseFailure payload.
+func Inspect(payload []byte) (Inspection, error) {
+	var p PostTool
+	if err := json.Unmarshal(payload, &p, json.RejectUnknownMembers(false)); err != nil {
+		return Inspection{}, fmt.Errorf("%w: %w", ErrNotPostTool, err)
+	}
+	if p.ToolName == "" {
+		return Inspection{}, fmt.Errorf("%w: no tool_name", ErrNotPostTool)
+	}
+	text := ResultText(p.ToolResponse, p.Error)
+	return Inspection{Tool: p.ToolName, ToolUseID: p.ToolUseID, Source: Source(p.ToolName, p.ToolInput, p.Cwd),
+		TextSHA256: digest.SHA256([]byte(text)), Result: Scan(text)}, nil
+}
+
+// ResultText is the text a tool result puts before the model: every string
+// value of response (a string, or an object or array of them, such as
+// Read's {file:{content}}, Bash's {stdout, stderr} or an MCP tool's content
+// blocks) in document order, then errText, joined by newlines. Member
+// names are not part of it.
+func ResultText(response jsontext.Value, errText string) string {
+	var parts []string
+	if len(response) > 0 {
+		dec := jsontext.NewDecoder(bytes.NewReader(response))
+		for {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				if !errors.Is(err, io.EOF) && len(parts) == 0 {
+					parts = append(parts, string(response)) // not JSON: the bytes as they are
+				}
+				break
+			}
+			if tok.Kind() != '"' {
+				continue
+			}
+			// A string in an object's name position is a member name.
+			if isName(dec) {
+				continue
+			}
+			if s := tok.String(); s != "" {
+				parts = append(parts, s)
+			}
+		}
+	}
+	if errText != "" {
+		parts = append(parts, errText)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// isName reports whether the token just read was an object member's name.
+func isName(dec *jsontext.Decoder) bool {
+	kind, n := dec.StackIndex(dec.StackDepth())
+	return kind == '{' && n%2 == 1
+}
