@@ -126,7 +126,10 @@ func FuzzScan(f *testing.F) {
 
 // BenchmarkScan64KB scans 64 KiB of two kinds: "dense", the benign corpus
 // (text about prompts, agents, injection and encodings: many anchors) and
-// "source", this package's Go source (few).
+// "source", this package's Go source (few). "baseline" is the floor to
+// read them against on a shared, noisy machine: strings.ToLower and one
+// strings.Index over the dense text, the least a scan of it could cost.
+// Report Scan's times as ratios to it, measured in the same run.
 func BenchmarkScan64KB(b *testing.B) {
 	source, err := filepath.Glob("*.go")
 	if err != nil {
@@ -156,5 +159,15 @@ func BenchmarkScan64KB(b *testing.B) {
 				Scan(s)
 			}
 		})
+		if c.name == "dense" {
+			b.Run("baseline", func(b *testing.B) {
+				b.SetBytes(int64(len(s)))
+				for b.Loop() {
+					if strings.Index(strings.ToLower(s), "ignore previous instructions") == 0 {
+						b.Fatal("the dense text starts with an injection")
+					}
+				}
+			})
+		}
 	}
 }
