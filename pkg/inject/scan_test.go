@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/claimcheck/claimcheck/pkg/digest"
@@ -155,19 +156,31 @@ func BenchmarkScan64KB(b *testing.B) {
 		s := text.String()[:64<<10]
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(s)))
+			cpu := cpuTime()
 			for b.Loop() {
 				Scan(s)
 			}
+			reportCPU(b, cpu)
 		})
 		if c.name == "dense" {
 			b.Run("baseline", func(b *testing.B) {
 				b.SetBytes(int64(len(s)))
+				cpu := cpuTime()
 				for b.Loop() {
 					if strings.Index(strings.ToLower(s), "ignore previous instructions") == 0 {
 						b.Fatal("the dense text starts with an injection")
 					}
 				}
+				reportCPU(b, cpu)
 			})
 		}
+	}
+}
+
+// reportCPU reports the process's CPU time per operation since cpu: on a
+// shared machine, steadier than ns/op.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if d := cpuTime() - cpu; cpu > 0 && b.N > 0 {
+		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
