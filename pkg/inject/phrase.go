@@ -187,13 +187,23 @@ var anchorIndex = func() (idx struct {
 			if forms == nil {
 				forms = rules[i].forms
 			}
+			// of those, the ones the prefilter cannot rule out after the anchor
+			var fs []form
+			for _, f := range forms {
+				if f, ok := newForm(f, a); ok {
+					fs = append(fs, f)
+				}
+			}
+			if fs == nil {
+				continue
+			}
 			k := uint16(a[0])<<8 | uint16(a[1])
 			if idx.bucket[k] == 0 {
 				idx.bucket[k] = uint8(len(idx.buckets))
 				idx.buckets = append(idx.buckets, nil)
 			}
 			b := idx.bucket[k]
-			idx.buckets[b] = append(idx.buckets[b], anchorRef{a, i, forms})
+			idx.buckets[b] = append(idx.buckets[b], anchorRef{a, i, fs})
 		}
 	}
 	return idx
@@ -226,7 +236,7 @@ func alternatives(expr string) []string {
 type anchorRef struct {
 	anchor string
 	rule   int // index into rules
-	forms  []*regexp.Regexp
+	forms  []form
 }
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' }
@@ -278,8 +288,12 @@ func phrases(w, low string, fences []region) []Finding {
 			}
 			end := min(len(low), i+span)
 			var loc []int
-			for _, re := range ref.forms {
-				if l := re.FindStringIndex(low[i:end]); l != nil && (loc == nil || l[1] > loc[1]) {
+			for k := range ref.forms {
+				f := &ref.forms[k]
+				if !f.mayMatch(low[i:end], len(ref.anchor)) {
+					continue
+				}
+				if l := f.re.FindStringIndex(low[i:end]); l != nil && (loc == nil || l[1] > loc[1]) {
 					loc = l
 				}
 			}
