@@ -253,65 +253,82 @@ var wordByte = func() (t [256]bool) {
 
 // phrases runs the phrase rules over low, the folded text w.
 func phrases(w, low string, fences []region) []Finding {
-	var out []Finding
-	var last [16]int // where each rule's last match ended: a rule's matches do not overlap
-	prevWord := false
-	for i := 0; i < len(low); i++ {
-		c := low[i]
-		word := wordByte[c]
-		atWord := !prevWord
-		if word && prevWord {
-			// only markup anchors start mid-word, and none with a letter;
-			// but a word starts after a JSON escape (\n, \t)
-			if i < 2 || low[i-2] != '\\' || low[i-1] != 'n' && low[i-1] != 't' && low[i-1] != 'r' {
-				continue
+	p := phraseScan{w: w, low: low, fences: fences}
+	n := len(low)
+	for i := 0; i+1 < n; i++ { // every anchor is two bytes or more
+		if !wordByte[low[i]] {
+			// punctuation, space: markup anchors start here, and any
+			// anchor when no word precedes
+			if anchorIndex.bucket[uint16(low[i])<<8|uint16(low[i+1])] != 0 {
+				p.at(i, i == 0 || !wordByte[low[i-1]])
 			}
-			atWord = true
-		}
-		prevWord = word
-		if i+1 == len(low) {
-			break // every anchor is two bytes or more
-		}
-		b := anchorIndex.bucket[uint16(c)<<8|uint16(low[i+1])]
-		if b == 0 {
 			continue
 		}
-		refs := anchorIndex.buckets[b]
-		for _, ref := range refs {
-			rule := &rules[ref.rule]
-			if !atWord && !rule.markup || !strings.HasPrefix(low[i:], ref.anchor) || last[ref.rule] > i {
-				continue
-			}
-			// an anchor ends a word, or a plural: "post" is not "postgres"
-			if e := i + len(ref.anchor); e < len(low) && isLetter(ref.anchor[len(ref.anchor)-1]) && isLetter(low[e]) && low[e] != 's' {
-				continue
-			}
-			end := min(len(low), i+span)
-			var loc []int
-			for k := range ref.forms {
-				f := &ref.forms[k]
-				if !f.mayMatch(low[i:end], len(ref.anchor)) {
-					continue
-				}
-				if l := f.re.FindStringIndex(low[i:end]); l != nil && (loc == nil || l[1] > loc[1]) {
-					loc = l
-				}
-			}
-			if loc == nil {
-				continue
-			}
-			f := Finding{Rule: rule.id, Confidence: rule.conf, Start: i, End: i + loc[1]}
-			if rule.weak != nil && rule.weak.MatchString(low[f.End:end]) {
-				f.Confidence = Low
-			}
-			if in(fences, f.Start) || mentioned(w, f.Start, f.End) {
-				f.Confidence = Low
-			}
-			last[ref.rule] = f.End
-			out = append(out, f)
+		// a word starts at i: try it, and the byte after a JSON escape
+		// (\n, \t, \r: a word starts after it), then skip the word (only
+		// markup anchors start mid-word, and none with a letter)
+		if anchorIndex.bucket[uint16(low[i])<<8|uint16(low[i+1])] != 0 {
+			p.at(i, true)
 		}
+		j := i + 1
+		if i > 0 && low[i-1] == '\\' && (low[i] == 'n' || low[i] == 't' || low[i] == 'r') && j+1 < n && wordByte[low[j]] {
+			if anchorIndex.bucket[uint16(low[j])<<8|uint16(low[j+1])] != 0 {
+				p.at(j, true)
+			}
+			j++
+		}
+		for j < n && wordByte[low[j]] {
+			j++
+		}
+		i = j - 1
 	}
-	return out
+	return p.out
+}
+
+// phraseScan is the state of one phrases pass.
+type phraseScan struct {
+	w, low string
+	fences []region
+	out    []Finding
+	last   [16]int // where each rule's last match ended: a rule's matches do not overlap
+}
+
+// at tries the anchors that start at low[i]; atWord: i starts a word.
+func (p *phraseScan) at(i int, atWord bool) {
+	low := p.low
+	for _, ref := range anchorIndex.buckets[anchorIndex.bucket[uint16(low[i])<<8|uint16(low[i+1])]] {
+		rule := &rules[ref.rule]
+		if !atWord && !rule.markup || !strings.HasPrefix(low[i:], ref.anchor) || p.last[ref.rule] > i {
+			continue
+		}
+		// an anchor ends a word, or a plural: "post" is not "postgres"
+		if e := i + len(ref.anchor); e < len(low) && isLetter(ref.anchor[len(ref.anchor)-1]) && isLetter(low[e]) && low[e] != 's' {
+			continue
+		}
+		end := min(len(low), i+span)
+		var loc []int
+		for k := range ref.forms {
+			f := &ref.forms[k]
+			if !f.mayMatch(low[i:end], len(ref.anchor)) {
+				continue
+			}
+			if l := f.re.FindStringIndex(low[i:end]); l != nil && (loc == nil || l[1] > loc[1]) {
+				loc = l
+			}
+		}
+		if loc == nil {
+			continue
+		}
+		f := Finding{Rule: rule.id, Confidence: rule.conf, Start: i, End: i + loc[1]}
+		if rule.weak != nil && rule.weak.MatchString(low[f.End:end]) {
+			f.Confidence = Low
+		}
+		if in(p.fences, f.Start) || mentioned(p.w, f.Start, f.End) {
+			f.Confidence = Low
+		}
+		p.last[ref.rule] = f.End
+		p.out = append(p.out, f)
+	}
 }
 
 // judge runs the phrase rules over a piece of text that is no part of the
