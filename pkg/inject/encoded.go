@@ -81,13 +81,16 @@ func encodedDepth(w string, depth int, budget *int) []Finding {
 				continue
 			}
 			j := i
-			allHex := true
-			for j < len(w) && isB64(w[j]) {
-				if !isHex(w[j]) {
-					allHex = false
+			hexRun := byte(classHex)
+			for j < len(w) {
+				k := byteClass[w[j]]
+				if k&classB64 == 0 {
+					break
 				}
+				hexRun &= k
 				j++
 			}
+			allHex := hexRun != 0
 			e := j
 			for e < len(w) && e-j < 2 && w[e] == '=' {
 				e++
@@ -110,6 +113,24 @@ func encodedDepth(w string, depth int, budget *int) []Finding {
 	}
 	return out
 }
+
+// byteClass holds, for a byte, classB64 and classHex when it is one.
+var byteClass = func() (t [256]byte) {
+	for c := range 256 {
+		if b64Byte[c] {
+			t[c] |= classB64
+		}
+		if hexByte[c] {
+			t[c] |= classHex
+		}
+	}
+	return t
+}()
+
+const (
+	classB64 = 1 << iota
+	classHex
+)
 
 func isHex(c byte) bool { return hexByte[c] }
 

@@ -21,6 +21,9 @@ type form struct {
 	// are read; always, when the expression may match within the anchor.
 	after  []uint32
 	always bool
+	// dead holds the ASCII bytes that kill every thread of after: the
+	// first byte past the anchor, tested before any thread is stepped.
+	dead [128]bool
 }
 
 // The prefilter's bounds: threads alive at once, and instructions stepped
@@ -67,6 +70,10 @@ func newForm(re *regexp.Regexp, anchor string) (f form, ok bool) {
 		return f, false
 	}
 	f.after = append([]uint32(nil), set.pc[:set.n]...)
+	for c := range f.dead {
+		var next threads
+		f.dead[c] = set.step(prog, byte(c), &next, nil) && !next.matched && next.n == 0
+	}
 	return f, true
 }
 
@@ -75,6 +82,9 @@ func newForm(re *regexp.Regexp, anchor string) (f form, ok bool) {
 func (f *form) mayMatch(s string, n int) bool {
 	if f.always {
 		return true
+	}
+	if n < len(s) && s[n] < 0x80 && f.dead[s[n]] {
+		return false
 	}
 	var a, b threads
 	a.n = copy(a.pc[:], f.after)
