@@ -1,8 +1,11 @@
 package inject
 
 import (
+	"encoding/binary"
 	"regexp"
 	"regexp/syntax"
+	"slices"
+	"sync"
 )
 
 // A form is one of a phrase rule's expressions as tried at one anchor,
@@ -13,24 +16,41 @@ import (
 // assertion (^, $, \b) as true: it follows a superset of the threads the
 // real matcher follows, so when all its threads die, the expression
 // cannot match there. It gives up (and the expression runs) at a match, a
-// non-ASCII byte, the end of the slice, or past a bound on its work.
+// non-ASCII byte, the end of the slice, or when its threads or states
+// overflow. Its sets of threads are cached as the states of a DFA, built
+// as texts need them, so that a byte costs a table look-up.
 type form struct {
 	re   *regexp.Regexp
 	prog *syntax.Prog
-	// after is the set of rune instructions live once the anchor's bytes
-	// are read; always, when the expression may match within the anchor.
-	after  []uint32
+	// always, when the expression may match within the anchor
 	always bool
-	// dead holds the ASCII bytes that kill every thread of after: the
-	// first byte past the anchor, tested before any thread is stepped.
+	// dead holds the ASCII bytes that kill every thread live once the
+	// anchor's bytes are read: the first byte past the anchor, tested
+	// before the DFA.
 	dead [128]bool
+	dfa  *dfa
 }
 
-// The prefilter's bounds: threads alive at once, and instructions stepped
-// per try (about what the expression itself costs on a short slice).
+// A dfa caches sets of threads (its first one: those live after the
+// anchor) and the set each ASCII byte leads to.
+type dfa struct {
+	mu     sync.Mutex
+	states []dfaState
+	index  map[string]int16 // a state's threads, sorted, as bytes
+}
+
+type dfaState struct {
+	threads []uint32
+	next    [128]int16 // 0: not built yet; dfaDead, dfaGiveUp, or 1 + a state
+}
+
 const (
+	dfaDead   = -1
+	dfaGiveUp = -2
+	// maxStates bounds a form's DFA (each state is 256 bytes of table).
+	maxStates = 256
+	// maxThreads bounds the threads alive at once.
 	maxThreads = 48
-	maxSteps   = 384
 )
 
 // newForm compiles expr as its prefilter and reads anchor with it; ok is
@@ -56,7 +76,7 @@ func newForm(re *regexp.Regexp, anchor string) (f form, ok bool) {
 			return f, true
 		}
 		var next threads
-		if !set.step(prog, anchor[i], &next, nil) {
+		if !set.step(prog, anchor[i], &next) {
 			f.always = true
 			return f, true
 		}
@@ -69,10 +89,11 @@ func newForm(re *regexp.Regexp, anchor string) (f form, ok bool) {
 	if set.n == 0 {
 		return f, false
 	}
-	f.after = append([]uint32(nil), set.pc[:set.n]...)
+	f.dfa = &dfa{index: map[string]int16{}}
+	f.dfa.state(set.pc[:set.n])
 	for c := range f.dead {
 		var next threads
-		f.dead[c] = set.step(prog, byte(c), &next, nil) && !next.matched && next.n == 0
+		f.dead[c] = set.step(prog, byte(c), &next) && !next.matched && next.n == 0
 	}
 	return f, true
 }
@@ -86,25 +107,63 @@ func (f *form) mayMatch(s string, n int) bool {
 	if n < len(s) && s[n] < 0x80 && f.dead[s[n]] {
 		return false
 	}
-	var a, b threads
-	a.n = copy(a.pc[:], f.after)
-	cur, next := &a, &b
-	steps := 0
+	d := f.dfa
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := 0
 	for i := n; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x80 {
 			return true
 		}
-		next.n, next.matched = 0, false
-		if !cur.step(f.prog, c, next, &steps) || next.matched || steps > maxSteps {
+		t := d.states[st].next[c]
+		if t == 0 {
+			t = d.build(f.prog, st, c)
+			d.states[st].next[c] = t
+		}
+		switch t {
+		case dfaDead:
+			return false
+		case dfaGiveUp:
 			return true
 		}
-		if next.n == 0 {
-			return false
-		}
-		cur, next = next, cur
+		st = int(t - 1)
 	}
 	return true // alive at the end of the slice: $ or \b may hold there
+}
+
+// build steps state st's threads over c: the transition's value.
+func (d *dfa) build(prog *syntax.Prog, st int, c byte) int16 {
+	var cur, next threads
+	cur.n = copy(cur.pc[:], d.states[st].threads)
+	if !cur.step(prog, c, &next) || next.matched {
+		return dfaGiveUp
+	}
+	if next.n == 0 {
+		return dfaDead
+	}
+	return d.state(next.pc[:next.n])
+}
+
+// state returns 1 + the index of the state of threads, added when new, or
+// dfaGiveUp when the DFA is full.
+func (d *dfa) state(threads []uint32) int16 {
+	t := slices.Clone(threads)
+	slices.Sort(t)
+	key := make([]byte, 0, 4*len(t))
+	for _, pc := range t {
+		key = binary.LittleEndian.AppendUint32(key, pc)
+	}
+	if i, ok := d.index[string(key)]; ok {
+		return i + 1
+	}
+	if len(d.states) == maxStates {
+		return dfaGiveUp
+	}
+	d.states = append(d.states, dfaState{threads: t})
+	i := int16(len(d.states) - 1)
+	d.index[string(key)] = i
+	return i + 1
 }
 
 // threads is a set of rune instructions, in no order.
@@ -161,9 +220,8 @@ func (t *threads) add(prog *syntax.Prog, pc uint32) bool {
 }
 
 // step reads the ASCII byte c: next gets the closures of the threads that
-// take it. It returns false when next overflows; steps, when not nil,
-// counts the instructions tried.
-func (t *threads) step(prog *syntax.Prog, c byte, next *threads, steps *int) bool {
+// take it. It returns false when next overflows.
+func (t *threads) step(prog *syntax.Prog, c byte, next *threads) bool {
 	r := rune(c)
 	for _, pc := range t.pc[:t.n] {
 		inst := &prog.Inst[pc]
@@ -177,9 +235,6 @@ func (t *threads) step(prog *syntax.Prog, c byte, next *threads, steps *int) boo
 			ok = true
 		case syntax.InstRuneAnyNotNL:
 			ok = r != '\n'
-		}
-		if steps != nil {
-			*steps++
 		}
 		if ok && !next.add(prog, inst.Out) {
 			return false
