@@ -160,9 +160,13 @@ var rules = []phrase{
 func words(s string) []string { return strings.Split(s, ";") }
 
 // anchorIndex lists the anchors by their first two bytes: bucket[b0<<8|b1]
-// indexes buckets (0: none).
+// indexes buckets (0: none); keys has the bit b0<<8|b1 set for the pairs
+// with a bucket (8 KiB, where bucket is 64), first the bytes an anchor
+// starts with.
 var anchorIndex = func() (idx struct {
 	bucket  [1 << 16]uint8
+	keys    [1 << 16 / 64]uint64
+	first   [256]bool
 	buckets [][]anchorRef
 }) {
 	idx.buckets = [][]anchorRef{nil}
@@ -204,6 +208,8 @@ var anchorIndex = func() (idx struct {
 			}
 			b := idx.bucket[k]
 			idx.buckets[b] = append(idx.buckets[b], anchorRef{a, i, fs})
+			idx.keys[k>>6] |= 1 << (k & 63)
+			idx.first[a[0]] = true
 		}
 	}
 	return idx
@@ -259,7 +265,7 @@ func phrases(w, low string, fences []region) []Finding {
 		if !wordByte[low[i]] {
 			// punctuation, space: markup anchors start here, and any
 			// anchor when no word precedes
-			if anchorIndex.bucket[uint16(low[i])<<8|uint16(low[i+1])] != 0 {
+			if anchorIndex.first[low[i]] && hasAnchor(low[i], low[i+1]) {
 				p.at(i, i == 0 || !wordByte[low[i-1]])
 			}
 			continue
@@ -267,12 +273,12 @@ func phrases(w, low string, fences []region) []Finding {
 		// a word starts at i: try it, and the byte after a JSON escape
 		// (\n, \t, \r: a word starts after it), then skip the word (only
 		// markup anchors start mid-word, and none with a letter)
-		if anchorIndex.bucket[uint16(low[i])<<8|uint16(low[i+1])] != 0 {
+		if hasAnchor(low[i], low[i+1]) {
 			p.at(i, true)
 		}
 		j := i + 1
 		if i > 0 && low[i-1] == '\\' && (low[i] == 'n' || low[i] == 't' || low[i] == 'r') && j+1 < n && wordByte[low[j]] {
-			if anchorIndex.bucket[uint16(low[j])<<8|uint16(low[j+1])] != 0 {
+			if hasAnchor(low[j], low[j+1]) {
 				p.at(j, true)
 			}
 			j++
@@ -283,6 +289,12 @@ func phrases(w, low string, fences []region) []Finding {
 		i = j - 1
 	}
 	return p.out
+}
+
+// hasAnchor reports whether an anchor starts with the bytes b0, b1.
+func hasAnchor(b0, b1 byte) bool {
+	k := uint16(b0)<<8 | uint16(b1)
+	return anchorIndex.keys[k>>6]&(1<<(k&63)) != 0
 }
 
 // phraseScan is the state of one phrases pass.
