@@ -171,54 +171,52 @@ type marker struct {
 	at   int
 }
 
-// markFirst holds the bytes a marker starts with.
-var markFirst = func() (t [256]bool) {
-	for _, c := range "<satd!][" {
-		t[c] = true
-	}
-	return t
-}()
-
-// markers finds, in one pass over low, the places hidden's expressions may
-// match at, in order: each marker's literal text and the bytes its
-// expression needs next (an "=" and a quote after an attribute's name).
-// The expressions themselves decide.
+// markers finds the places hidden's expressions may match at, in order
+// for each kind: each marker's literal text and the bytes its expression
+// needs next (an "=" and a quote after an attribute's name). One pass
+// looks at word starts and punctuation, one more for "style", which may
+// start mid-word. The expressions themselves decide.
 func markers(low string) []marker {
 	var out []marker
-	for i := 0; i < len(low); i++ {
+	n := len(low)
+	for i := 0; i < n; i++ {
 		c := low[i]
-		if !markFirst[c] {
+		if wordByte[c] {
+			// a word starts at i
+			switch rest := low[i:]; c {
+			case 'a':
+				switch {
+				case strings.HasPrefix(rest, "alt") && assigns(low, i+3, '"', '"'):
+					out = append(out, marker{markAlt, i})
+				case strings.HasPrefix(rest, "aria-label") && assigns(low, i+10, '"', '"'):
+					out = append(out, marker{markAria, i})
+				}
+			case 't':
+				if strings.HasPrefix(rest, "title") && assigns(low, i+5, '"', '"') {
+					out = append(out, marker{markTitle, i})
+				}
+			case 'd':
+				if strings.HasPrefix(rest, "data-") {
+					j := i + 5
+					for j < n && ('a' <= low[j] && low[j] <= 'z' || low[j] == '-') {
+						j++
+					}
+					if assigns(low, j, '"', '"') {
+						out = append(out, marker{markData, i})
+					}
+				}
+			}
+			j := i + 1
+			for j < n && wordByte[low[j]] {
+				j++
+			}
+			i = j - 1
 			continue
 		}
-		rest := low[i:]
-		switch c {
+		switch rest := low[i:]; c {
 		case '<':
 			if strings.HasPrefix(rest, "<!--") {
 				out = append(out, marker{markComment, i})
-			}
-		case 's':
-			if strings.HasPrefix(rest, "style") && assigns(low, i+5, '"', '\'') {
-				out = append(out, marker{markStyle, i})
-			}
-		case 'a', 't', 'd':
-			if i > 0 && isWord(low[i-1]) {
-				continue
-			}
-			switch {
-			case strings.HasPrefix(rest, "alt") && assigns(low, i+3, '"', '"'):
-				out = append(out, marker{markAlt, i})
-			case strings.HasPrefix(rest, "title") && assigns(low, i+5, '"', '"'):
-				out = append(out, marker{markTitle, i})
-			case strings.HasPrefix(rest, "aria-label") && assigns(low, i+10, '"', '"'):
-				out = append(out, marker{markAria, i})
-			case strings.HasPrefix(rest, "data-"):
-				j := i + 5
-				for j < len(low) && ('a' <= low[j] && low[j] <= 'z' || low[j] == '-') {
-					j++
-				}
-				if assigns(low, j, '"', '"') {
-					out = append(out, marker{markData, i})
-				}
 			}
 		case '!':
 			if strings.HasPrefix(rest, "![") {
@@ -233,6 +231,17 @@ func markers(low string) []marker {
 				out = append(out, marker{markMD, i})
 			}
 		}
+	}
+	for off := 0; ; {
+		i := strings.Index(low[off:], "style")
+		if i < 0 {
+			break
+		}
+		i += off
+		if assigns(low, i+5, '"', '\'') {
+			out = append(out, marker{markStyle, i})
+		}
+		off = i + 5
 	}
 	return out
 }
