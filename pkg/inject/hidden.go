@@ -68,7 +68,7 @@ var (
 // styled out of sight, alt text and titles, markdown comments. A hidden
 // region that holds a phrase finding is High; one whose text speaks to an
 // AI agent with a directive and a sensitive action (cue) is Medium.
-func hidden(w, low string, found []Finding) []Finding {
+func hidden(w, low string, found []Finding, marks []marker) []Finding {
 	var out []Finding
 	starts := make([]int, len(found))
 	for i, f := range found {
@@ -92,7 +92,7 @@ func hidden(w, low string, found []Finding) []Finding {
 			out = append(out, Finding{Rule: rule, Confidence: c, Start: s, End: e})
 		}
 	}
-	marks := markers(low)
+	marks = styleMarkers(marks, low)
 	from := 0 // where the last comment ended
 	for _, m := range marks {
 		if m.kind != markComment || m.at < from {
@@ -171,71 +171,70 @@ type marker struct {
 	at   int
 }
 
-// markers finds the places hidden's expressions may match at, in order
-// for each kind: each marker's literal text and the bytes its expression
-// needs next (an "=" and a quote after an attribute's name). One pass
-// looks at word starts and punctuation, one more for "style", which may
-// start mid-word. The expressions themselves decide.
-func markers(low string) []marker {
-	var out []marker
-	n := len(low)
-	for i := 0; i < n; i++ {
-		c := low[i]
-		if wordByte[c] {
-			// a word starts at i
-			switch rest := low[i:]; c {
-			case 'a':
-				switch {
-				case strings.HasPrefix(rest, "alt") && assigns(low, i+3, '"', '"'):
-					out = append(out, marker{markAlt, i})
-				case strings.HasPrefix(rest, "aria-label") && assigns(low, i+10, '"', '"'):
-					out = append(out, marker{markAria, i})
-				}
-			case 't':
-				if strings.HasPrefix(rest, "title") && assigns(low, i+5, '"', '"') {
-					out = append(out, marker{markTitle, i})
-				}
-			case 'd':
-				if strings.HasPrefix(rest, "data-") {
-					j := i + 5
-					for j < n && ('a' <= low[j] && low[j] <= 'z' || low[j] == '-') {
-						j++
-					}
-					if assigns(low, j, '"', '"') {
-						out = append(out, marker{markData, i})
-					}
-				}
-			}
-			j := i + 1
-			for j < n && wordByte[low[j]] {
+// The markers are the places hidden's expressions may match at: each
+// marker's literal text and the bytes its expression needs next (an "="
+// and a quote after an attribute's name); the expressions decide. The
+// phrase pass finds them at word starts (markWord) and punctuation
+// (markPunct) as it walks the window, and styleMarkers finds "style", which
+// may start mid-word; each kind's markers are in order.
+
+// markWord adds the marker that starts at low[i], the start of a word.
+func markWord(out []marker, low string, i int) []marker {
+	switch rest := low[i:]; low[i] {
+	case 'a':
+		switch {
+		case strings.HasPrefix(rest, "alt") && assigns(low, i+3, '"', '"'):
+			out = append(out, marker{markAlt, i})
+		case strings.HasPrefix(rest, "aria-label") && assigns(low, i+10, '"', '"'):
+			out = append(out, marker{markAria, i})
+		}
+	case 't':
+		if strings.HasPrefix(rest, "title") && assigns(low, i+5, '"', '"') {
+			out = append(out, marker{markTitle, i})
+		}
+	case 'd':
+		if strings.HasPrefix(rest, "data-") {
+			j := i + 5
+			for j < len(low) && ('a' <= low[j] && low[j] <= 'z' || low[j] == '-') {
 				j++
 			}
-			i = j - 1
-			continue
-		}
-		switch rest := low[i:]; c {
-		case '<':
-			if strings.HasPrefix(rest, "<!--") {
-				out = append(out, marker{markComment, i})
-			}
-		case '!':
-			if strings.HasPrefix(rest, "![") {
-				out = append(out, marker{markImage, i})
-			}
-		case ']':
-			if strings.HasPrefix(rest, "](") && linkTitled(low, i+2) {
-				out = append(out, marker{markLink, i})
-			}
-		case '[':
-			if (i == 0 || low[i-1] == '\n') && mdLabel(low, i+1) {
-				out = append(out, marker{markMD, i})
+			if assigns(low, j, '"', '"') {
+				out = append(out, marker{markData, i})
 			}
 		}
 	}
+	return out
+}
+
+// markPunct adds the marker that starts at low[i], punctuation.
+func markPunct(out []marker, low string, i int) []marker {
+	switch rest := low[i:]; low[i] {
+	case '<':
+		if strings.HasPrefix(rest, "<!--") {
+			out = append(out, marker{markComment, i})
+		}
+	case '!':
+		if strings.HasPrefix(rest, "![") {
+			out = append(out, marker{markImage, i})
+		}
+	case ']':
+		if strings.HasPrefix(rest, "](") && linkTitled(low, i+2) {
+			out = append(out, marker{markLink, i})
+		}
+	case '[':
+		if (i == 0 || low[i-1] == '\n') && mdLabel(low, i+1) {
+			out = append(out, marker{markMD, i})
+		}
+	}
+	return out
+}
+
+// styleMarkers adds the markers of "style" attributes.
+func styleMarkers(out []marker, low string) []marker {
 	for off := 0; ; {
 		i := strings.Index(low[off:], "style")
 		if i < 0 {
-			break
+			return out
 		}
 		i += off
 		if assigns(low, i+5, '"', '\'') {
@@ -243,7 +242,6 @@ func markers(low string) []marker {
 		}
 		off = i + 5
 	}
-	return out
 }
 
 // isSpace is \s in an expression: \t, \n, \f, \r and space.

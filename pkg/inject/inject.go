@@ -131,9 +131,9 @@ func scanWindow(text string, lo, hi int) []Finding {
 	w := text[lo:hi]
 	low := fold(w)
 	fences := fenced(low)
-	fs := phrases(w, low, fences)
+	fs, marks := phrasesMarking(w, low, fences, true)
 	fs = append(fs, invisible(w)...)
-	fs = append(fs, hidden(w, low, fs)...)
+	fs = append(fs, hidden(w, low, fs, marks)...)
 	fs = append(fs, encoded(w)...)
 	for i := range fs {
 		fs[i].Start += lo

@@ -259,7 +259,15 @@ var wordByte = func() (t [256]bool) {
 
 // phrases runs the phrase rules over low, the folded text w.
 func phrases(w, low string, fences []region) []Finding {
+	fs, _ := phrasesMarking(w, low, fences, false)
+	return fs
+}
+
+// phrasesMarking is phrases; with mark, it also returns hidden's markers
+// at word starts and punctuation, found on the same walk.
+func phrasesMarking(w, low string, fences []region, mark bool) ([]Finding, []marker) {
 	p := phraseScan{w: w, low: low, fences: fences}
+	var marks []marker
 	n := len(low)
 	for i := 0; i+1 < n; i++ { // every anchor is two bytes or more
 		if !wordByte[low[i]] {
@@ -268,6 +276,9 @@ func phrases(w, low string, fences []region) []Finding {
 			if anchorIndex.first[low[i]] && hasAnchor(low[i], low[i+1]) {
 				p.at(i, i == 0 || !wordByte[low[i-1]])
 			}
+			if mark {
+				marks = markPunct(marks, low, i)
+			}
 			continue
 		}
 		// a word starts at i: try it, and the byte after a JSON escape
@@ -275,6 +286,9 @@ func phrases(w, low string, fences []region) []Finding {
 		// markup anchors start mid-word, and none with a letter)
 		if hasAnchor(low[i], low[i+1]) {
 			p.at(i, true)
+		}
+		if mark {
+			marks = markWord(marks, low, i)
 		}
 		j := i + 1
 		if i > 0 && low[i-1] == '\\' && (low[i] == 'n' || low[i] == 't' || low[i] == 'r') && j+1 < n && wordByte[low[j]] {
@@ -288,7 +302,7 @@ func phrases(w, low string, fences []region) []Finding {
 		}
 		i = j - 1
 	}
-	return p.out
+	return p.out, marks
 }
 
 // hasAnchor reports whether an anchor starts with the bytes b0, b1.
