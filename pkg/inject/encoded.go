@@ -40,6 +40,10 @@ func encodedDepth(w string, depth int, budget *int) []Finding {
 	}
 	for i := 0; i < len(w) && *budget > 0; {
 		c := w[i]
+		if byteClass[c] == 0 {
+			i++ // no run starts here
+			continue
+		}
 		switch {
 		case c == '%':
 			j, n := i, 0
@@ -114,11 +118,15 @@ func encodedDepth(w string, depth int, budget *int) []Finding {
 	return out
 }
 
-// byteClass holds, for a byte, classB64 and classHex when it is one.
+// byteClass holds, for a byte, classB64 and classHex when it is one, and
+// classEscape for the bytes an escape starts with.
 var byteClass = func() (t [256]byte) {
 	for c := range 256 {
 		if b64Byte[c] {
 			t[c] |= classB64
+		}
+		if c == '%' || c == '\\' {
+			t[c] |= classEscape
 		}
 		if hexByte[c] {
 			t[c] |= classHex
@@ -130,6 +138,7 @@ var byteClass = func() (t [256]byte) {
 const (
 	classB64 = 1 << iota
 	classHex
+	classEscape // % and \
 )
 
 func isHex(c byte) bool { return hexByte[c] }

@@ -178,6 +178,18 @@ type marker struct {
 // (markPunct) as it walks the window, and styleMarkers finds "style", which
 // may start mid-word; each kind's markers are in order.
 
+// punctMark and wordMark hold the bytes markPunct's and markWord's markers
+// start with.
+var punctMark, wordMark = func() (p, w [256]bool) {
+	for _, c := range "<!][" {
+		p[c] = true
+	}
+	for _, c := range "atd" {
+		w[c] = true
+	}
+	return p, w
+}()
+
 // markWord adds the marker that starts at low[i], the start of a word.
 func markWord(out []marker, low string, i int) []marker {
 	switch rest := low[i:]; low[i] {

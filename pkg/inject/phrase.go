@@ -276,7 +276,7 @@ func phrasesMarking(w, low string, fences []region, mark bool) ([]Finding, []mar
 			if anchorIndex.first[low[i]] && hasAnchor(low[i], low[i+1]) {
 				p.at(i, i == 0 || !wordByte[low[i-1]])
 			}
-			if mark {
+			if mark && punctMark[low[i]] {
 				marks = markPunct(marks, low, i)
 			}
 			continue
@@ -287,7 +287,7 @@ func phrasesMarking(w, low string, fences []region, mark bool) ([]Finding, []mar
 		if hasAnchor(low[i], low[i+1]) {
 			p.at(i, true)
 		}
-		if mark {
+		if mark && wordMark[low[i]] {
 			marks = markWord(marks, low, i)
 		}
 		j := i + 1
