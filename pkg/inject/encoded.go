@@ -39,11 +39,13 @@ func encodedDepth(w string, depth int, budget *int) []Finding {
 		}
 	}
 	for i := 0; i < len(w) && *budget > 0; {
-		c := w[i]
-		if byteClass[c] == 0 {
+		for i < len(w) && byteClass[w[i]] == 0 {
 			i++ // no run starts here
-			continue
 		}
+		if i == len(w) {
+			break
+		}
+		c := w[i]
 		switch {
 		case c == '%':
 			j, n := i, 0

@@ -166,6 +166,7 @@ func words(s string) []string { return strings.Split(s, ";") }
 var anchorIndex = func() (idx struct {
 	bucket  [1 << 16]uint8
 	keys    [1 << 16 / 64]uint64
+	next    [1 << 16 / 64]uint64 // the pairs of an anchor's second and third bytes (any third after two)
 	first   [256]bool
 	buckets [][]anchorRef
 }) {
@@ -209,6 +210,12 @@ var anchorIndex = func() (idx struct {
 			b := idx.bucket[k]
 			idx.buckets[b] = append(idx.buckets[b], anchorRef{a, i, fs})
 			idx.keys[k>>6] |= 1 << (k & 63)
+			for c := range 256 {
+				if len(a) == 2 || int(a[2]) == c {
+					n := uint16(a[1])<<8 | uint16(c)
+					idx.next[n>>6] |= 1 << (n & 63)
+				}
+			}
 			idx.first[a[0]] = true
 		}
 	}
@@ -273,7 +280,7 @@ func phrasesMarking(w, low string, fences []region, mark bool) ([]Finding, []mar
 		if !wordByte[low[i]] {
 			// punctuation, space: markup anchors start here, and any
 			// anchor when no word precedes
-			if anchorIndex.first[low[i]] && hasAnchor(low[i], low[i+1]) {
+			if anchorIndex.first[low[i]] && hasAnchor(low, i) {
 				p.at(i, i == 0 || !wordByte[low[i-1]])
 			}
 			if mark && punctMark[low[i]] {
@@ -284,7 +291,7 @@ func phrasesMarking(w, low string, fences []region, mark bool) ([]Finding, []mar
 		// a word starts at i: try it, and the byte after a JSON escape
 		// (\n, \t, \r: a word starts after it), then skip the word (only
 		// markup anchors start mid-word, and none with a letter)
-		if hasAnchor(low[i], low[i+1]) {
+		if hasAnchor(low, i) {
 			p.at(i, true)
 		}
 		if mark && wordMark[low[i]] {
@@ -292,7 +299,7 @@ func phrasesMarking(w, low string, fences []region, mark bool) ([]Finding, []mar
 		}
 		j := i + 1
 		if i > 0 && low[i-1] == '\\' && (low[i] == 'n' || low[i] == 't' || low[i] == 'r') && j+1 < n && wordByte[low[j]] {
-			if hasAnchor(low[j], low[j+1]) {
+			if hasAnchor(low, j) {
 				p.at(j, true)
 			}
 			j++
@@ -305,10 +312,18 @@ func phrasesMarking(w, low string, fences []region, mark bool) ([]Finding, []mar
 	return p.out, marks
 }
 
-// hasAnchor reports whether an anchor starts with the bytes b0, b1.
-func hasAnchor(b0, b1 byte) bool {
-	k := uint16(b0)<<8 | uint16(b1)
-	return anchorIndex.keys[k>>6]&(1<<(k&63)) != 0
+// hasAnchor reports whether an anchor may start at low[i]: one starts
+// with its two bytes, and one has the next two (or ends after two).
+func hasAnchor(low string, i int) bool {
+	k := uint16(low[i])<<8 | uint16(low[i+1])
+	if anchorIndex.keys[k>>6]&(1<<(k&63)) == 0 {
+		return false
+	}
+	if i+2 == len(low) {
+		return true
+	}
+	k = uint16(low[i+1])<<8 | uint16(low[i+2])
+	return anchorIndex.next[k>>6]&(1<<(k&63)) != 0
 }
 
 // phraseScan is the state of one phrases pass.
