@@ -2,6 +2,7 @@ package inject
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"strings"
 )
 
@@ -171,6 +172,7 @@ var anchorIndex = func() (idx struct {
 	buckets [][]anchorRef
 }) {
 	idx.buckets = [][]anchorRef{nil}
+	progs := map[*regexp.Regexp]*syntax.Prog{}
 	for i := range rules {
 		for _, alt := range alternatives(rules[i].re.String()) {
 			rules[i].forms = append(rules[i].forms, regexp.MustCompile(alt))
@@ -195,7 +197,10 @@ var anchorIndex = func() (idx struct {
 			// of those, the ones the prefilter cannot rule out after the anchor
 			var fs []form
 			for _, f := range forms {
-				if f, ok := newForm(f, a); ok {
+				if progs[f] == nil {
+					progs[f] = compileProg(f)
+				}
+				if f, ok := newForm(f, progs[f], a); ok {
 					fs = append(fs, f)
 				}
 			}

@@ -53,9 +53,8 @@ const (
 	maxThreads = 48
 )
 
-// newForm compiles expr as its prefilter and reads anchor with it; ok is
-// false when the expression cannot match text that starts with anchor.
-func newForm(re *regexp.Regexp, anchor string) (f form, ok bool) {
+// compileProg compiles re's expression as regexp does, for the prefilter.
+func compileProg(re *regexp.Regexp) *syntax.Prog {
 	parsed, err := syntax.Parse(re.String(), syntax.Perl)
 	if err != nil {
 		panic(err)
@@ -64,6 +63,12 @@ func newForm(re *regexp.Regexp, anchor string) (f form, ok bool) {
 	if err != nil {
 		panic(err)
 	}
+	return prog
+}
+
+// newForm reads anchor with the prefilter of re (its program prog); ok is
+// false when the expression cannot match text that starts with anchor.
+func newForm(re *regexp.Regexp, prog *syntax.Prog, anchor string) (f form, ok bool) {
 	f = form{re: re, prog: prog}
 	var set threads
 	if !set.add(prog, uint32(prog.Start)) {
