@@ -194,3 +194,38 @@ func TestGolden(t *testing.T) {
 		t.Errorf("%d of %d inputs differ from %s", bad, len(in), goldenFile)
 	}
 }
+
+// TestScanConcurrent scans the golden inputs from several goroutines at
+// once: the phrase prefilters share their DFA caches, built as texts need
+// them, and each goroutine must still get the golden findings (run it
+// alone and with -race to have the caches built concurrently).
+func TestScanConcurrent(t *testing.T) {
+	in := goldenInputs(t)
+	b, err := os.ReadFile(filepath.FromSlash(goldenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(want) != len(in) {
+		t.Fatalf("%d golden lines for %d inputs", len(want), len(in))
+	}
+	const workers = 4
+	errs := make(chan string, workers)
+	for g := range workers {
+		go func() {
+			bad := ""
+			for k := range in {
+				i := (k + g*len(in)/workers) % len(in) // each goroutine from its own place
+				if got := goldenLine(in[i], Scan(in[i])); got != want[i] && bad == "" {
+					bad = fmt.Sprintf("input %d: got %s, want %s", i, got, want[i])
+				}
+			}
+			errs <- bad
+		}()
+	}
+	for range workers {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+}
