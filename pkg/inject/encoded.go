@@ -38,7 +38,11 @@ func encodedDepth(w string, depth int, budget *int) []Finding {
 			out = append(out, Finding{Rule: rule, Confidence: c, Start: s, End: e})
 		}
 	}
+	sk := skipper{pct: -1, bs: -1, run: -1}
 	for i := 0; i < len(w) && *budget > 0; {
+		if i = sk.next(w, i); i == len(w) {
+			break
+		}
 		c := w[i]
 		switch {
 		case c == '%':
@@ -81,13 +85,16 @@ func encodedDepth(w string, depth int, budget *int) []Finding {
 				continue
 			}
 			j := i
-			allHex := true
-			for j < len(w) && isB64(w[j]) {
-				if !isHex(w[j]) {
-					allHex = false
+			hexRun := byte(classHex)
+			for j < len(w) {
+				k := byteClass[w[j]]
+				if k&classB64 == 0 {
+					break
 				}
+				hexRun &= k
 				j++
 			}
+			allHex := hexRun != 0
 			e := j
 			for e < len(w) && e-j < 2 && w[e] == '=' {
 				e++
@@ -109,6 +116,77 @@ func encodedDepth(w string, depth int, budget *int) []Finding {
 		}
 	}
 	return out
+}
+
+// byteClass holds, for a byte, classB64 and classHex when it is one.
+var byteClass = func() (t [256]byte) {
+	for c := range 256 {
+		if b64Byte[c] {
+			t[c] |= classB64
+		}
+		if hexByte[c] {
+			t[c] |= classHex
+		}
+	}
+	return t
+}()
+
+const (
+	classB64 = 1 << iota
+	classHex
+)
+
+// A skipper finds where encodedDepth's walk next has something to do:
+// between escapes (% and \) and base64 runs long enough to decode, the
+// walk only steps over short runs and other bytes, and it reaches each of
+// them (a run's start, after a byte that is not base64, or after the
+// padding of the run before it). It caches the next of each kind.
+type skipper struct{ pct, bs, run int }
+
+// next returns the first place at or after i where the walk acts.
+func (sk *skipper) next(w string, i int) int {
+	if sk.pct < i {
+		sk.pct = indexFrom(w, i, '%')
+	}
+	if sk.bs < i {
+		sk.bs = indexFrom(w, i, '\\')
+	}
+	if sk.run < i {
+		sk.run = longRun(w, i)
+	}
+	return min(sk.pct, sk.bs, sk.run)
+}
+
+// indexFrom is the index of c in w at or after i, or len(w).
+func indexFrom(w string, i int, c byte) int {
+	if j := strings.IndexByte(w[i:], c); j >= 0 {
+		return i + j
+	}
+	return len(w)
+}
+
+// longRun is the start (at or after from) of the first base64 run of 24
+// bytes or more, or len(w). Such a run covers one of every 24 bytes: it
+// probes those, and measures the run of a probe that is base64.
+func longRun(w string, from int) int {
+	for p := from + 23; p < len(w); {
+		if !isB64(w[p]) {
+			p += 24
+			continue
+		}
+		l, r := p, p+1
+		for l > 0 && isB64(w[l-1]) {
+			l--
+		}
+		for r < len(w) && isB64(w[r]) {
+			r++
+		}
+		if l >= from && r-l >= 24 {
+			return l
+		}
+		p = r + 24
+	}
+	return len(w)
 }
 
 func isHex(c byte) bool { return hexByte[c] }

@@ -64,23 +64,11 @@ var (
 	mdCommentRE = regexp.MustCompile(`^\[[^\]\n]*\]:\s*(?:#|<>)\s*\(([^)\n]{12,1000})\)`)
 )
 
-// each calls fn with every offset of sub in s.
-func each(s, sub string, fn func(i int)) {
-	for off := 0; ; {
-		i := strings.Index(s[off:], sub)
-		if i < 0 {
-			return
-		}
-		fn(off + i)
-		off += i + len(sub)
-	}
-}
-
 // hidden finds text hidden from a human reader: HTML comments, elements
 // styled out of sight, alt text and titles, markdown comments. A hidden
 // region that holds a phrase finding is High; one whose text speaks to an
 // AI agent with a directive and a sensitive action (cue) is Medium.
-func hidden(w, low string, found []Finding) []Finding {
+func hidden(w, low string, found []Finding, marks []marker) []Finding {
 	var out []Finding
 	starts := make([]int, len(found))
 	for i, f := range found {
@@ -104,12 +92,13 @@ func hidden(w, low string, found []Finding) []Finding {
 			out = append(out, Finding{Rule: rule, Confidence: c, Start: s, End: e})
 		}
 	}
-	for off := 0; ; {
-		i := strings.Index(low[off:], "<!--")
-		if i < 0 {
-			break
+	marks = styleMarkers(marks, low)
+	from := 0 // where the last comment ended
+	for _, m := range marks {
+		if m.kind != markComment || m.at < from {
+			continue
 		}
-		i += off
+		i := m.at
 		e := strings.Index(low[i+4:], "-->")
 		if e < 0 {
 			e = len(low)
@@ -117,16 +106,17 @@ func hidden(w, low string, found []Finding) []Finding {
 			e += i + 4 + 3
 		}
 		judgeRegion("hidden.comment", i, e)
-		off = e
+		from = e
 	}
 	styled := 0 // where the last hidden element's content ended
-	each(low, "style", func(i int) {
-		if i < styled {
-			return
+	for _, m := range marks {
+		i := m.at
+		if m.kind != markStyle || i < styled {
+			continue
 		}
 		m := hiddenStyle.FindStringIndex(low[i:min(len(low), i+400)])
 		if m == nil {
-			return
+			continue
 		}
 		// the element's content: up to its closing tag, at most 4 KiB on
 		s := i + m[1]
@@ -140,27 +130,173 @@ func hidden(w, low string, found []Finding) []Finding {
 		}
 		judgeRegion("hidden.style", s, e)
 		styled = e
-	})
-	attr := func(re *regexp.Regexp, wordStart bool) func(int) {
-		return func(i int) {
-			if wordStart && i > 0 && isWord(low[i-1]) {
-				return
+	}
+	for _, k := range []struct {
+		kind markKind
+		re   *regexp.Regexp
+	}{
+		{markAlt, attrRE}, {markTitle, attrRE}, {markAria, attrRE}, {markData, attrRE},
+		{markImage, imgAltRE}, {markLink, linkTitleRE}, {markMD, mdCommentRE},
+	} {
+		for _, m := range marks {
+			if m.kind != k.kind {
+				continue
 			}
-			if m := re.FindStringSubmatchIndex(low[i:min(len(low), i+1100)]); m != nil {
-				judgeRegion("hidden.attribute", i+m[2], i+m[3])
+			i := m.at
+			if r := k.re.FindStringSubmatchIndex(low[i:min(len(low), i+1100)]); r != nil {
+				judgeRegion("hidden.attribute", i+r[2], i+r[3])
 			}
 		}
 	}
-	for _, a := range []string{"alt", "title", "aria-label", "data-"} {
-		each(low, a, attr(attrRE, true))
-	}
-	each(low, "![", attr(imgAltRE, false))
-	each(low, "](", attr(linkTitleRE, false))
-	if strings.HasPrefix(low, "[") {
-		attr(mdCommentRE, false)(0)
-	}
-	each(low, "\n[", func(i int) { attr(mdCommentRE, false)(i + 1) })
 	return out
+}
+
+// The markers hidden text starts at.
+type markKind uint8
+
+const (
+	markComment markKind = iota + 1 // <!--
+	markStyle                       // style, then =, then a quote
+	markAlt                         // alt, title, aria-label, data-…: at a word's start, then =, then "
+	markTitle
+	markAria
+	markData
+	markImage // ![
+	markLink  // ](, then a link, then white space and "
+	markMD    // [ at a line's start, then ]:
+)
+
+type marker struct {
+	kind markKind
+	at   int
+}
+
+// The markers are the places hidden's expressions may match at: each
+// marker's literal text and the bytes its expression needs next (an "="
+// and a quote after an attribute's name); the expressions decide. The
+// phrase pass finds them at word starts (markWord) and punctuation
+// (markPunct) as it walks the window, and styleMarkers finds "style", which
+// may start mid-word; each kind's markers are in order.
+
+// punctMark and wordMark hold the bytes markPunct's and markWord's markers
+// start with.
+var punctMark, wordMark = func() (p, w [256]bool) {
+	for _, c := range "<!][" {
+		p[c] = true
+	}
+	for _, c := range "atd" {
+		w[c] = true
+	}
+	return p, w
+}()
+
+// markWord adds the marker that starts at low[i], the start of a word.
+func markWord(out []marker, low string, i int) []marker {
+	switch rest := low[i:]; low[i] {
+	case 'a':
+		switch {
+		case strings.HasPrefix(rest, "alt") && assigns(low, i+3, '"', '"'):
+			out = append(out, marker{markAlt, i})
+		case strings.HasPrefix(rest, "aria-label") && assigns(low, i+10, '"', '"'):
+			out = append(out, marker{markAria, i})
+		}
+	case 't':
+		if strings.HasPrefix(rest, "title") && assigns(low, i+5, '"', '"') {
+			out = append(out, marker{markTitle, i})
+		}
+	case 'd':
+		if strings.HasPrefix(rest, "data-") {
+			j := i + 5
+			for j < len(low) && ('a' <= low[j] && low[j] <= 'z' || low[j] == '-') {
+				j++
+			}
+			if assigns(low, j, '"', '"') {
+				out = append(out, marker{markData, i})
+			}
+		}
+	}
+	return out
+}
+
+// markPunct adds the marker that starts at low[i], punctuation.
+func markPunct(out []marker, low string, i int) []marker {
+	switch rest := low[i:]; low[i] {
+	case '<':
+		if strings.HasPrefix(rest, "<!--") {
+			out = append(out, marker{markComment, i})
+		}
+	case '!':
+		if strings.HasPrefix(rest, "![") {
+			out = append(out, marker{markImage, i})
+		}
+	case ']':
+		if strings.HasPrefix(rest, "](") && linkTitled(low, i+2) {
+			out = append(out, marker{markLink, i})
+		}
+	case '[':
+		if (i == 0 || low[i-1] == '\n') && mdLabel(low, i+1) {
+			out = append(out, marker{markMD, i})
+		}
+	}
+	return out
+}
+
+// styleMarkers adds the markers of "style" attributes.
+func styleMarkers(out []marker, low string) []marker {
+	for off := 0; ; {
+		i := strings.Index(low[off:], "style")
+		if i < 0 {
+			return out
+		}
+		i += off
+		if assigns(low, i+5, '"', '\'') {
+			out = append(out, marker{markStyle, i})
+		}
+		off = i + 5
+	}
+}
+
+// isSpace is \s in an expression: \t, \n, \f, \r and space.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+// assigns reports whether low[j:] is white space, "=", white space and a
+// quote q1 or q2.
+func assigns(low string, j int, q1, q2 byte) bool {
+	for j < len(low) && isSpace(low[j]) {
+		j++
+	}
+	if j == len(low) || low[j] != '=' {
+		return false
+	}
+	j++
+	for j < len(low) && isSpace(low[j]) {
+		j++
+	}
+	return j < len(low) && (low[j] == q1 || low[j] == q2)
+}
+
+// linkTitled reports whether low[j:] is a link (no ")" or white space),
+// white space and a quote: a link's title.
+func linkTitled(low string, j int) bool {
+	k := j
+	for k < len(low) && low[k] != ')' && !isSpace(low[k]) {
+		k++
+	}
+	if k == j || k == len(low) || low[k] == ')' {
+		return false
+	}
+	for k < len(low) && isSpace(low[k]) {
+		k++
+	}
+	return k < len(low) && low[k] == '"'
+}
+
+// mdLabel reports whether low[j:] is a label's rest on one line, then "]:".
+func mdLabel(low string, j int) bool {
+	for j < len(low) && low[j] != ']' && low[j] != '\n' {
+		j++
+	}
+	return j+1 < len(low) && low[j] == ']' && low[j+1] == ':'
 }
 
 // stripTags removes <…> from s.

@@ -14,6 +14,7 @@ package inject
 
 import (
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/claimcheck/claimcheck/pkg/digest"
@@ -130,9 +131,9 @@ func scanWindow(text string, lo, hi int) []Finding {
 	w := text[lo:hi]
 	low := fold(w)
 	fences := fenced(low)
-	fs := phrases(w, low, fences)
+	fs, marks := phrasesMarking(w, low, fences, true)
 	fs = append(fs, invisible(w)...)
-	fs = append(fs, hidden(w, low, fs)...)
+	fs = append(fs, hidden(w, low, fs, marks)...)
 	fs = append(fs, encoded(w)...)
 	for i := range fs {
 		fs[i].Start += lo
@@ -142,15 +143,28 @@ func scanWindow(text string, lo, hi int) []Finding {
 }
 
 // fold lower-cases ASCII letters; every other byte stays, so offsets into
-// the result are offsets into s.
+// the result are offsets into s. It copies the runs between upper-case
+// letters whole, into one buffer that becomes the string.
 func fold(s string) string {
-	b := make([]byte, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
+	i := 0
+	for i < len(s) && !isUpper(s[i]) {
+		i++
 	}
-	return string(b)
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	from := 0
+	for ; i < len(s); i++ {
+		if c := s[i]; isUpper(c) {
+			b.WriteString(s[from:i])
+			b.WriteByte(c + 'a' - 'A')
+			from = i + 1
+		}
+	}
+	b.WriteString(s[from:])
+	return b.String()
 }
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }

@@ -2,6 +2,7 @@ package inject
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"strings"
 )
 
@@ -160,12 +161,18 @@ var rules = []phrase{
 func words(s string) []string { return strings.Split(s, ";") }
 
 // anchorIndex lists the anchors by their first two bytes: bucket[b0<<8|b1]
-// indexes buckets (0: none).
+// indexes buckets (0: none); keys has the bit b0<<8|b1 set for the pairs
+// with a bucket (8 KiB, where bucket is 64), first the bytes an anchor
+// starts with.
 var anchorIndex = func() (idx struct {
 	bucket  [1 << 16]uint8
+	keys    [1 << 16 / 64]uint64
+	next    [1 << 16 / 64]uint64 // the pairs of an anchor's second and third bytes (any third after two)
+	first   [256]bool
 	buckets [][]anchorRef
 }) {
 	idx.buckets = [][]anchorRef{nil}
+	progs := map[*regexp.Regexp]*syntax.Prog{}
 	for i := range rules {
 		for _, alt := range alternatives(rules[i].re.String()) {
 			rules[i].forms = append(rules[i].forms, regexp.MustCompile(alt))
@@ -187,13 +194,34 @@ var anchorIndex = func() (idx struct {
 			if forms == nil {
 				forms = rules[i].forms
 			}
+			// of those, the ones the prefilter cannot rule out after the anchor
+			var fs []form
+			for _, f := range forms {
+				if progs[f] == nil {
+					progs[f] = compileProg(f)
+				}
+				if f, ok := newForm(f, progs[f], a); ok {
+					fs = append(fs, f)
+				}
+			}
+			if fs == nil {
+				continue
+			}
 			k := uint16(a[0])<<8 | uint16(a[1])
 			if idx.bucket[k] == 0 {
 				idx.bucket[k] = uint8(len(idx.buckets))
 				idx.buckets = append(idx.buckets, nil)
 			}
 			b := idx.bucket[k]
-			idx.buckets[b] = append(idx.buckets[b], anchorRef{a, i, forms})
+			idx.buckets[b] = append(idx.buckets[b], anchorRef{a, i, fs})
+			idx.keys[k>>6] |= 1 << (k & 63)
+			for c := range 256 {
+				if len(a) == 2 || int(a[2]) == c {
+					n := uint16(a[1])<<8 | uint16(c)
+					idx.next[n>>6] |= 1 << (n & 63)
+				}
+			}
+			idx.first[a[0]] = true
 		}
 	}
 	return idx
@@ -226,7 +254,7 @@ func alternatives(expr string) []string {
 type anchorRef struct {
 	anchor string
 	rule   int // index into rules
-	forms  []*regexp.Regexp
+	forms  []form
 }
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' }
@@ -243,61 +271,110 @@ var wordByte = func() (t [256]bool) {
 
 // phrases runs the phrase rules over low, the folded text w.
 func phrases(w, low string, fences []region) []Finding {
-	var out []Finding
-	var last [16]int // where each rule's last match ended: a rule's matches do not overlap
-	prevWord := false
-	for i := 0; i < len(low); i++ {
-		c := low[i]
-		word := wordByte[c]
-		atWord := !prevWord
-		if word && prevWord {
-			// only markup anchors start mid-word, and none with a letter;
-			// but a word starts after a JSON escape (\n, \t)
-			if i < 2 || low[i-2] != '\\' || low[i-1] != 'n' && low[i-1] != 't' && low[i-1] != 'r' {
-				continue
+	fs, _ := phrasesMarking(w, low, fences, false)
+	return fs
+}
+
+// phrasesMarking is phrases; with mark, it also returns hidden's markers
+// at word starts and punctuation, found on the same walk.
+func phrasesMarking(w, low string, fences []region, mark bool) ([]Finding, []marker) {
+	p := phraseScan{w: w, low: low, fences: fences}
+	var marks []marker
+	n := len(low)
+	for i := 0; i+1 < n; i++ { // every anchor is two bytes or more
+		if !wordByte[low[i]] {
+			// punctuation, space: markup anchors start here, and any
+			// anchor when no word precedes
+			if anchorIndex.first[low[i]] && hasAnchor(low, i) {
+				p.at(i, i == 0 || !wordByte[low[i-1]])
 			}
-			atWord = true
-		}
-		prevWord = word
-		if i+1 == len(low) {
-			break // every anchor is two bytes or more
-		}
-		b := anchorIndex.bucket[uint16(c)<<8|uint16(low[i+1])]
-		if b == 0 {
+			if mark && punctMark[low[i]] {
+				marks = markPunct(marks, low, i)
+			}
 			continue
 		}
-		refs := anchorIndex.buckets[b]
-		for _, ref := range refs {
-			rule := &rules[ref.rule]
-			if !atWord && !rule.markup || !strings.HasPrefix(low[i:], ref.anchor) || last[ref.rule] > i {
-				continue
-			}
-			// an anchor ends a word, or a plural: "post" is not "postgres"
-			if e := i + len(ref.anchor); e < len(low) && isLetter(ref.anchor[len(ref.anchor)-1]) && isLetter(low[e]) && low[e] != 's' {
-				continue
-			}
-			end := min(len(low), i+span)
-			var loc []int
-			for _, re := range ref.forms {
-				if l := re.FindStringIndex(low[i:end]); l != nil && (loc == nil || l[1] > loc[1]) {
-					loc = l
-				}
-			}
-			if loc == nil {
-				continue
-			}
-			f := Finding{Rule: rule.id, Confidence: rule.conf, Start: i, End: i + loc[1]}
-			if rule.weak != nil && rule.weak.MatchString(low[f.End:end]) {
-				f.Confidence = Low
-			}
-			if in(fences, f.Start) || mentioned(w, f.Start, f.End) {
-				f.Confidence = Low
-			}
-			last[ref.rule] = f.End
-			out = append(out, f)
+		// a word starts at i: try it, and the byte after a JSON escape
+		// (\n, \t, \r: a word starts after it), then skip the word (only
+		// markup anchors start mid-word, and none with a letter)
+		if hasAnchor(low, i) {
+			p.at(i, true)
 		}
+		if mark && wordMark[low[i]] {
+			marks = markWord(marks, low, i)
+		}
+		j := i + 1
+		if i > 0 && low[i-1] == '\\' && (low[i] == 'n' || low[i] == 't' || low[i] == 'r') && j+1 < n && wordByte[low[j]] {
+			if hasAnchor(low, j) {
+				p.at(j, true)
+			}
+			j++
+		}
+		for j < n && wordByte[low[j]] {
+			j++
+		}
+		i = j - 1
 	}
-	return out
+	return p.out, marks
+}
+
+// hasAnchor reports whether an anchor may start at low[i]: one starts
+// with its two bytes, and one has the next two (or ends after two).
+func hasAnchor(low string, i int) bool {
+	k := uint16(low[i])<<8 | uint16(low[i+1])
+	if anchorIndex.keys[k>>6]&(1<<(k&63)) == 0 {
+		return false
+	}
+	if i+2 == len(low) {
+		return true
+	}
+	k = uint16(low[i+1])<<8 | uint16(low[i+2])
+	return anchorIndex.next[k>>6]&(1<<(k&63)) != 0
+}
+
+// phraseScan is the state of one phrases pass.
+type phraseScan struct {
+	w, low string
+	fences []region
+	out    []Finding
+	last   [16]int // where each rule's last match ended: a rule's matches do not overlap
+}
+
+// at tries the anchors that start at low[i]; atWord: i starts a word.
+func (p *phraseScan) at(i int, atWord bool) {
+	low := p.low
+	for _, ref := range anchorIndex.buckets[anchorIndex.bucket[uint16(low[i])<<8|uint16(low[i+1])]] {
+		rule := &rules[ref.rule]
+		if !atWord && !rule.markup || !strings.HasPrefix(low[i:], ref.anchor) || p.last[ref.rule] > i {
+			continue
+		}
+		// an anchor ends a word, or a plural: "post" is not "postgres"
+		if e := i + len(ref.anchor); e < len(low) && isLetter(ref.anchor[len(ref.anchor)-1]) && isLetter(low[e]) && low[e] != 's' {
+			continue
+		}
+		end := min(len(low), i+span)
+		var loc []int
+		for k := range ref.forms {
+			f := &ref.forms[k]
+			if !f.mayMatch(low[i:end], len(ref.anchor)) {
+				continue
+			}
+			if l := f.re.FindStringIndex(low[i:end]); l != nil && (loc == nil || l[1] > loc[1]) {
+				loc = l
+			}
+		}
+		if loc == nil {
+			continue
+		}
+		f := Finding{Rule: rule.id, Confidence: rule.conf, Start: i, End: i + loc[1]}
+		if rule.weak != nil && rule.weak.MatchString(low[f.End:end]) {
+			f.Confidence = Low
+		}
+		if in(p.fences, f.Start) || mentioned(p.w, f.Start, f.End) {
+			f.Confidence = Low
+		}
+		p.last[ref.rule] = f.End
+		p.out = append(p.out, f)
+	}
 }
 
 // judge runs the phrase rules over a piece of text that is no part of the

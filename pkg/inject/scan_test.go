@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/claimcheck/claimcheck/pkg/digest"
@@ -126,7 +127,10 @@ func FuzzScan(f *testing.F) {
 
 // BenchmarkScan64KB scans 64 KiB of two kinds: "dense", the benign corpus
 // (text about prompts, agents, injection and encodings: many anchors) and
-// "source", this package's Go source (few).
+// "source", this package's Go source (few). "baseline" is the floor to
+// read them against on a shared, noisy machine: strings.ToLower and one
+// strings.Index over the dense text, the least a scan of it could cost.
+// Report Scan's times as ratios to it, measured in the same run.
 func BenchmarkScan64KB(b *testing.B) {
 	source, err := filepath.Glob("*.go")
 	if err != nil {
@@ -152,9 +156,31 @@ func BenchmarkScan64KB(b *testing.B) {
 		s := text.String()[:64<<10]
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(s)))
+			cpu := cpuTime()
 			for b.Loop() {
 				Scan(s)
 			}
+			reportCPU(b, cpu)
 		})
+		if c.name == "dense" {
+			b.Run("baseline", func(b *testing.B) {
+				b.SetBytes(int64(len(s)))
+				cpu := cpuTime()
+				for b.Loop() {
+					if strings.Index(strings.ToLower(s), "ignore previous instructions") == 0 {
+						b.Fatal("the dense text starts with an injection")
+					}
+				}
+				reportCPU(b, cpu)
+			})
+		}
+	}
+}
+
+// reportCPU reports the process's CPU time per operation since cpu: on a
+// shared machine, steadier than ns/op.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if d := cpuTime() - cpu; cpu > 0 && b.N > 0 {
+		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -27,6 +27,9 @@ func invisible(w string) []Finding {
 		c := w[i]
 		if c < 0x80 {
 			i++
+			for i+8 <= len(w) && ascii8(w[i:i+8]) {
+				i += 8
+			}
 			prevFlag = false
 			continue
 		}
@@ -142,6 +145,14 @@ func invisible(w string) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// ascii8 reports whether the eight bytes of s are ASCII.
+func ascii8(s string) bool {
+	_ = s[7]
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	return x&0x8080808080808080 == 0
 }
 
 func zeroWidth(r rune, at int) bool {
