@@ -88,7 +88,12 @@ verdict within --timeout.`,
 				session = a.env.Getenv("CLAUDE_CODE_SESSION_ID")
 			}
 			if session == "" {
-				return bad("no session: pass --session, or run inside Claude Code (which sets CLAUDE_CODE_SESSION_ID)")
+				// Codex gives the commands it runs its thread id, the
+				// session_id of its hook payloads (seen with codex 0.169.0).
+				session = a.env.Getenv("CODEX_THREAD_ID")
+			}
+			if session == "" {
+				return bad("no session: pass --session, or run inside Claude Code or Codex (which set CLAUDE_CODE_SESSION_ID, CODEX_THREAD_ID)")
 			}
 			if err := id.CheckSession(session); err != nil {
 				return bad("--session: %v", err)
@@ -153,7 +158,7 @@ verdict within --timeout.`,
 	f.StringVar(&claimType, "claim", "", "claim type: done, partial, blocked or delegation")
 	f.StringVar(&validator, "validator", "", "validator backing the claim")
 	f.StringVar(&args, "args", "{}", "validator arguments, a JSON object")
-	f.StringVar(&session, "session", "", "session id (default $CLAUDE_CODE_SESSION_ID)")
+	f.StringVar(&session, "session", "", "session id (default $CLAUDE_CODE_SESSION_ID, else $CODEX_THREAD_ID)")
 	f.BoolVar(&asJSON, "json", false, "print the verdict as one JSON object")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the verdict")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
