@@ -140,6 +140,7 @@ func (w *world) codexSession(prompt string, extra ...string) (*clientRun, string
 	if id == "" {
 		w.fatalf("%s printed no thread id (exit %d)", w.client, run.code)
 	}
+	w.t.Logf("%s: exit %d after %s, %d model requests", w.client, run.code, run.took.Round(time.Millisecond), len(w.model.requests()))
 	return run, id
 }
 
