@@ -111,11 +111,12 @@ stream_max_retries = 0
 // interactive) unless --dangerously-bypass-hook-trust is given: without it
 // the hooks silently do not run. -s danger-full-access: no sandbox (the
 // namespace is the isolation), so that `go test` and `claimcheck claim`
-// reach the build cache and NATS. Its stdin is /dev/null (exec reads a
-// prompt from stdin too).
+// reach the build cache and NATS. --strict-config: a config.toml key this
+// version does not know fails the run instead of being ignored. Its stdin
+// is /dev/null (exec reads a prompt from stdin too).
 func (w *world) codex(prompt string, timeout time.Duration, extra ...string) *clientRun {
 	w.t.Helper()
-	args := append([]string{"exec", "--json", "-s", "danger-full-access", "--dangerously-bypass-hook-trust"}, extra...)
+	args := append([]string{"exec", "--json", "--strict-config", "-s", "danger-full-access", "--dangerously-bypass-hook-trust"}, extra...)
 	args = append(args, prompt)
 	cmd := exec.Command(w.exe, args...)
 	cmd.Dir = w.project
