@@ -80,6 +80,10 @@ type streamEvent struct {
 	Message *struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
+	// Codex's `exec --json`: thread.started names the thread (the hooks'
+	// session_id); item.started and item.completed carry an item.
+	ThreadID string     `json:"thread_id"`
+	Item     *codexItem `json:"item"`
 }
 
 // claude runs `claude -p PROMPT --output-format stream-json --verbose` in
@@ -103,6 +107,13 @@ func (w *world) claude(prompt string, timeout time.Duration, extra ...string) *c
 		"DISABLE_ERROR_REPORTING=1",
 		"DISABLE_BUG_COMMAND=1",
 	)
+	return w.runClient(cmd, args, timeout)
+}
+
+// runClient runs the client's command to completion, bounded by timeout
+// (its process group is killed then), and reads its JSON lines.
+func (w *world) runClient(cmd *exec.Cmd, args []string, timeout time.Duration) *clientRun {
+	w.t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

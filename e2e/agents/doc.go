@@ -1,6 +1,7 @@
-// Package agents runs the real, published agent CLIs (Claude Code, pinned in
-// clients.json) against claimcheck's built binaries, offline: each test
-// process re-executes itself inside a loopback-only network namespace, where
-// a scripted Anthropic Messages API served by the test plays the model. It
-// holds nothing but tests.
+// Package agents runs the real, published agent CLIs (Claude Code and Codex,
+// pinned in clients.json) against claimcheck's built binaries, offline: each
+// test process re-executes itself inside a loopback-only network namespace,
+// where a scripted model served by the test (the Anthropic Messages API for
+// Claude Code, the OpenAI Responses API for Codex) plays the model. It holds
+// nothing but tests.
 package agents

@@ -93,7 +93,7 @@ func install(c client) (string, error) {
 	defer func() { _ = os.RemoveAll(tmp) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--prefix", tmp, "--no-save", "--no-package-lock", "--no-audit", "--no-fund",
+	cmd := exec.CommandContext(ctx, npm, "install", "--prefix", tmp, "--include=optional", "--no-save", "--no-package-lock", "--no-audit", "--no-fund",
 		"--loglevel=error", c.Package+"@"+c.Version)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -114,9 +114,11 @@ func install(c client) (string, error) {
 }
 
 // executable finds the client's native executable under an npm prefix.
-// Claude Code's package ships it in a platform package named in its
-// optionalDependencies (@anthropic-ai/claude-code-linux-x64/claude); the
-// glibc build is preferred to the musl one.
+// Both packages ship it in a platform package named in their
+// optionalDependencies: @anthropic-ai/claude-code-linux-x64/claude, and
+// @openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex (an
+// npm alias of @openai/codex@VERSION-linux-x64). The glibc build is
+// preferred to the musl one.
 func executable(c client, prefix string) (string, error) {
 	mod := filepath.Join(prefix, "node_modules", filepath.FromSlash(c.Package))
 	b, err := os.ReadFile(filepath.Join(mod, "package.json"))
@@ -142,9 +144,13 @@ func executable(c client, prefix string) (string, error) {
 	}
 	sort.Strings(cands) // …-linux-x64 before …-linux-x64-musl
 	for _, name := range cands {
-		exe := filepath.Join(prefix, "node_modules", filepath.FromSlash(name), c.Executable)
-		if fi, err := os.Stat(exe); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return exe, nil
+		pkg := filepath.Join(prefix, "node_modules", filepath.FromSlash(name))
+		// Codex's platform package keeps it under vendor/<target triple>/bin.
+		vendored, _ := filepath.Glob(filepath.Join(pkg, "vendor", "*", "bin", c.Executable))
+		for _, exe := range append([]string{filepath.Join(pkg, c.Executable)}, vendored...) {
+			if fi, err := os.Stat(exe); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				return exe, nil
+			}
 		}
 	}
 	return "", fmt.Errorf("no native executable of %s@%s for %s/%s under %s (looked in %v)", c.Package, c.Version, runtime.GOOS, arch, prefix, cands)

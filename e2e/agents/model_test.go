@@ -9,11 +9,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/claimcheck/claimcheck/pkg/proctest"
 )
 
-// model is a scripted Anthropic Messages API. Each streamed request of the
-// agent's main loop (one that offers the Bash tool) is answered by the next
-// step of the script; anything else Claude Code asks (token counts, side
+// model is a scripted Anthropic Messages API, and OpenAI Responses API for
+// Codex. Each streamed request of the agent's main loop (one that offers
+// the Bash tool, or Codex's exec_command) is answered by the next step of
+// the script; anything else Claude Code asks (token counts, side
 // requests to other models) gets a small sensible answer. Every request is
 // recorded, so that a test can check what the model was shown.
 type model struct {
@@ -63,10 +66,54 @@ type apiRequest struct {
 	Model    string       `json:"model"`
 	Stream   bool         `json:"stream"`
 	Messages []apiMessage `json:"messages"`
-	Tools    []struct {
+	// Input is a Responses API request's conversation (OpenAI, Codex).
+	Input []respItem `json:"input"`
+	Tools []struct {
 		Name string `json:"name"`
 	} `json:"tools"`
 }
+
+// respItem is one item of a Responses API request's input: a message
+// (role user, developer or assistant; its content input_text or
+// output_text parts), a function_call the model made, or the
+// function_call_output the client sent back for it.
+type respItem struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Output    any    `json:"output"`
+}
+
+// text is an item's readable text: a message's parts, a function call's
+// output (a string, or content parts).
+func (it respItem) text() string {
+	var parts []string
+	for _, c := range it.Content {
+		parts = append(parts, c.Text)
+	}
+	switch o := it.Output.(type) {
+	case string:
+		parts = append(parts, o)
+	case []any:
+		for _, x := range o {
+			if m, ok := x.(map[string]any); ok {
+				if t, ok := m["text"].(string); ok {
+					parts = append(parts, t)
+				}
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// responses tells a Responses API request from a Messages API one.
+func (r apiRequest) responses() bool { return r.Input != nil }
 
 type apiMessage struct {
 	Role    string          `json:"role"`
@@ -126,6 +173,16 @@ type turn struct {
 // (tool results and user messages, which carry hook feedback).
 func (tr *turn) since() string {
 	var parts []string
+	if tr.req.responses() {
+		for i := len(tr.req.Input) - 1; i >= 0; i-- {
+			it := tr.req.Input[i]
+			if it.Type == "function_call" || it.Type == "reasoning" || it.Role == "assistant" {
+				break
+			}
+			parts = append([]string{it.text()}, parts...)
+		}
+		return strings.Join(parts, "\n")
+	}
 	for i := len(tr.req.Messages) - 1; i >= 0 && tr.req.Messages[i].Role != "assistant"; i-- {
 		for _, b := range tr.req.Messages[i].blocks() {
 			parts = append([]string{b.text()}, parts...)
@@ -137,7 +194,17 @@ func (tr *turn) since() string {
 // toolResult returns the result the agent sent for the previous reply's
 // n-th tool call (0-based).
 func (tr *turn) toolResult(n int) (apiBlock, bool) {
-	id := fmt.Sprintf("toolu_e2e%04d", n)
+	if tr.req.responses() {
+		id := fmt.Sprintf(callIDFormat, n)
+		for _, it := range tr.req.Input {
+			if it.Type == "function_call_output" && it.CallID == id {
+				text, _ := json.Marshal(it.text())
+				return apiBlock{Type: "tool_result", ToolUseID: id, Content: text}, true
+			}
+		}
+		return apiBlock{}, false
+	}
+	id := fmt.Sprintf(toolUseIDFormat, n)
 	for _, m := range tr.req.Messages {
 		for _, b := range m.blocks() {
 			if b.Type == "tool_result" && b.ToolUseID == id {
@@ -155,6 +222,13 @@ func (tr *turn) expect(ok bool, format string, args ...any) {
 		tr.m.mu.Unlock()
 	}
 }
+
+// The ids of the script's tool calls, numbered from 0 in the session:
+// Anthropic's tool_use ids and OpenAI's function call ids.
+const (
+	toolUseIDFormat = "toolu_e2e%04d"
+	callIDFormat    = "call_e2e%04d"
+)
 
 func newModel(t *testing.T, steps ...step) *model {
 	m := &model{steps: steps}
@@ -181,6 +255,18 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		m.record(rec)
 		m.side(w, rec)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
+		// Codex's main loop offers its shell tool, exec_command.
+		if rec.parsed.Stream && rec.offers("exec_command") {
+			m.answer(w, rec)
+			return
+		}
+		m.record(rec)
+		m.mu.Lock()
+		m.errs = append(m.errs, fmt.Sprintf("unexpected Responses API request (stream %v, tools %v): %s",
+			rec.parsed.Stream, rec.parsed.Tools, proctest.Truncate(string(body), 300)))
+		m.mu.Unlock()
+		streamResponses(w, rec.parsed.Model, reply{text: "ok"}, nil)
 	default:
 		m.record(rec)
 		m.mu.Lock()
@@ -226,13 +312,73 @@ func (m *model) answer(w http.ResponseWriter, rec modelRequest) {
 	m.mu.Unlock()
 	rp := s.reply(&turn{m: m, step: s.name, req: rec.parsed})
 	m.mu.Lock()
+	format := toolUseIDFormat
+	if rec.parsed.responses() {
+		format = callIDFormat
+	}
 	ids := make([]string, len(rp.tools))
 	for i := range rp.tools {
-		ids[i] = fmt.Sprintf("toolu_e2e%04d", m.toolN)
+		ids[i] = fmt.Sprintf(format, m.toolN)
 		m.toolN++
 	}
 	m.mu.Unlock()
+	if rec.parsed.responses() {
+		streamResponses(w, rec.parsed.Model, rp, ids)
+		return
+	}
 	stream(w, rec.parsed.Model, rp, ids)
+}
+
+// streamResponses writes a reply as the Responses API's server-sent events,
+// as Codex reads them: response.created, each output item added, its text
+// in deltas, and done (the text as a message item, each tool call as a
+// function_call item whose arguments are a JSON string), then
+// response.completed.
+func streamResponses(w http.ResponseWriter, modelName string, rp reply, ids []string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	seq := 0
+	event := func(name string, v map[string]any) {
+		v["type"] = name
+		v["sequence_number"] = seq
+		seq++
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	id := "resp_e2e_" + ids0(ids)
+	event("response.created", map[string]any{"response": map[string]any{"id": id, "object": "response", "status": "in_progress", "model": modelName}})
+	idx := 0
+	if rp.text != "" {
+		msgID := "msg_e2e_" + ids0(ids)
+		event("response.output_item.added", map[string]any{"output_index": idx, "item": map[string]any{
+			"type": "message", "id": msgID, "role": "assistant", "status": "in_progress", "content": []any{},
+		}})
+		half := len(rp.text) / 2
+		for _, part := range []string{rp.text[:half], rp.text[half:]} {
+			event("response.output_text.delta", map[string]any{"item_id": msgID, "output_index": idx, "content_index": 0, "delta": part})
+		}
+		event("response.output_item.done", map[string]any{"output_index": idx, "item": map[string]any{
+			"type": "message", "id": msgID, "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": rp.text, "annotations": []any{}}},
+		}})
+		idx++
+	}
+	for i, tc := range rp.tools {
+		args, _ := json.Marshal(tc.input)
+		item := map[string]any{"type": "function_call", "id": "fc_" + ids[i], "call_id": ids[i], "name": tc.name, "arguments": string(args), "status": "completed"}
+		event("response.output_item.added", map[string]any{"output_index": idx, "item": item})
+		event("response.output_item.done", map[string]any{"output_index": idx, "item": item})
+		idx++
+	}
+	event("response.completed", map[string]any{"response": map[string]any{
+		"id": id, "object": "response", "status": "completed", "model": modelName,
+		"usage": map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0},
+			"output_tokens": 20, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 120},
+	}})
 }
 
 // stream writes a reply as the Messages API's server-sent events.

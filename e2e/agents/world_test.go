@@ -31,6 +31,8 @@ type world struct {
 	// install is the claimcheck command setup installs the hooks with
 	// (default: `hooks install`, the user's settings).
 	install []string
+	// extraEnv is added to env (Codex's CODEX_HOME).
+	extraEnv []string
 	// last is the latest client run, entries the latest ledger read (for
 	// the report).
 	last    *clientRun
@@ -92,7 +94,7 @@ func (w *world) env() []string {
 	if w.natsURL != "" {
 		env = append(env, "CLAIMCHECK_NATS_URL="+w.natsURL)
 	}
-	return env
+	return append(env, w.extraEnv...)
 }
 
 // The project: a Go module with a passing test; the dishonest scenario

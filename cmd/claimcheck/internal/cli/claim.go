@@ -40,6 +40,20 @@ const (
 // maxClaimArgs matches ingest's limit on a claim's canonical arguments.
 const maxClaimArgs = 8 << 10
 
+// claimSession is the session a claim is for: --session, else the agent's
+// own variable. Claude Code sets CLAUDE_CODE_SESSION_ID; Codex gives the
+// commands it runs its thread id, the session_id of its hook payloads, as
+// CODEX_THREAD_ID (seen with codex 0.169.0).
+func (a *app) claimSession(flag string) string {
+	for _, v := range []string{"CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID"} {
+		if flag != "" {
+			break
+		}
+		flag = a.env.Getenv(v)
+	}
+	return flag
+}
+
 func (a *app) claimCommand() *cobra.Command {
 	var (
 		claimType, validator, args, session string
@@ -84,11 +98,9 @@ verdict within --timeout.`,
 			bad := func(format string, v ...any) error {
 				return &exitError{ClaimBadInput, fmt.Errorf(format, v...)}
 			}
-			if session == "" {
-				session = a.env.Getenv("CLAUDE_CODE_SESSION_ID")
-			}
-			if session == "" {
-				return bad("no session: pass --session, or run inside Claude Code (which sets CLAUDE_CODE_SESSION_ID)")
+			if session = a.claimSession(session); session == "" {
+				return bad("no session: pass --session, or run inside Claude Code or Codex " +
+					"(which set CLAUDE_CODE_SESSION_ID, CODEX_THREAD_ID)")
 			}
 			if err := id.CheckSession(session); err != nil {
 				return bad("--session: %v", err)
@@ -153,7 +165,7 @@ verdict within --timeout.`,
 	f.StringVar(&claimType, "claim", "", "claim type: done, partial, blocked or delegation")
 	f.StringVar(&validator, "validator", "", "validator backing the claim")
 	f.StringVar(&args, "args", "{}", "validator arguments, a JSON object")
-	f.StringVar(&session, "session", "", "session id (default $CLAUDE_CODE_SESSION_ID)")
+	f.StringVar(&session, "session", "", "session id (default $CLAUDE_CODE_SESSION_ID, else $CODEX_THREAD_ID)")
 	f.BoolVar(&asJSON, "json", false, "print the verdict as one JSON object")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the verdict")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {

@@ -79,4 +79,10 @@ func TestClaimUsageErrorsNeverLookLikeVerdicts(t *testing.T) {
 	if r.code != ClaimTransport || !strings.Contains(r.stderr, "127.0.0.1:1") {
 		t.Errorf("no NATS: %+v", r)
 	}
+	// Inside Codex the session is its thread id.
+	r = runCLI(t, map[string]string{"CLAIMCHECK_NATS_URL": "nats://127.0.0.1:1", "CODEX_THREAD_ID": "01a22199-878f-7be2-a030-2bfedacfeda7"},
+		"claim", "--claim", "done", "--validator", "test_pass", "--args", `{"command_substring":"go test"}`)
+	if r.code != ClaimTransport || !strings.Contains(r.stderr, "127.0.0.1:1") {
+		t.Errorf("session from CODEX_THREAD_ID, no NATS: %+v", r)
+	}
 }
