@@ -124,7 +124,9 @@ func insertMember(c []byte, name, value string) ([]byte, error) {
 func Hash(stored []byte) (string, error) {
 	sc := getScratch()
 	var f fields
-	proved, h := sc.scan(stored, &f), ""
+	ms, proved := sc.scan(stored, &f, sc.ms[:0])
+	sc.ms = ms[:0]
+	h := ""
 	if proved {
 		h = string(sc.hashWithout(stored, f.cut))
 	}
@@ -259,10 +261,26 @@ func (v *Verifier) Next(stored []byte) error {
 	sc := getScratch()
 	defer scratchPool.Put(sc)
 	var f fields
-	if sc.scan(stored, &f) {
+	ms, proved := sc.scan(stored, &f, sc.ms[:0])
+	sc.ms = ms[:0]
+	if proved {
 		return v.next(stored, &f, sc)
 	}
 	return v.nextGeneral(stored)
+}
+
+// NextScanned is Next that also returns, when the entry was checked on
+// the fast path, its top-level members as canon.ScanObject read them
+// (appended to ms[:0]; proved is then true): a caller that reads more of
+// the entry takes it from there instead of reading the bytes again.
+func (v *Verifier) NextScanned(stored []byte, ms []canon.Member) (_ []canon.Member, proved bool, _ error) {
+	sc := getScratch()
+	defer scratchPool.Put(sc)
+	var f fields
+	if ms, proved = sc.scan(stored, &f, ms[:0]); proved {
+		return ms, true, v.next(stored, &f, sc)
+	}
+	return ms, false, v.nextGeneral(stored)
 }
 
 // fields is what Next reads of an entry: the head's members as stored
@@ -294,29 +312,28 @@ func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 // the entry canonical or a head member is not of the plain form Next's
 // general path would decode the same way (a string with escapes, a number
 // that is not a small non-negative integer, another type).
-func (sc *scratch) scan(stored []byte, f *fields) bool {
-	ms, ok := canon.ScanObject(stored, sc.ms[:0])
-	sc.ms = ms[:0]
+func (sc *scratch) scan(stored []byte, f *fields, ms []canon.Member) ([]canon.Member, bool) {
+	ms, ok := canon.ScanObject(stored, ms)
 	if !ok {
-		return false
+		return ms, false
 	}
 	for i, m := range ms {
 		switch string(m.Name) {
 		case "v":
 			if _, ok := plainInt(m.Value); !ok {
-				return false
+				return ms, false
 			}
 		case "n":
 			if f.n, ok = plainInt(m.Value); !ok {
-				return false
+				return ms, false
 			}
 		case "prev_hash":
 			if f.prevHash, ok = plainString(m.Value); !ok {
-				return false
+				return ms, false
 			}
 		case "hash":
 			if f.hash, ok = plainString(m.Value); !ok {
-				return false
+				return ms, false
 			}
 			end := m.Start + len(m.Name) + 3 + len(m.Value) // "name":value
 			switch {
@@ -329,15 +346,15 @@ func (sc *scratch) scan(stored []byte, f *fields) bool {
 			}
 		case "chain":
 			if f.chain, ok = plainString(m.Value); !ok {
-				return false
+				return ms, false
 			}
 		case "event_id":
 			if f.events, ok = plainString(m.Value); !ok {
-				return false
+				return ms, false
 			}
 		}
 	}
-	return true
+	return ms, true
 }
 
 // plainInt reads a number ScanObject accepted (an integer of at most 15
