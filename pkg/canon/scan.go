@@ -3,6 +3,7 @@ package canon
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -113,12 +114,14 @@ func (s *scanner) number() bool {
 func (s *scanner) str() bool {
 	b, i := s.b, s.i+1 // after the opening quote
 	for i < len(b) {
-		// Eight bytes at a time while none needs a look.
-		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
-		if i >= len(b) {
-			break
+		if i+8 <= len(b) {
+			// Eight bytes at a time: on to the first that needs a look.
+			if m := special(binary.LittleEndian.Uint64(b[i:])); m == 0 {
+				i += 8
+				continue
+			} else {
+				i += bits.TrailingZeros64(m) >> 3
+			}
 		}
 		c := b[i]
 		switch {
@@ -155,12 +158,14 @@ func (s *scanner) str() bool {
 	return false
 }
 
-// special reports whether any of the eight bytes in x is not plain: a
-// control character, '"', '\\' or a byte of a multi-byte UTF-8 sequence.
-func special(x uint64) bool {
+// special marks (with its high bit) the first of the eight bytes of x,
+// little-endian, that is not plain: a control character, '"', '\\' or a
+// byte of a multi-byte UTF-8 sequence; 0 when there is none. (Bytes after
+// the first may be marked wrongly, by borrows.)
+func special(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	q, bs := x^('"'*ones), x^('\\'*ones) // zero bytes where x has '"', '\\'
-	return (x|(x-0x20*ones)&^x|(q-ones)&^q|(bs-ones)&^bs)&highs != 0
+	return (x | (x-0x20*ones)&^x | (q-ones)&^q | (bs-ones)&^bs) & highs
 }
 
 // controlEscape reports whether the four hex digits h of a \u escape are
@@ -273,6 +278,34 @@ func (s *scanner) array() bool {
 			return true
 		default:
 			return false
+		}
+	}
+}
+
+// ScanArray is ScanObject for an array: whether raw is proved to be a JSON
+// array in RFC 8785 form, appending its elements (as stored) to vs.
+func ScanArray(raw []byte, vs [][]byte) ([][]byte, bool) {
+	s := scanner{b: raw}
+	if len(raw) < 2 || raw[0] != '[' {
+		return vs, false
+	}
+	s.depth, s.i = 1, 1
+	if raw[1] == ']' {
+		return vs, len(raw) == 2
+	}
+	for {
+		start := s.i
+		if !s.value() || s.i >= len(raw) {
+			return vs, false
+		}
+		vs = append(vs, raw[start:s.i])
+		switch raw[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			return vs, s.i+1 == len(raw)
+		default:
+			return vs, false
 		}
 	}
 }

@@ -97,3 +97,41 @@ func FuzzScanObject(f *testing.F) {
 		}
 	})
 }
+
+func TestScanArray(t *testing.T) {
+	for in, want := range map[string][]string{
+		`[]`: {}, `[1]`: {"1"}, `[1,"a",{"b":[2]},[],null]`: {"1", `"a"`, `{"b":[2]}`, "[]", "null"},
+	} {
+		vs, ok := ScanArray([]byte(in), nil)
+		if !ok || len(vs) != len(want) {
+			t.Fatalf("ScanArray(%s) = %q %v", in, vs, ok)
+		}
+		for i := range vs {
+			if string(vs[i]) != want[i] {
+				t.Errorf("ScanArray(%s)[%d] = %s", in, i, vs[i])
+			}
+		}
+	}
+	for _, in := range []string{``, `[`, `[1,]`, `[1 ]`, `[1]x`, `{}`, `[1.5]`, `[{"b":1,"a":2}]`, `[]]`} {
+		if _, ok := ScanArray([]byte(in), nil); ok {
+			t.Errorf("ScanArray(%q) = true", in)
+		}
+	}
+}
+
+// FuzzScanArray holds ScanArray to Canonicalize.
+func FuzzScanArray(f *testing.F) {
+	f.Add([]byte(`[1,"a",{"b":[2]},[],null]`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		vs, ok := ScanArray(raw, nil)
+		if !ok {
+			return
+		}
+		if c, err := Canonicalize(raw); err != nil || !bytes.Equal(c, raw) {
+			t.Fatalf("ScanArray proved %q canonical: %q %v", raw, c, err)
+		}
+		if rebuilt := "[" + string(bytes.Join(vs, []byte{','})) + "]"; rebuilt != string(raw) {
+			t.Fatalf("elements of %q rebuild %q", raw, rebuilt)
+		}
+	})
+}

@@ -26,11 +26,11 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/claimcheck/claimcheck/pkg/entryschema"
 	"github.com/claimcheck/claimcheck/pkg/export"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/replay"
 	"github.com/claimcheck/claimcheck/pkg/stream"
-	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 )
 
@@ -155,9 +155,11 @@ func chainOfSubject(s string) (string, bool) {
 func verifyAll(ctx context.Context, js jetstream.JetStream, val *validation.Validator) (archiveRow, error) {
 	var r archiveRow
 	cpu0, start := procCPU(os.Getpid()), time.Now()
-	res, err := ledger.NewReader(js, "").Verify(ctx, ledger.VerifyConfig{
-		Check: func(raw []byte) error { return val.Validate(schemas.EntryV1, raw) },
-	})
+	es, err := entryschema.New(val)
+	if err != nil {
+		return r, err
+	}
+	res, err := ledger.NewReader(js, "").Verify(ctx, ledger.VerifyConfig{Check: es.Validate})
 	r.d, r.cpu, r.entries = time.Since(start), procCPU(os.Getpid())-cpu0, res.Entries
 	if err == nil && len(res.Faults) > 0 {
 		err = fmt.Errorf("%d faults: %v", len(res.Faults), res.Faults[0])

@@ -13,6 +13,7 @@ import (
 
 	"github.com/claimcheck/claimcheck/pkg/archive"
 	"github.com/claimcheck/claimcheck/pkg/chain"
+	"github.com/claimcheck/claimcheck/pkg/entryschema"
 	"github.com/claimcheck/claimcheck/pkg/evidence"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
@@ -326,7 +327,11 @@ func verifyLedger(cmd *cobra.Command, r *ledger.Reader, anchors *ledger.Anchors,
 	val *validation.Validator) (verifyResult, error) {
 	cfg := ledger.VerifyConfig{Chain: only, Start: func(c string) chain.StartFunc { return anchors.StartOf(cmd.Context(), c) }}
 	if val != nil {
-		cfg.Check = func(raw []byte) error { return val.Validate(schemas.EntryV1, raw) }
+		es, err := entryschema.New(val)
+		if err != nil {
+			return verifyResult{}, err
+		}
+		cfg.Check = es.Validate // entry.v1, every keyword; the full validator for what its fast path cannot prove
 	}
 	vr, err := r.Verify(cmd.Context(), cfg)
 	res := verifyResult{chains: vr.Chains, entries: vr.Entries, faults: vr.Faults}
