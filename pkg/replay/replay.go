@@ -22,6 +22,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -139,7 +140,7 @@ type Config struct {
 	// Follow keeps reading new entries until ctx ends (or Window.Until).
 	Follow bool
 	Slack  time.Duration // default DefaultSlack
-	Batch  int           // messages per fetch; default 512
+	Batch  int           // messages asked for ahead of the one being read; default 512
 	// Now is the clock Follow checks Window.Until against (default time.Now).
 	Now func() time.Time
 	// Progress, when set, is told after each block the stream sequence
@@ -345,7 +346,9 @@ func (r *replayer) readHot(ctx context.Context, from uint64) error {
 func ptr[T any](v T) *T { return &v }
 
 // consume reads the ordered consumer until the snapshot's last sequence
-// (or, following, until ctx ends or the window closes).
+// (or, following, until ctx ends or the window closes). A goroutine keeps
+// a continuous pull running (up to Batch messages asked ahead), so the
+// server reads the next messages while this one checks the last.
 func (r *replayer) consume(ctx context.Context, cons jetstream.Consumer, prefix string, from, last uint64) error {
 	until := time.Time{}
 	if !r.cfg.Window.Until.IsZero() {
@@ -355,83 +358,91 @@ func (r *replayer) consume(ctx context.Context, cons jetstream.Consumer, prefix 
 	if r.cfg.Follow {
 		wait = 5 * time.Second
 	}
-	for {
-		// The fetch's own goroutine ends with fctx, whatever path leaves.
-		fctx, cancel := context.WithTimeout(ctx, wait)
-		batch, err := cons.Fetch(r.cfg.Batch, jetstream.FetchContext(fctx))
-		if err != nil {
-			cancel()
-			if r.cfg.Follow && ctx.Err() != nil {
-				return nil // following ends when the caller stops it
+	it, err := cons.Messages(jetstream.PullMaxMessages(r.cfg.Batch))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", r.cfg.Stream, err)
+	}
+	msgs, stop := make(chan jetstream.Msg, r.cfg.Batch), make(chan struct{})
+	var rerr error // set before msgs is closed
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := it.Next()
+			if err != nil {
+				if !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+					rerr = err
+				}
+				return
 			}
-			return fmt.Errorf("read %s: %w", r.cfg.Stream, err)
+			select {
+			case msgs <- m:
+			case <-stop:
+				return
+			}
 		}
-		got, done, err := r.batch(ctx, batch, prefix, from, last, until)
-		cancel()
-		if err != nil && r.cfg.Follow && ctx.Err() != nil {
-			return nil
+	}()
+	defer func() {
+		close(stop)
+		it.Stop()
+		for range msgs { // until the goroutine has ended
 		}
-		if err != nil || done {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
+	}()
+	idle := time.NewTimer(wait)
+	defer idle.Stop()
+	for {
+		idle.Reset(wait)
+		var m jetstream.Msg
+		select {
+		case m = <-msgs:
+			if m == nil {
+				if r.cfg.Follow && ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("read %s: %w", r.cfg.Stream, cmp.Or(rerr, errors.New("the consumer stopped")))
+			}
+		case <-ctx.Done():
 			if r.cfg.Follow {
 				return nil // following ends when the caller stops it
 			}
-			return err
-		}
-		if got > 0 {
-			continue
-		}
-		if r.cfg.Follow {
-			if !until.IsZero() && r.cfg.Now().After(until) {
+			return ctx.Err()
+		case <-idle.C:
+			if r.cfg.Follow {
+				if !until.IsZero() && r.cfg.Now().After(until) {
+					return nil
+				}
+				continue
+			}
+			// Nothing within the wait: done when the consumer has nothing left.
+			ci, err := cons.Info(ctx)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", r.cfg.Stream, err)
+			}
+			if ci.NumPending == 0 {
 				return nil
 			}
 			continue
 		}
-		// Nothing within the wait: done when the consumer has nothing left.
-		ci, err := cons.Info(ctx)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", r.cfg.Stream, err)
-		}
-		if ci.NumPending == 0 {
-			return nil
-		}
-	}
-}
-
-// batch handles one fetch; done reports the end of the replay. Messages
-// are queued as they arrive and the queue is flushed whenever none is
-// waiting (or it is full, or the replay's last message is in).
-func (r *replayer) batch(ctx context.Context, batch jetstream.MessageBatch, prefix string, from, last uint64,
-	until time.Time) (got int, done bool, err error) {
-	msgs := batch.Messages()
-	for m := range msgs {
+		// This message and those already waiting, then a flush.
 		for m != nil {
-			got++
 			final, err := r.addHot(ctx, m, prefix, from, last)
 			if err != nil {
 				if done, ferr := r.flush(until); ferr != nil || done {
-					return got, true, ferr
+					return ferr
 				}
-				return got, true, err
+				return err
 			}
 			m = nil
 			if !final && !r.q.full() {
 				select {
-				case m = <-msgs: // nil when the batch is complete
+				case m = <-msgs: // nil once the reader stopped: the next receive reports it
 				default:
 				}
 			}
 		}
 		if done, err := r.flush(until); err != nil || done {
-			return got, true, err
+			return err
 		}
 	}
-	if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
-		return got, true, fmt.Errorf("read %s: %w", r.cfg.Stream, err)
-	}
-	return got, false, nil
 }
 
 // addHot queues a message of the hot stream; final reports the last
