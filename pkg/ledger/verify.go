@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/claimcheck/claimcheck/pkg/canon"
 	"github.com/claimcheck/claimcheck/pkg/chain"
 )
 
@@ -18,9 +19,11 @@ type VerifyConfig struct {
 	// (Anchors.StartOf).
 	Start func(chainName string) chain.StartFunc
 	// Check, when set, is run on every entry whose chain checks pass (the
-	// entry schema): concurrently, on any goroutine. Its error fails the
-	// chain at that entry.
-	Check func(raw []byte) error
+	// entry schema): concurrently, on any goroutine. ms are the entry's
+	// top-level members when the chain check proved it canonical
+	// (chain.Verifier.NextScanned), else nil. Its error fails the chain at
+	// that entry.
+	Check func(raw []byte, ms []canon.Member) error
 }
 
 // VerifyResult is what Verify found.
@@ -135,14 +138,19 @@ func (v *verification) batch(b []Stored, res *VerifyResult) {
 		}
 		v.lists[g] = append(v.lists[g], i)
 	}
-	// Chains first (a group each), then the entries' checks (in runs).
+	// A group each chain; the entries' checks with their chain, from the
+	// members its check read, or, with fewer chains than goroutines, in
+	// runs of their own.
 	const run = 64
+	procs := runtime.GOMAXPROCS(0)
+	inline := v.cfg.Check != nil && n >= 2*procs
 	runs := 0
-	if v.cfg.Check != nil {
+	if v.cfg.Check != nil && !inline {
 		runs = (len(b) + run - 1) / run
 	}
 	var next atomic.Int64
 	work := func() {
+		var ms []canon.Member
 		for {
 			k := int(next.Add(1) - 1)
 			switch {
@@ -152,16 +160,25 @@ func (v *verification) batch(b []Stored, res *VerifyResult) {
 					if c.broken {
 						break
 					}
-					if err := c.v.Next(b[i].Raw); err != nil {
+					var err error
+					var proved bool
+					if ms, proved, err = c.v.NextScanned(b[i].Raw, ms); err != nil {
 						v.chainE[i], c.broken = err, true
-					} else {
-						v.pos[i], _ = c.v.Head()
+						continue
+					}
+					v.pos[i], _ = c.v.Head()
+					if inline {
+						var scanned []canon.Member
+						if proved {
+							scanned = ms
+						}
+						v.checkE[i] = v.cfg.Check(b[i].Raw, scanned)
 					}
 				}
 			case k < n+runs:
 				for i := (k - n) * run; i < min(len(b), (k-n+1)*run); i++ {
 					if !v.of[i].failed {
-						v.checkE[i] = v.cfg.Check(b[i].Raw)
+						v.checkE[i] = v.cfg.Check(b[i].Raw, nil)
 					}
 				}
 			default:
@@ -169,7 +186,7 @@ func (v *verification) batch(b []Stored, res *VerifyResult) {
 			}
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), n+runs)
+	workers := min(procs, n+runs)
 	var wg sync.WaitGroup
 	for range workers - 1 {
 		wg.Go(work)
@@ -197,3 +214,4 @@ func (v *verification) batch(b []Stored, res *VerifyResult) {
 		}
 	}
 }
+

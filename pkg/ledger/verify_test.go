@@ -10,8 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/claimcheck/claimcheck/pkg/canon"
 	"github.com/claimcheck/claimcheck/pkg/chain"
 	"github.com/claimcheck/claimcheck/pkg/digest"
+	"github.com/claimcheck/claimcheck/pkg/entryschema"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
@@ -108,18 +110,27 @@ func TestVerifyFindsEachChainsFirstFault(t *testing.T) {
 	if total <= 4096 {
 		t.Fatalf("%d entries: fewer than a batch", total)
 	}
-	verify := func(procs int, only string) ledger.VerifyResult {
+	es, err := entryschema.New(val)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fullCheck := func(raw []byte, _ []canon.Member) error { return val.Validate(schemas.EntryV1, raw) }
+	verifyWith := func(procs int, only string, check func([]byte, []canon.Member) error) ledger.VerifyResult {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		res, err := ledger.NewReader(js, "VER").Verify(t.Context(), ledger.VerifyConfig{Chain: only,
-			Check: func(raw []byte) error { return val.Validate(schemas.EntryV1, raw) }})
+		res, err := ledger.NewReader(js, "VER").Verify(t.Context(), ledger.VerifyConfig{Chain: only, Check: check})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
+	verify := func(procs int, only string) ledger.VerifyResult { return verifyWith(procs, only, es.ValidateScanned) }
 	one, four := verify(1, ""), verify(4, "")
 	if d := cmp.Diff(one, four); d != "" {
 		t.Fatalf("one goroutine and four differ (-one +four):\n%s", d)
+	}
+	// The schema's fast path finds what the full validator alone finds.
+	if d := cmp.Diff(verifyWith(1, "", fullCheck), four); d != "" {
+		t.Fatalf("the full validator alone and the fast path differ (-full +fast):\n%s", d)
 	}
 	if four.Chains != chains || len(four.Faults) != len(want) {
 		t.Fatalf("%d chains, faults %+v", four.Chains, four.Faults)

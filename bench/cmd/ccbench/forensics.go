@@ -159,7 +159,7 @@ func verifyAll(ctx context.Context, js jetstream.JetStream, val *validation.Vali
 	if err != nil {
 		return r, err
 	}
-	res, err := ledger.NewReader(js, "").Verify(ctx, ledger.VerifyConfig{Check: es.Validate})
+	res, err := ledger.NewReader(js, "").Verify(ctx, ledger.VerifyConfig{Check: es.ValidateScanned})
 	r.d, r.cpu, r.entries = time.Since(start), procCPU(os.Getpid())-cpu0, res.Entries
 	if err == nil && len(res.Faults) > 0 {
 		err = fmt.Errorf("%d faults: %v", len(res.Faults), res.Faults[0])

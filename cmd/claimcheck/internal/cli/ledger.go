@@ -331,7 +331,7 @@ func verifyLedger(cmd *cobra.Command, r *ledger.Reader, anchors *ledger.Anchors,
 		if err != nil {
 			return verifyResult{}, err
 		}
-		cfg.Check = es.Validate // entry.v1, every keyword; the full validator for what its fast path cannot prove
+		cfg.Check = es.ValidateScanned // entry.v1, every keyword; the full validator for what its fast path cannot prove
 	}
 	vr, err := r.Verify(cmd.Context(), cfg)
 	res := verifyResult{chains: vr.Chains, entries: vr.Entries, faults: vr.Faults}
