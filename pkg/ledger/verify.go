@@ -214,4 +214,3 @@ func (v *verification) batch(b []Stored, res *VerifyResult) {
 		}
 	}
 }
-
