@@ -139,7 +139,7 @@ func (c *compiler) node(s map[string]any) *node {
 		if annotations[k] {
 			continue
 		}
-		ok := true
+		var ok bool
 		switch k {
 		case "$ref":
 			ok = c.ref(n, v)
