@@ -162,7 +162,7 @@ func verifyAll(ctx context.Context, js jetstream.JetStream, val *validation.Vali
 	res, err := ledger.NewReader(js, "").Verify(ctx, ledger.VerifyConfig{Check: es.ValidateScanned})
 	r.d, r.cpu, r.entries = time.Since(start), procCPU(os.Getpid())-cpu0, res.Entries
 	if err == nil && len(res.Faults) > 0 {
-		err = fmt.Errorf("%d faults: %v", len(res.Faults), res.Faults[0])
+		err = fmt.Errorf("%d faults: %w", len(res.Faults), res.Faults[0])
 	}
 	return r, err
 }
