@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -108,13 +109,14 @@ type node struct {
 	typ     string // "" for any
 	// const and enum: the JSON values as canonical text.
 	consts   []string
-	match    func(string) bool // pattern
+	match    func([]byte) bool // pattern
 	minLen   int
 	maxLen   int // -1 for none
 	min, max *int64
 	dateTime bool
 	// objects
 	props      map[string]*node
+	propList   []prop // props, for an open object: looked up in its members
 	required   []string
 	closed     bool // additionalProperties: false
 	conditions []condition
@@ -123,6 +125,11 @@ type node struct {
 }
 
 type condition struct{ cond, then *node }
+
+type prop struct {
+	name string
+	n    *node
+}
 
 type compiler struct {
 	root map[string]any
@@ -188,6 +195,7 @@ func (c *compiler) node(s map[string]any) *node {
 					break
 				}
 				n.props[name] = c.node(ps) // an unknown property is checked slowly when present
+				n.propList = append(n.propList, prop{name, n.props[name]})
 			}
 		case "required":
 			vs, isList := v.([]any)
@@ -319,8 +327,34 @@ func (c *compiler) pattern(n *node, v any) bool {
 	if err != nil {
 		return false
 	}
-	n.match = re.MatchString
+	n.match = (&memo{re: re, seen: map[string]bool{}}).match
 	return true
+}
+
+// memo remembers a regexp's answers for the first maxMemo strings it is
+// asked about: entries repeat their chain, origin and host.
+type memo struct {
+	re   *regexp.Regexp
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+const maxMemo = 4096
+
+func (m *memo) match(b []byte) bool {
+	m.mu.Lock()
+	r, ok := m.seen[string(b)]
+	m.mu.Unlock()
+	if ok {
+		return r
+	}
+	r = m.re.Match(b)
+	m.mu.Lock()
+	if len(m.seen) < maxMemo {
+		m.seen[string(b)] = r
+	}
+	m.mu.Unlock()
+	return r
 }
 
 // The two patterns most entry members have, matched without a regexp
@@ -330,8 +364,8 @@ const (
 	ulidPattern   = `^[0-7][0-9A-HJKMNP-TV-Z]{25}$`
 )
 
-func isDigest(s string) bool {
-	if len(s) != 71 || s[:7] != "sha256:" {
+func isDigest(s []byte) bool {
+	if len(s) != 71 || string(s[:7]) != "sha256:" {
 		return false
 	}
 	for i := 7; i < len(s); i++ {
@@ -342,7 +376,7 @@ func isDigest(s string) bool {
 	return true
 }
 
-func isULID(s string) bool {
+func isULID(s []byte) bool {
 	if len(s) != 26 || s[0] < '0' || s[0] > '7' {
 		return false
 	}
@@ -461,7 +495,7 @@ func (n *node) str(raw []byte) tri {
 		if escaped {
 			return and(r, unknown)
 		}
-		if n.match != nil && !n.match(string(s)) {
+		if n.match != nil && !n.match(s) {
 			return no
 		}
 		if n.dateTime {
@@ -537,16 +571,23 @@ func (n *node) members(ms []canon.Member) tri {
 			return no
 		}
 	}
-	for _, m := range ms {
-		p, ok := n.props[string(m.Name)]
-		if !ok {
-			if n.closed {
+	if n.closed {
+		for _, m := range ms {
+			p, ok := n.props[string(m.Name)]
+			if !ok {
 				return no
 			}
-			continue
+			if r = and(r, p.eval(m.Value)); r == no {
+				return no
+			}
 		}
-		if r = and(r, p.eval(m.Value)); r == no {
-			return no
+	} else {
+		for _, p := range n.propList {
+			if i := find(ms, p.name); i >= 0 {
+				if r = and(r, p.n.eval(ms[i].Value)); r == no {
+					return no
+				}
+			}
 		}
 	}
 	for _, c := range n.conditions {
@@ -563,11 +604,12 @@ func (n *node) members(ms []canon.Member) tri {
 	return r
 }
 
+// find is the index of the member name, or -1: ms are in ScanObject's
+// order, strictly increasing bytes.
 func find(ms []canon.Member, name string) int {
-	for i, m := range ms {
-		if string(m.Name) == name {
-			return i
-		}
+	i := sort.Search(len(ms), func(i int) bool { return string(ms[i].Name) >= name })
+	if i < len(ms) && string(ms[i].Name) == name {
+		return i
 	}
 	return -1
 }

@@ -214,8 +214,8 @@ func TestPatternMatchersMatchTheirRegexps(t *testing.T) {
 		cases = append(cases, b.String())
 	}
 	for _, s := range cases {
-		if isDigest(s) != dre.MatchString(s) || isULID(s) != ure.MatchString(s) {
-			t.Fatalf("%q: digest %v/%v, ulid %v/%v", s, isDigest(s), dre.MatchString(s), isULID(s), ure.MatchString(s))
+		if b := []byte(s); isDigest(b) != dre.MatchString(s) || isULID(b) != ure.MatchString(s) {
+			t.Fatalf("%q: digest %v/%v, ulid %v/%v", s, isDigest(b), dre.MatchString(s), isULID(b), ure.MatchString(s))
 		}
 	}
 }
@@ -239,4 +239,21 @@ func BenchmarkValidate(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestMemoAnswersAsItsRegexp, asked twice, past the strings it keeps.
+func TestMemoAnswersAsItsRegexp(t *testing.T) {
+	re := regexp.MustCompile(`^(hook|http):[a-z0-9]{1,3}$`)
+	m := &memo{re: re, seen: map[string]bool{}}
+	for range 2 {
+		for i := range maxMemo + 500 {
+			s := []byte(fmt.Sprintf("hook:%x", i))
+			if m.match(s) != re.Match(s) {
+				t.Fatalf("%s: memo %v", s, m.match(s))
+			}
+		}
+	}
+	if len(m.seen) != maxMemo {
+		t.Fatalf("memo keeps %d strings", len(m.seen))
+	}
 }
