@@ -9,8 +9,13 @@ package chain
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"strconv"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -117,6 +122,18 @@ func insertMember(c []byte, name, value string) ([]byte, error) {
 // of the entry with its "hash" member removed. It works on any JSON object,
 // including entries of future versions with members this code does not know.
 func Hash(stored []byte) (string, error) {
+	sc := getScratch()
+	var f fields
+	ms, proved := sc.scan(stored, &f, sc.ms[:0])
+	sc.ms = ms[:0]
+	h := ""
+	if proved {
+		h = string(sc.hashWithout(stored, f.cut))
+	}
+	scratchPool.Put(sc)
+	if proved { // canonical: its canonical form is itself
+		return h, nil
+	}
 	c, err := canon.Canonicalize(stored)
 	if err != nil {
 		return "", fmt.Errorf("entry is not a JSON object: %w", err)
@@ -232,62 +249,227 @@ func (v *Verifier) Head() (uint64, string) { return v.n, v.prev }
 
 // Next verifies the next stored entry. On failure it returns a *Fault and the
 // verifier must not be used further.
+//
+// An entry canon.ScanObject proves canonical is checked from that one read
+// of its bytes: its head taken from the members as stored and the hash
+// computed over the bytes around its "hash" member, with nothing decoded,
+// re-encoded or copied. Any other entry (canonical in a form ScanObject
+// does not prove, or not canonical, or not JSON) is decoded and
+// canonicalized to be judged. Both paths reach the same verdict with the
+// same reason (FuzzNextMatchesGeneralPath).
 func (v *Verifier) Next(stored []byte) error {
+	sc := getScratch()
+	defer scratchPool.Put(sc)
+	var f fields
+	ms, proved := sc.scan(stored, &f, sc.ms[:0])
+	sc.ms = ms[:0]
+	if proved {
+		return v.next(stored, &f, sc)
+	}
+	return v.nextGeneral(stored)
+}
+
+// NextScanned is Next that also returns, when the entry was checked on
+// the fast path, its top-level members as canon.ScanObject read them
+// (appended to ms[:0]; proved is then true): a caller that reads more of
+// the entry takes it from there instead of reading the bytes again.
+func (v *Verifier) NextScanned(stored []byte, ms []canon.Member) (_ []canon.Member, proved bool, _ error) {
+	sc := getScratch()
+	defer scratchPool.Put(sc)
+	var f fields
+	if ms, proved = sc.scan(stored, &f, ms[:0]); proved {
+		return ms, true, v.next(stored, &f, sc)
+	}
+	return ms, false, v.nextGeneral(stored)
+}
+
+// fields is what Next reads of an entry: the head's members as stored
+// (strings without their quotes), and where its "hash" member is.
+type fields struct {
+	n                             uint64
+	prevHash, hash, chain, events []byte
+	cut                           [2]int // the bytes of the "hash" member and its separating comma; {0, 0} without one
+}
+
+// scratch is what checking one entry needs besides the verifier's state.
+type scratch struct {
+	ms  []canon.Member
+	sha hash.Hash
+	sum [sha256.Size]byte
+	hex [len(digest.Prefix) + 2*sha256.Size]byte
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	sc := &scratch{sha: sha256.New()}
+	copy(sc.hex[:], digest.Prefix)
+	return sc
+}}
+
+func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+
+// scan proves stored canonical and reads its head from the members as
+// stored. It returns false, proving nothing, when ScanObject cannot prove
+// the entry canonical or a head member is not of the plain form Next's
+// general path would decode the same way (a string with escapes, a number
+// that is not a small non-negative integer, another type).
+func (sc *scratch) scan(stored []byte, f *fields, ms []canon.Member) ([]canon.Member, bool) {
+	ms, ok := canon.ScanObject(stored, ms)
+	if !ok {
+		return ms, false
+	}
+	for i, m := range ms {
+		switch string(m.Name) {
+		case "v":
+			if _, ok := plainInt(m.Value); !ok {
+				return ms, false
+			}
+		case "n":
+			if f.n, ok = plainInt(m.Value); !ok {
+				return ms, false
+			}
+		case "prev_hash":
+			if f.prevHash, ok = plainString(m.Value); !ok {
+				return ms, false
+			}
+		case "hash":
+			if f.hash, ok = plainString(m.Value); !ok {
+				return ms, false
+			}
+			end := m.Start + len(m.Name) + 3 + len(m.Value) // "name":value
+			switch {
+			case i > 0: // with the comma before it
+				f.cut = [2]int{m.Start - 1, end}
+			case len(ms) > 1: // the first member: with the comma after it
+				f.cut = [2]int{m.Start, end + 1}
+			default:
+				f.cut = [2]int{m.Start, end}
+			}
+		case "chain":
+			if f.chain, ok = plainString(m.Value); !ok {
+				return ms, false
+			}
+		case "event_id":
+			if f.events, ok = plainString(m.Value); !ok {
+				return ms, false
+			}
+		}
+	}
+	return ms, true
+}
+
+// plainInt reads a number ScanObject accepted (an integer of at most 15
+// digits) when it is not negative.
+func plainInt(b []byte) (uint64, bool) {
+	if len(b) == 0 || b[0] < '0' || b[0] > '9' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b), 10, 64)
+	return n, err == nil
+}
+
+// plainString returns the content of a string ScanObject accepted when it
+// has no escapes: then its bytes are its value.
+func plainString(b []byte) ([]byte, bool) {
+	if len(b) < 2 || b[0] != '"' || bytes.IndexByte(b, '\\') >= 0 {
+		return nil, false
+	}
+	return b[1 : len(b)-1], true
+}
+
+// hashWithout hashes stored without the bytes cut, into sc.hex.
+func (sc *scratch) hashWithout(stored []byte, cut [2]int) []byte {
+	sc.sha.Reset()
+	sc.sha.Write(stored[:cut[0]])
+	sc.sha.Write(stored[cut[1]:])
+	hex.Encode(sc.hex[len(digest.Prefix):], sc.sha.Sum(sc.sum[:0]))
+	return sc.hex[:]
+}
+
+// next checks an entry scan proved canonical.
+func (v *Verifier) next(stored []byte, f *fields, sc *scratch) error {
+	pos, err := v.position(f.n)
+	if err != nil {
+		return err
+	}
+	return v.link(pos, f, sc.hashWithout(stored, f.cut))
+}
+
+// position is the position the next entry must have, given that it says
+// it is entry n; a missing, duplicated or reordered entry is reported
+// before its content.
+func (v *Verifier) position(n uint64) (uint64, error) {
 	pos := v.n + 1
-	fault := func(format string, args ...any) error {
-		return &Fault{Chain: v.chain, N: pos, Reason: fmt.Sprintf(format, args...)}
-	}
-	var h head
-	if err := json.Unmarshal(stored, &h, json.RejectUnknownMembers(false)); err != nil {
-		return fault("entry is not valid JSON: %v", err)
-	}
-	if v.start != nil && v.n == 0 && h.N > 1 {
-		if hash, ok := v.start(h.N - 1); ok {
-			v.n, v.prev, pos = h.N-1, hash, h.N
+	if v.start != nil && v.n == 0 && n > 1 {
+		if hash, ok := v.start(n - 1); ok {
+			v.n, v.prev, pos = n-1, hash, n
 		}
 	}
 	v.start = nil
-	if h.N != 0 && h.N != pos {
-		// Report a missing, duplicated or reordered entry before its content.
+	if n != 0 && n != pos {
 		switch {
-		case h.N > pos:
-			return fault("expected entry n=%d, found n=%d: entries %d..%d are missing or out of order", pos, h.N, pos, h.N-1)
+		case n > pos:
+			return pos, v.fault(pos, "expected entry n=%d, found n=%d: entries %d..%d are missing or out of order", pos, n, pos, n-1)
 		default:
-			return fault("expected entry n=%d, found n=%d: entry repeated or out of order", pos, h.N)
+			return pos, v.fault(pos, "expected entry n=%d, found n=%d: entry repeated or out of order", pos, n)
 		}
+	}
+	return pos, nil
+}
+
+func (v *Verifier) fault(pos uint64, format string, args ...any) error {
+	return &Fault{Chain: v.chain, N: pos, Reason: fmt.Sprintf(format, args...)}
+}
+
+// link checks a canonical entry at position pos whose content hashes to
+// computed, and makes it the chain's head.
+func (v *Verifier) link(pos uint64, f *fields, computed []byte) error {
+	if !bytes.Equal(f.hash, computed) {
+		return v.fault(pos, "hash mismatch: entry says %s, content hashes to %s (entry modified)", f.hash, computed)
+	}
+	if f.n != pos {
+		return v.fault(pos, "expected entry n=%d, found n=%d", pos, f.n)
+	}
+	if string(f.prevHash) != v.prev {
+		return v.fault(pos, "prev_hash %s does not match the hash of entry %d (%s): an entry before it was changed, removed or reordered",
+			f.prevHash, pos-1, v.prev)
+	}
+	if string(f.chain) != v.chain {
+		return v.fault(pos, "entry belongs to chain %q, not %q", f.chain, v.chain)
+	}
+	if len(f.events) > 0 {
+		if at, dup := v.events[string(f.events)]; dup {
+			return v.fault(pos, "event %s is chained twice (first at position %d)", f.events, at)
+		}
+		v.events[string(f.events)] = pos
+	}
+	v.n, v.prev = pos, string(f.hash)
+	return nil
+}
+
+// nextGeneral checks an entry scan could not: decoded, canonicalized and
+// compared with its stored bytes.
+func (v *Verifier) nextGeneral(stored []byte) error {
+	var h head
+	if err := json.Unmarshal(stored, &h, json.RejectUnknownMembers(false)); err != nil {
+		return v.fault(v.n+1, "entry is not valid JSON: %v", err)
+	}
+	pos, err := v.position(h.N)
+	if err != nil {
+		return err
 	}
 	c, err := canon.Canonicalize(stored)
 	if err != nil {
-		return fault("entry is not a JSON object: %v", err)
+		return v.fault(pos, "entry is not a JSON object: %v", err)
 	}
 	if !bytes.Equal(c, stored) {
-		return fault("entry is not stored in canonical (RFC 8785) form")
+		return v.fault(pos, "entry is not stored in canonical (RFC 8785) form")
 	}
 	computed, err := hashCanonical(c)
 	if err != nil {
-		return fault("%v", err)
+		return v.fault(pos, "%v", err)
 	}
-	if h.Hash != computed {
-		return fault("hash mismatch: entry says %s, content hashes to %s (entry modified)", h.Hash, computed)
-	}
-	if h.N != pos {
-		return fault("expected entry n=%d, found n=%d", pos, h.N)
-	}
-	if h.PrevHash != v.prev {
-		return fault("prev_hash %s does not match the hash of entry %d (%s): an entry before it was changed, removed or reordered",
-			h.PrevHash, pos-1, v.prev)
-	}
-	if h.Chain != v.chain {
-		return fault("entry belongs to chain %q, not %q", h.Chain, v.chain)
-	}
-	if h.EventID != "" {
-		if at, dup := v.events[h.EventID]; dup {
-			return fault("event %s is chained twice (first at position %d)", h.EventID, at)
-		}
-		v.events[h.EventID] = pos
-	}
-	v.n, v.prev = pos, h.Hash
-	return nil
+	return v.link(pos, &fields{n: h.N, prevHash: []byte(h.PrevHash), hash: []byte(h.Hash), chain: []byte(h.Chain),
+		events: []byte(h.EventID)}, []byte(computed))
 }
 
 // Verify checks a whole chain given its stored entries in order.

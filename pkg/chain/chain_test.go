@@ -331,3 +331,196 @@ func mustHash(t *testing.T, stored []byte) string {
 	}
 	return h
 }
+
+// scanned reports whether Next checks stored on its fast path.
+func scanned(stored []byte) bool {
+	var f fields
+	sc := getScratch()
+	defer scratchPool.Put(sc)
+	_, ok := sc.scan(stored, &f, nil)
+	return ok
+}
+
+// TestFastPathCatchesTampering: entries as Seal writes them are checked
+// on the fast path, and every defect is still caught there (or, for a
+// non-canonical entry, the fast path declines it and the general path
+// names it).
+func TestFastPathCatchesTampering(t *testing.T) {
+	entries := build(t, "s1", 5)
+	for i, e := range entries {
+		if !scanned(e) {
+			t.Fatalf("entry %d is not checked on the fast path: %s", i+1, e)
+		}
+	}
+	h3 := mustHash(t, entries[2])
+	tests := []struct {
+		name      string
+		mutate    func([][]byte) [][]byte
+		wantFast  bool
+		wantN     uint64
+		wantFault string
+	}{
+		{"changed payload", func(e [][]byte) [][]byte {
+			e[3] = bytes.Replace(e[3], []byte(`\"i\":4`), []byte(`\"i\":5`), 1)
+			return e
+		}, true, 4, "hash mismatch"},
+		{"wrong hash member", func(e [][]byte) [][]byte {
+			e[3] = bytes.Replace(e[3], []byte(mustHash(t, e[3])), []byte(digest.Zero), 1)
+			return e
+		}, true, 4, "hash mismatch"},
+		{"wrong prev_hash, rehashed", func(e [][]byte) [][]byte {
+			e[3] = reseal(t, e[3], func(x *schemas.Entry) { x.PrevHash = digest.Zero })
+			return e
+		}, true, 4, "prev_hash"},
+		{"gap", func(e [][]byte) [][]byte { return append(e[:2], e[3:]...) }, true, 3, "missing"},
+		{"repeated", func(e [][]byte) [][]byte { return append(e[:3], e[2:]...) }, true, 4, "repeated"},
+		{"wrong chain, rehashed", func(e [][]byte) [][]byte {
+			e[1] = reseal(t, e[1], func(x *schemas.Entry) { x.Chain = "s2" })
+			return e
+		}, true, 2, "belongs to chain"},
+		{"event chained twice, rehashed", func(e [][]byte) [][]byte {
+			e[3] = reseal(t, e[3], func(x *schemas.Entry) { x.EventID = fmt.Sprintf("01JD%022d", 3); x.PrevHash = h3 })
+			return e
+		}, true, 4, "chained twice"},
+		{"whitespace", func(e [][]byte) [][]byte {
+			e[3] = bytes.Replace(e[3], []byte(`,"kind":`), []byte(`, "kind":`), 1)
+			return e
+		}, false, 4, "canonical"},
+		{"members out of order", func(e [][]byte) [][]byte {
+			e[3] = bytes.Replace(e[3], []byte(`{"bundle":"test",`), []byte(`{`), 1)
+			e[3] = append(e[3][:len(e[3])-1:len(e[3])-1], `,"bundle":"test"}`...)
+			return e
+		}, false, 4, "canonical"},
+		{"needless escape", func(e [][]byte) [][]byte {
+			e[3] = bytes.Replace(e[3], []byte(`"kind":"event"`), []byte(`"kind":"\u0065vent"`), 1)
+			return e
+		}, false, 4, "canonical"},
+		{"number not in its shortest form", func(e [][]byte) [][]byte {
+			e[3] = bytes.Replace(e[3], []byte(`,"prev_hash"`), []byte(`0,"prev_hash"`), 1) // payload_size
+			e[3] = bytes.Replace(e[3], []byte(`0,"prev_hash"`), []byte(`.0,"prev_hash"`), 1)
+			return e
+		}, false, 4, "canonical"},
+		{"not JSON", func(e [][]byte) [][]byte { e[3] = e[3][:len(e[3])-1]; return e }, false, 4, "not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			es := tt.mutate(build(t, "s1", 5))
+			bad := es[tt.wantN-1]
+			if got := scanned(bad); got != tt.wantFast {
+				t.Fatalf("fast path %v, want %v: %s", got, tt.wantFast, bad)
+			}
+			f := faultAt(t, Verify("s1", es))
+			if f.N != tt.wantN || !strings.Contains(f.Reason, tt.wantFault) {
+				t.Fatalf("fault at %d: %s; want %d: %s", f.N, f.Reason, tt.wantN, tt.wantFault)
+			}
+		})
+	}
+}
+
+// reseal changes a stored entry and seals it again (a forger who
+// recomputes the hash).
+func reseal(t *testing.T, stored []byte, change func(*schemas.Entry)) []byte {
+	t.Helper()
+	var e schemas.Entry
+	if err := json.Unmarshal(stored, &e); err != nil {
+		t.Fatal(err)
+	}
+	change(&e)
+	b, err := Seal(&e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// FuzzNextMatchesGeneralPath holds Next to its general path: on any bytes,
+// after any verified prefix, the same verdict, reason and head.
+func FuzzNextMatchesGeneralPath(f *testing.F) {
+	es := build(f, "f", 3)
+	for i, e := range es {
+		f.Add(e, uint8(i))
+	}
+	f.Add([]byte(`{"chain":"f","event_id":"x","hash":"sha256:00","n":1,"prev_hash":"`+digest.Zero+`","v":1}`), uint8(0))
+	f.Add([]byte(`{"chain":"f","hash":"sha256:00","n":1,"prev_hash":"`+digest.Zero+`","v":-1}`), uint8(0))
+	f.Add([]byte(`{"Hash":"a","chain":"f","hash":"b","n":2}`), uint8(1))
+	f.Add([]byte(`{"hash":"x"}`), uint8(0))
+	f.Fuzz(func(t *testing.T, raw []byte, k uint8) {
+		k %= uint8(len(es) + 1)
+		fast, general := NewVerifier("f"), NewVerifier("f")
+		for _, e := range es[:k] {
+			if fast.Next(e) != nil || general.nextGeneral(e) != nil {
+				t.Fatal("the prefix does not verify")
+			}
+		}
+		sv := NewVerifier("f")
+		for _, e := range es[:k] {
+			if _, _, err := sv.NextScanned(e, nil); err != nil {
+				t.Fatal("the prefix does not verify")
+			}
+		}
+		ef, eg := fast.Next(raw), general.nextGeneral(raw)
+		if fmt.Sprint(ef) != fmt.Sprint(eg) {
+			t.Fatalf("%q after %d entries:\nNext:    %v\ngeneral: %v", raw, k, ef, eg)
+		}
+		ms, proved, es := sv.NextScanned(raw, nil)
+		if fmt.Sprint(es) != fmt.Sprint(ef) || proved != scanned(raw) || proved && len(ms) == 0 && string(raw) != "{}" {
+			t.Fatalf("%q: NextScanned %v %v, Next %v", raw, proved, es, ef)
+		}
+		fn, fh := fast.Head()
+		gn, gh := general.Head()
+		if fn != gn || fh != gh || fmt.Sprint(fast.events) != fmt.Sprint(general.events) {
+			t.Fatalf("%q after %d entries: heads %d %s %v and %d %s %v", raw, k, fn, fh, fast.events, gn, gh, general.events)
+		}
+	})
+}
+
+// BenchmarkNext checks a chain of entries of ~1.4 kB (the size of the
+// bench ledger's), on the fast path and on the general one.
+func BenchmarkNext(b *testing.B) {
+	big := benchEntries(b)
+	size := 0
+	for _, e := range big {
+		size += len(e)
+	}
+	for _, path := range []struct {
+		name string
+		next func(*Verifier, []byte) error
+	}{{"fast", (*Verifier).Next}, {"general", (*Verifier).nextGeneral}} {
+		b.Run(path.name, func(b *testing.B) {
+			b.SetBytes(int64(size / len(big)))
+			b.ReportAllocs()
+			var v *Verifier
+			i := 0
+			for b.Loop() {
+				if i%len(big) == 0 {
+					v = NewVerifier("bench-session")
+				}
+				if err := path.next(v, big[i%len(big)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// benchEntries is a chain of 64 entries of ~1.9 kB.
+func benchEntries(b testing.TB) [][]byte {
+	es := build(b, "bench-session", 64)
+	big := make([][]byte, len(es))
+	prev := digest.Zero
+	for i := range es {
+		var e schemas.Entry
+		if err := json.Unmarshal(es[i], &e); err != nil {
+			b.Fatal(err)
+		}
+		p := *e.Payload + strings.Repeat(`{"tool_input":{"command":"go test ./...\n"}}`, 25)
+		e.Payload, e.PrevHash = &p, prev
+		s, err := Seal(&e)
+		if err != nil {
+			b.Fatal(err)
+		}
+		big[i], prev = s, e.Hash
+	}
+	return big
+}

@@ -196,10 +196,14 @@ func (r *replayer) readSegment(ctx context.Context, s segment) error {
 		case m.RestoredFrom != 0:
 			r.sum.Restored++ // a copy of an earlier archived message
 		default:
-			if err := r.block(ctx, SourceArchive, m.Seq, c, []byte(m.Data)); err != nil {
-				return err
+			r.add(ctx, queued{seq: m.Seq, src: SourceArchive, block: true}, c, []byte(m.Data))
+			if r.q.full() {
+				if _, err := r.flush(time.Time{}); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	return nil
+	_, err = r.flush(time.Time{})
+	return err
 }

@@ -22,7 +22,7 @@
 package replay
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +34,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/claimcheck/claimcheck/pkg/archive"
+	"github.com/claimcheck/claimcheck/pkg/canon"
 	"github.com/claimcheck/claimcheck/pkg/chain"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
@@ -139,7 +140,7 @@ type Config struct {
 	// Follow keeps reading new entries until ctx ends (or Window.Until).
 	Follow bool
 	Slack  time.Duration // default DefaultSlack
-	Batch  int           // messages per fetch; default 512
+	Batch  int           // messages asked for ahead of the one being read; default 512
 	// Now is the clock Follow checks Window.Until against (default time.Now).
 	Now func() time.Time
 	// Progress, when set, is told after each block the stream sequence
@@ -208,78 +209,47 @@ type replayer struct {
 	// heads are the last entries of each chain in every archived segment's
 	// signed manifest (chain → n → hash), for anchoring mid-chain starts.
 	heads map[string]map[uint64]string
-	rec   Record
 	// blockTime is the ingested_at of the last entry read.
 	blockTime time.Time
 	// end is the stream's last sequence when the replay began.
 	end uint64
+	// q is the messages read and not yet emitted (pipeline.go).
+	q queue
 }
 
 type chainState struct {
 	v          *chain.Verifier
 	broken     uint64 // the position where it broke; 0 while intact
 	unanchored bool
-}
-
-// block checks and emits the entries of one stored block.
-func (r *replayer) block(ctx context.Context, src Source, seq uint64, chainName string, data []byte) error {
-	if r.cfg.Progress != nil {
-		defer r.cfg.Progress(seq, r.end)
-	}
-	i := 0
-	for raw := range bytes.SplitSeq(data, []byte{'\n'}) {
-		i++
-		r.sum.Read++
-		rec := &r.rec
-		*rec = Record{Pos: Pos{Seq: seq, Index: i}, Source: src, Chain: chainName, Raw: raw}
-		herr := json.Unmarshal(raw, &rec.Head, json.RejectUnknownMembers(false))
-		rec.Check, rec.Reason = r.check(ctx, src, seq, rec, herr)
-		t, terr := time.Parse(time.RFC3339Nano, rec.Head.IngestedAt)
-		if terr == nil {
-			rec.Time, r.blockTime = t, t
-		}
-		if !r.cfg.After.Less(rec.Pos) || (terr == nil && !r.cfg.Window.Contains(t)) {
-			continue
-		}
-		if !r.cfg.Filter.Match(&rec.Head) {
-			continue
-		}
-		if terr != nil && rec.Check != CheckFault {
-			// Not placeable in time: shown, never dropped.
-			rec.Check, rec.Reason = CheckFault, fmt.Sprintf("ingested_at %q is not an RFC 3339 time", rec.Head.IngestedAt)
-			r.fault(rec)
-		}
-		if err := r.fn(rec); err != nil {
-			return err
-		}
-		// Counted once the callback took it: Last is where a resumed
-		// export goes on.
-		r.sum.Emitted++
-		if src == SourceArchive {
-			r.sum.FromArchive++
-		} else {
-			r.sum.FromHot++
-		}
-		r.sum.Last = rec.Pos
-	}
-	return nil
+	// how the chain was anchored (a key of Summary.Starts), counted when
+	// its first entry is emitted in ledger order.
+	how     string
+	counted bool
 }
 
 func (r *replayer) fault(rec *Record) {
 	r.sum.Faults = append(r.sum.Faults, Fault{Chain: rec.Chain, N: rec.Head.N, Pos: rec.Pos.String(), Reason: rec.Reason})
 }
 
-// check verifies one entry against its chain.
-func (r *replayer) check(ctx context.Context, src Source, seq uint64, rec *Record, herr error) (Check, string) {
-	st := r.chains[rec.Chain]
-	if st == nil {
-		st = r.start(ctx, src, seq, rec, herr)
-		r.chains[rec.Chain] = st
-	}
+// check verifies one entry against its chain: on the chain's worker, in
+// the chain's order (pipeline.go). rec.Head is decoded unless decoded is
+// set; ms is scratch.
+func check(st *chainState, rec *Record, decoded bool, ms *[]canon.Member) (Check, string) {
 	if st.broken != 0 {
+		if !decoded {
+			_ = decodeHead(rec.Raw, &rec.Head, ms)
+		}
 		return CheckUnverified, fmt.Sprintf("the chain broke at position %d earlier in this replay", st.broken)
 	}
-	if err := st.v.Next(rec.Raw); err != nil {
+	members, proved, err := st.v.NextScanned(rec.Raw, *ms)
+	*ms = members
+	if !decoded {
+		// The head from the members Next read, or decoded.
+		if rec.Head = (Head{}); !proved || !headFrom(members, &rec.Head) {
+			_ = decodeHead(rec.Raw, &rec.Head, ms) // an entry that does not decode has failed its check
+		}
+	}
+	if err != nil {
 		var f *chain.Fault
 		reason := err.Error()
 		if errors.As(err, &f) {
@@ -288,8 +258,6 @@ func (r *replayer) check(ctx context.Context, src Source, seq uint64, rec *Recor
 		} else {
 			st.broken = max(rec.Head.N, 1)
 		}
-		rec.Reason = reason
-		r.fault(rec)
 		return CheckFault, reason
 	}
 	if st.unanchored {
@@ -299,11 +267,13 @@ func (r *replayer) check(ctx context.Context, src Source, seq uint64, rec *Recor
 }
 
 // start begins verifying a chain at its first entry in this replay.
+// It runs as the entry is read, in ledger order (it may read the
+// predecessor from the stream); how the chain started is counted in the
+// summary when the entry is emitted.
 func (r *replayer) start(ctx context.Context, src Source, seq uint64, rec *Record, herr error) *chainState {
 	h := rec.Head
 	if herr != nil || h.N <= 1 {
-		r.sum.Starts["genesis"]++
-		return &chainState{v: chain.NewVerifier(rec.Chain)} // entry 1, or a fault Next reports
+		return &chainState{v: chain.NewVerifier(rec.Chain), how: "genesis"} // entry 1, or a fault Next reports
 	}
 	prevN := h.N - 1
 	if src == SourceHot {
@@ -312,29 +282,23 @@ func (r *replayer) start(ctx context.Context, src Source, seq uint64, rec *Recor
 			var ph Head
 			if json.Unmarshal(p.Raw, &ph, json.RejectUnknownMembers(false)) == nil {
 				if computed, herr := chain.Hash(p.Raw); herr == nil && computed == ph.Hash {
-					r.sum.Starts["hot"]++
 					// Next checks that this entry follows it (position, prev_hash).
-					return &chainState{v: chain.NewVerifierAt(rec.Chain, ph.N, computed)}
+					return &chainState{v: chain.NewVerifierAt(rec.Chain, ph.N, computed), how: "hot"}
 				}
 			}
-			r.sum.Starts["hot"]++
 			return &chainState{v: chain.NewVerifierAt(rec.Chain, prevN, "(predecessor at sequence "+
-				strconv.FormatUint(p.Seq, 10)+" does not hash to its own hash)")}
+				strconv.FormatUint(p.Seq, 10)+" does not hash to its own hash)"), how: "hot"}
 		}
 		if r.cfg.Anchors != nil {
 			if hash, ok := r.cfg.Anchors.StartOf(ctx, rec.Chain)(prevN); ok {
-				r.sum.Starts["anchor"]++
-				return &chainState{v: chain.NewVerifierAt(rec.Chain, prevN, hash)}
+				return &chainState{v: chain.NewVerifierAt(rec.Chain, prevN, hash), how: "anchor"}
 			}
 		}
 	}
 	if hash, ok := r.heads[rec.Chain][prevN]; ok {
-		r.sum.Starts["archive"]++
-		return &chainState{v: chain.NewVerifierAt(rec.Chain, prevN, hash)}
+		return &chainState{v: chain.NewVerifierAt(rec.Chain, prevN, hash), how: "archive"}
 	}
-	r.sum.Starts["unanchored"]++
-	r.sum.Unanchored = append(r.sum.Unanchored, rec.Chain)
-	return &chainState{v: chain.NewVerifierAt(rec.Chain, prevN, h.PrevHash), unanchored: true}
+	return &chainState{v: chain.NewVerifierAt(rec.Chain, prevN, h.PrevHash), unanchored: true, how: "unanchored"}
 }
 
 // readHot reads the hot stream from sequence from (0: from the window's
@@ -382,7 +346,9 @@ func (r *replayer) readHot(ctx context.Context, from uint64) error {
 func ptr[T any](v T) *T { return &v }
 
 // consume reads the ordered consumer until the snapshot's last sequence
-// (or, following, until ctx ends or the window closes).
+// (or, following, until ctx ends or the window closes). A goroutine keeps
+// a continuous pull running (up to Batch messages asked ahead), so the
+// server reads the next messages while this one checks the last.
 func (r *replayer) consume(ctx context.Context, cons jetstream.Consumer, prefix string, from, last uint64) error {
 	until := time.Time{}
 	if !r.cfg.Window.Until.IsZero() {
@@ -392,83 +358,113 @@ func (r *replayer) consume(ctx context.Context, cons jetstream.Consumer, prefix 
 	if r.cfg.Follow {
 		wait = 5 * time.Second
 	}
-	for {
-		// The fetch's own goroutine ends with fctx, whatever path leaves.
-		fctx, cancel := context.WithTimeout(ctx, wait)
-		batch, err := cons.Fetch(r.cfg.Batch, jetstream.FetchContext(fctx))
-		if err != nil {
-			cancel()
-			if r.cfg.Follow && ctx.Err() != nil {
-				return nil // following ends when the caller stops it
+	it, err := cons.Messages(jetstream.PullMaxMessages(r.cfg.Batch))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", r.cfg.Stream, err)
+	}
+	msgs, stop := make(chan jetstream.Msg, r.cfg.Batch), make(chan struct{})
+	var rerr error // set before msgs is closed
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := it.Next()
+			if err != nil {
+				if !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+					rerr = err
+				}
+				return
 			}
-			return fmt.Errorf("read %s: %w", r.cfg.Stream, err)
+			select {
+			case msgs <- m:
+			case <-stop:
+				return
+			}
 		}
-		got, done, err := r.batch(ctx, batch, prefix, from, last, until)
-		cancel()
-		if err != nil && r.cfg.Follow && ctx.Err() != nil {
-			return nil
+	}()
+	defer func() {
+		close(stop)
+		it.Stop()
+		for range msgs { // until the goroutine has ended
 		}
-		if err != nil || done {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
+	}()
+	idle := time.NewTimer(wait)
+	defer idle.Stop()
+	for {
+		idle.Reset(wait)
+		var m jetstream.Msg
+		select {
+		case m = <-msgs:
+			if m == nil {
+				if r.cfg.Follow && ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("read %s: %w", r.cfg.Stream, cmp.Or(rerr, errors.New("the consumer stopped")))
+			}
+		case <-ctx.Done():
 			if r.cfg.Follow {
 				return nil // following ends when the caller stops it
 			}
-			return err
-		}
-		if got > 0 {
-			continue
-		}
-		if r.cfg.Follow {
-			if !until.IsZero() && r.cfg.Now().After(until) {
+			return ctx.Err()
+		case <-idle.C:
+			if r.cfg.Follow {
+				if !until.IsZero() && r.cfg.Now().After(until) {
+					return nil
+				}
+				continue
+			}
+			// Nothing within the wait: done when the consumer has nothing left.
+			ci, err := cons.Info(ctx)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", r.cfg.Stream, err)
+			}
+			if ci.NumPending == 0 {
 				return nil
 			}
 			continue
 		}
-		// Nothing within the wait: done when the consumer has nothing left.
-		ci, err := cons.Info(ctx)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", r.cfg.Stream, err)
+		// This message and those already waiting, then a flush.
+		for m != nil {
+			final, err := r.addHot(ctx, m, prefix, from, last)
+			if err != nil {
+				if done, ferr := r.flush(until); ferr != nil || done {
+					return ferr
+				}
+				return err
+			}
+			m = nil
+			if !final && !r.q.full() {
+				select {
+				case m = <-msgs: // nil once the reader stopped: the next receive reports it
+				default:
+				}
+			}
 		}
-		if ci.NumPending == 0 {
-			return nil
+		if done, err := r.flush(until); err != nil || done {
+			return err
 		}
 	}
 }
 
-// batch handles one fetch; done reports the end of the replay.
-func (r *replayer) batch(ctx context.Context, batch jetstream.MessageBatch, prefix string, from, last uint64,
-	until time.Time) (got int, done bool, err error) {
-	for m := range batch.Messages() {
-		got++
-		meta, err := m.Metadata()
-		if err != nil {
-			return got, true, fmt.Errorf("read %s: %w", r.cfg.Stream, err)
-		}
-		seq := meta.Sequence.Stream
-		c, ok := chainOf(prefix, m.Subject())
-		switch {
-		case !ok, seq < from:
-		case r.cfg.Archive != nil && m.Headers().Get(archive.RestoredHeader) != "":
-			// A copy archive restore put back: its original is archived.
-			r.sum.Restored++
-		default:
-			if err := r.block(ctx, SourceHot, seq, c, m.Data()); err != nil {
-				return got, true, err
-			}
-		}
-		if !until.IsZero() && r.blockTime.After(until) {
-			return got, true, nil // past the window (by ingested_at, as it was placed)
-		}
-		if !r.cfg.Follow && (seq >= last || meta.NumPending == 0) {
-			return got, true, nil
-		}
+// addHot queues a message of the hot stream; final reports the last
+// message the replay reads.
+func (r *replayer) addHot(ctx context.Context, m jetstream.Msg, prefix string, from, last uint64) (final bool, err error) {
+	meta, err := m.Metadata()
+	if err != nil {
+		return true, fmt.Errorf("read %s: %w", r.cfg.Stream, err)
 	}
-	if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
-		return got, true, fmt.Errorf("read %s: %w", r.cfg.Stream, err)
+	q := queued{seq: meta.Sequence.Stream, src: SourceHot}
+	q.final = !r.cfg.Follow && (q.seq >= last || meta.NumPending == 0)
+	c, ok := chainOf(prefix, m.Subject())
+	switch {
+	case !ok, q.seq < from:
+	case r.cfg.Archive != nil && m.Headers().Get(archive.RestoredHeader) != "":
+		// A copy archive restore put back: its original is archived.
+		q.restored = true
+	default:
+		q.block = true
 	}
-	return got, false, nil
+	r.add(ctx, q, c, m.Data())
+	return q.final, nil
 }
 
 func chainOf(prefix, subj string) (string, bool) {

@@ -9,7 +9,7 @@ package main
 //     split into its entries. The baseline.
 //   - ledger verify: every chain recomputed (hash, position, link, event
 //     ids) and every entry validated against entry.v1, as `claimcheck
-//     ledger verify` does (ledger.Reader.WalkAll).
+//     ledger verify` does (ledger.Reader.Verify).
 //   - replay: replay.Run over the whole ledger, every entry checked against
 //     its chain, as `claimcheck ledger replay` reads (without printing).
 //   - export ndjson: replay.Run into export's NDJSON writer, to a file on
@@ -26,12 +26,11 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/claimcheck/claimcheck/pkg/chain"
+	"github.com/claimcheck/claimcheck/pkg/entryschema"
 	"github.com/claimcheck/claimcheck/pkg/export"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/replay"
 	"github.com/claimcheck/claimcheck/pkg/stream"
-	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 )
 
@@ -151,24 +150,20 @@ func chainOfSubject(s string) (string, bool) {
 	return s[len(p):], true
 }
 
-// verifyAll is `ledger verify`'s work: every chain, every entry's schema.
+// verifyAll is `ledger verify`'s work: every chain, every entry's schema
+// (ledger.Reader.Verify, as the command calls it).
 func verifyAll(ctx context.Context, js jetstream.JetStream, val *validation.Validator) (archiveRow, error) {
 	var r archiveRow
 	cpu0, start := procCPU(os.Getpid()), time.Now()
-	verifiers := map[string]*chain.Verifier{}
-	err := ledger.NewReader(js, "").WalkAll(ctx, func(s ledger.Stored) error {
-		v := verifiers[s.Chain]
-		if v == nil {
-			v = chain.NewVerifier(s.Chain)
-			verifiers[s.Chain] = v
-		}
-		r.entries++
-		if err := v.Next(s.Raw); err != nil {
-			return err
-		}
-		return val.Validate(schemas.EntryV1, s.Raw)
-	})
-	r.d, r.cpu = time.Since(start), procCPU(os.Getpid())-cpu0
+	es, err := entryschema.New(val)
+	if err != nil {
+		return r, err
+	}
+	res, err := ledger.NewReader(js, "").Verify(ctx, ledger.VerifyConfig{Check: es.ValidateScanned})
+	r.d, r.cpu, r.entries = time.Since(start), procCPU(os.Getpid())-cpu0, res.Entries
+	if err == nil && len(res.Faults) > 0 {
+		err = fmt.Errorf("%d faults: %w", len(res.Faults), res.Faults[0])
+	}
 	return r, err
 }
 

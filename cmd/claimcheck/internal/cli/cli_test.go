@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/claimcheck/claimcheck/pkg/chain"
 	"github.com/claimcheck/claimcheck/pkg/identity"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/natstest"
@@ -330,6 +331,20 @@ func TestLedgerVerifyDetectsTamperedCopies(t *testing.T) {
 		{"changed", func(e [][]byte) [][]byte { e[3] = bytes.Replace(e[3], []byte("echo 4"), []byte("echo X"), 1); return e }, 4, "hash mismatch"},
 		{"removed", func(e [][]byte) [][]byte { return append(e[:2:2], e[3:]...) }, 3, "missing"},
 		{"reordered", func(e [][]byte) [][]byte { e[4], e[5] = e[5], e[4]; return e }, 5, "out of order"},
+		{"not canonical", func(e [][]byte) [][]byte {
+			e[2] = bytes.Replace(e[2], []byte(`,"kind":`), []byte(`, "kind":`), 1)
+			return e
+		}, 3, "canonical"},
+		// Re-sealed (a forger who recomputes the hash): the chain holds
+		// at the entry, its schema does not.
+		{"schema violation", func(e [][]byte) [][]byte {
+			e[3] = reseal(t, e[3], func(x *schemas.Entry) { x.Kind = "bogus" })
+			return e
+		}, 4, "/kind"},
+		{"linked to another entry", func(e [][]byte) [][]byte {
+			e[3] = reseal(t, e[3], func(x *schemas.Entry) { x.PrevHash = "sha256:" + strings.Repeat("1", 64) })
+			return e
+		}, 4, "prev_hash"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -355,6 +370,21 @@ func TestLedgerVerifyDetectsTamperedCopies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reseal changes a stored entry and seals it again.
+func reseal(t *testing.T, raw []byte, change func(*schemas.Entry)) []byte {
+	t.Helper()
+	var e schemas.Entry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatal(err)
+	}
+	change(&e)
+	out, err := chain.Seal(&e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestCommandsWithoutNATS(t *testing.T) {

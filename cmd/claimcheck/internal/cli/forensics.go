@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -186,16 +187,31 @@ Exit 0 when every entry checked out, 1 when a chain is broken, 2 on other errors
 			cfg.Follow = follow
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
-			out := a.env.Stdout
+			// Buffered: one write a block of lines, not one a line;
+			// following, each entry is written as soon as it is read.
+			out := bufio.NewWriterSize(a.env.Stdout, 64<<10)
+			defer func() { _ = out.Flush() }()
 			if !asJSON {
 				fmt.Fprintf(out, "%-12s %-24s %-16s %-36s %6s %-9s %-18s %-10s %-10s %s\n", "POS", "INGESTED AT", "HOST", "SESSION", "N",
 					"KIND", "EVENT", "TOOL", "CHECK", "DETAIL")
 			}
-			sum, err := replay.Run(ctx, cfg, func(r *replay.Record) error { return printRecord(out, r, asJSON) })
+			sum, err := replay.Run(ctx, cfg, func(r *replay.Record) error {
+				if err := printRecord(out, r, asJSON); err != nil || !follow {
+					return err
+				}
+				return out.Flush()
+			})
+			if ferr := out.Flush(); ferr != nil && err == nil {
+				err = ferr
+			}
 			if err != nil && (!follow || !errors.Is(err, context.Canceled)) {
 				return &exitError{ExitError, err}
 			}
-			return a.reportReplay("replay", sum, out)
+			err = a.reportReplay("replay", sum, out)
+			if ferr := out.Flush(); ferr != nil && err == nil {
+				return &exitError{ExitError, ferr}
+			}
+			return err
 		},
 	}
 	w.register(cmd, "start of the window (required): an RFC 3339 time or a duration back from now (1h, 7d)")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/claimcheck/claimcheck/pkg/archive"
 	"github.com/claimcheck/claimcheck/pkg/chain"
+	"github.com/claimcheck/claimcheck/pkg/entryschema"
 	"github.com/claimcheck/claimcheck/pkg/evidence"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
@@ -324,48 +325,19 @@ type verifyResult struct {
 
 func verifyLedger(cmd *cobra.Command, r *ledger.Reader, anchors *ledger.Anchors, only string,
 	val *validation.Validator) (verifyResult, error) {
-	var res verifyResult
-	verifiers := map[string]*chain.Verifier{}
-	failed := map[string]bool{}
-	var order []string
-	check := func(s ledger.Stored) error {
-		if failed[s.Chain] {
-			return nil
-		}
-		v, ok := verifiers[s.Chain]
-		if !ok {
-			v = chain.NewVerifierFrom(s.Chain, anchors.StartOf(cmd.Context(), s.Chain))
-			verifiers[s.Chain] = v
-			order = append(order, s.Chain)
-		}
-		res.entries++
-		err := v.Next(s.Raw)
-		if err == nil && val != nil {
-			if serr := val.Validate(schemas.EntryV1, s.Raw); serr != nil {
-				n, _ := v.Head()
-				err = &chain.Fault{Chain: s.Chain, N: n, Reason: serr.Error()}
-			}
-		}
+	cfg := ledger.VerifyConfig{Chain: only, Start: func(c string) chain.StartFunc { return anchors.StartOf(cmd.Context(), c) }}
+	if val != nil {
+		es, err := entryschema.New(val)
 		if err != nil {
-			var f *chain.Fault
-			if !errors.As(err, &f) {
-				return err
-			}
-			failed[s.Chain] = true
-			res.faults = append(res.faults, f)
+			return verifyResult{}, err
 		}
-		return nil
+		cfg.Check = es.ValidateScanned // entry.v1, every keyword; the full validator for what its fast path cannot prove
 	}
-	var err error
-	if only != "" {
-		err = r.Walk(cmd.Context(), only, 0, check)
-		if err == nil && res.entries == 0 {
-			return res, fmt.Errorf("session %s has no entries in the ledger", only)
-		}
-	} else {
-		err = r.WalkAll(cmd.Context(), check)
+	vr, err := r.Verify(cmd.Context(), cfg)
+	res := verifyResult{chains: vr.Chains, entries: vr.Entries, faults: vr.Faults}
+	if err == nil && only != "" && res.entries == 0 {
+		return res, fmt.Errorf("session %s has no entries in the ledger", only)
 	}
-	res.chains = len(order)
 	return res, err
 }
 
