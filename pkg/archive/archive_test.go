@@ -207,11 +207,40 @@ func TestTombstones(t *testing.T) {
 			_ = f.store.Delete(t.Context(), k)
 		}
 	}
+	// A deletion in progress (the tombstone written, the objects not all
+	// removed yet, or a crash between the two) is a deletion.
+	writeTomb := func(i int) {
+		man, _ := f.store.Get(t.Context(), archive.ManifestKey("LEDGER", f.names[i]))
+		cp, _ := f.store.Get(t.Context(), archive.CheckpointKey("LEDGER", f.names[i]))
+		raw, _ := json.Marshal(archive.Tombstone{V: 1, Name: f.names[i], Manifest: string(man), Checkpoint: string(cp), DeletedAt: t0.Format(archive.TimeFormat), EventID: "x"})
+		_ = f.store.Put(t.Context(), archive.TombstoneKey("LEDGER", f.names[i]), raw, "")
+	}
+	writeTomb(0)
+	_ = f.store.Delete(t.Context(), archive.SegmentKey("LEDGER", f.names[0]))
+	if r := f.verify(t); !r.OK() || r.Tombstones != 1 || r.Segments != 2 {
+		t.Fatalf("a deletion in progress: %d tombstones, %d segments, problems %v", r.Tombstones, r.Segments, r.Problems)
+	}
 	tomb(0)
 	if r := f.verify(t); !r.OK() || r.Tombstones != 1 || r.Segments != 2 {
 		t.Fatalf("after a retention deletion: %+v", r)
 	}
-	r, err := archive.Verify(t.Context(), f.store, "LEDGER", archive.Options{Keys: f.keys, Now: t0.Add(24 * time.Hour), Retention: 365 * 24 * time.Hour})
+	// Retention deletes the next segment while a verify is reading (a
+	// running rotator): the segment listed whole is then gone, and its
+	// tombstone stands for it.
+	r, err := archive.Verify(t.Context(), f.store, "LEDGER", archive.Options{Keys: f.keys, Now: t0.Add(400 * 24 * time.Hour),
+		Retention: 24 * time.Hour, Segment: func(m archive.Manifest, _ []archive.Message) error {
+			if m.Name == f.names[1] {
+				tomb(2)
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || r.Tombstones != 2 || r.Segments != 1 {
+		t.Fatalf("retention during a verify: %d tombstones, %d segments, problems %v", r.Tombstones, r.Segments, r.Problems)
+	}
+	r, err = archive.Verify(t.Context(), f.store, "LEDGER", archive.Options{Keys: f.keys, Now: t0.Add(24 * time.Hour), Retention: 365 * 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,10 @@ func Verify(ctx context.Context, st *Store, streamName string, o Options) (*Repo
 		}
 		first, last, _ := ParseName(it.Name)
 		switch {
-		case tombs[it.Name] && !it.Segment && !it.Manifest:
+		case tombs[it.Name]:
+			// Deleted by retention. Objects listed beside the tombstone are
+			// a deletion in progress (the rotator writes the tombstone
+			// first), or one a crash cut short, which its next pass ends.
 			w.tombstoned(ctx, it.Name, last)
 		case !it.Checkpoint && i == len(names)-1 && (it.Segment || it.Manifest):
 			// The newest segment, uploaded but not yet checkpointed.
@@ -217,6 +220,22 @@ func (w *walk) tombstoned(ctx context.Context, name string, last uint64) {
 	r.Last = last
 }
 
+// deletedMeanwhile handles an object of segment name found missing after
+// the listing (err): when retention deleted the segment since (a running
+// rotator; its tombstone is written before the objects go), the segment is
+// followed as tombstoned and it reports true; otherwise false, and the
+// caller reports the missing object.
+func (w *walk) deletedMeanwhile(ctx context.Context, err error, name string, last uint64) bool {
+	if !errors.Is(err, ErrNotFound) {
+		return false
+	}
+	if _, terr := w.st.Get(ctx, TombstoneKey(w.stream, name)); terr != nil {
+		return false
+	}
+	w.tombstoned(ctx, name, last)
+	return true
+}
+
 // segment verifies one checkpointed segment, first..last: its manifest and
 // checkpoint, its link to the segment before, and its messages, which it
 // then hands to o.Segment. Defects are problems of the report; the error is
@@ -227,9 +246,12 @@ func (w *walk) segment(ctx context.Context, name string, first, last uint64) err
 	if !ok {
 		return nil
 	}
+	seg, err := w.st.Get(ctx, SegmentKey(w.stream, name))
+	if err != nil && w.deletedMeanwhile(ctx, err, name, last) {
+		return nil
+	}
 	w.link(name, m)
 	w.passed(name, Digest(manRaw), last)
-	seg, err := w.st.Get(ctx, SegmentKey(w.stream, name))
 	if err != nil {
 		r.problem(name, "%v", err)
 		return nil
@@ -268,12 +290,16 @@ func (w *walk) checkpointed(ctx context.Context, name string, first, last uint64
 	r := w.r
 	manRaw, err := w.st.Get(ctx, ManifestKey(w.stream, name))
 	if err != nil {
-		r.problem(name, "%v", err)
+		if !w.deletedMeanwhile(ctx, err, name, last) {
+			r.problem(name, "%v", err)
+		}
 		return m, nil, false, false
 	}
 	cpRaw, err := w.st.Get(ctx, CheckpointKey(w.stream, name))
 	if err != nil {
-		r.problem(name, "%v", err)
+		if !w.deletedMeanwhile(ctx, err, name, last) {
+			r.problem(name, "%v", err)
+		}
 		return m, nil, false, false
 	}
 	cp, err := VerifyCheckpoint(w.o.Keys, cpRaw, manRaw)
