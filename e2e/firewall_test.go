@@ -168,3 +168,60 @@ func showUntil(t *testing.T, url, session string, ok func([]shownEntry) bool) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestLevelsAreSharedByGatekeepers: the level lives in NATS, not in a
+// gatekeeper. Gatekeeper A (its own binary beside `claimcheck up` without
+// one) answers three denied commands and the session reaches CONTAIN;
+// gatekeeper B, started after that, answers the very next request it gets
+// — a write — with a deny naming the level, and B signs the lift an
+// operator asks for.
+func TestLevelsAreSharedByGatekeepers(t *testing.T) {
+	dir := t.TempDir()
+	hookDir := filepath.Join(dir, "hook")
+	data := filepath.Join(dir, "data")
+	_, url := upEnv(t, []string{"CLAIMCHECK_HOOK_STATE_DIR=" + hookDir}, data, "127.0.0.1:0", "--services", "ingest,verifier,rotator")
+	gatekeeper := func(id string) *proc {
+		p := start(t, []string{"CLAIMCHECK_GATEKEEPER_KEY_DIR=" + filepath.Join(data, "keys"), "CLAIMCHECK_GATEKEEPER_ID=" + id},
+			"gatekeeper", "--nats-url", url, "--http-listen", "")
+		p.WaitStderr(t, 60*time.Second, "gatekeeper running")
+		return p
+	}
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + hookDir}
+	a := gatekeeper("gk-a")
+	s := newAgent(t, env, "sess-fw-shared")
+	s.prompt("Clean up the build directory")
+	for i := range 3 {
+		if d := readAnswer(t, s.preTool("Bash", fmt.Sprintf(`{"command":"rm -rf / --no-preserve-root","description":"clean %d"}`, i))); d.HookSpecificOutput.PermissionDecision != "deny" {
+			t.Fatalf("denial %d: %+v", i, d)
+		}
+	}
+	if st := levelOf(t, env, s.session); st["level"] != "CONTAIN" {
+		t.Fatalf("level after three denials by gatekeeper A: %v", st)
+	}
+	gatekeeper("gk-b")
+	a.Kill() // from now on B answers every request
+	// The server drops A's subscription when it reads the socket's close.
+	time.Sleep(250 * time.Millisecond)
+	w := readAnswer(t, s.preTool("Write", `{"file_path":"/repo/notes.md","content":"x\n"}`))
+	if w.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(w.HookSpecificOutput.PermissionDecisionReason, "level CONTAIN") {
+		t.Fatalf("gatekeeper B's first answer, a write at CONTAIN: %+v", w)
+	}
+	if r := runBin(t, env, nil, "claimcheck", "gate", "level", "--session", s.session, "--set", "normal", "--reason", "reviewed"); r.code != 0 {
+		t.Fatalf("lift through gatekeeper B: %+v", r)
+	}
+	if w := readAnswer(t, s.preTool("Write", `{"file_path":"/repo/notes.md","content":"x\n"}`)); w.HookSpecificOutput.PermissionDecision != "" {
+		t.Fatalf("a write after the lift: %+v", w)
+	}
+	// Both gatekeepers' signed records are in the chain: A's raise, B's lift.
+	showUntil(t, url, s.session, func(entries []shownEntry) bool {
+		by := map[string]bool{}
+		for _, e := range entries {
+			if e.HookEvent == "GateFinding" && strings.Contains(e.Payload, `"kind":"level_change"`) {
+				for _, id := range []string{"gk-a", "gk-b"} {
+					by[id] = by[id] || strings.Contains(e.Payload, `"gatekeeper":"`+id+`"`)
+				}
+			}
+		}
+		return by["gk-a"] && by["gk-b"]
+	})
+}
