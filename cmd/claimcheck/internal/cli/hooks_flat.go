@@ -142,40 +142,14 @@ func mergeFlatHooks(path string, root *object, hookCmd string, f flatFormat) (in
 // removeFlatHooks drops every claimcheck-hook handler, the events it
 // leaves empty and "hooks" when nothing is left in it.
 func removeFlatHooks(path string, root *object, commandKey string) (int, error) {
-	raw, ok := root.get("hooks")
-	if !ok {
-		return 0, nil
-	}
-	hooksObj := &object{}
-	if err := hooksObj.parse(raw); err != nil {
-		return 0, fmt.Errorf("%s: \"hooks\" is not an object: %w", path, err)
-	}
-	removed := 0
-	for i := 0; i < len(hooksObj.names); i++ {
-		var handlers []jsontext.Value
-		if json.Unmarshal(hooksObj.values[i], &handlers) != nil {
-			continue // not claimcheck's to judge
-		}
+	return pruneHooks(path, root, func(handlers []jsontext.Value) ([]jsontext.Value, int) {
 		before := len(handlers)
 		handlers = slices.DeleteFunc(handlers, func(v jsontext.Value) bool {
 			h := &object{}
 			return h.parse(v) == nil && isClaimcheckHook(stringMember(h, commandKey))
 		})
-		if n := before - len(handlers); n > 0 {
-			removed += n
-			if len(handlers) == 0 {
-				hooksObj.deleteAt(i)
-				i--
-				continue
-			}
-			hooksObj.values[i] = mustJSON(handlers)
-		}
-	}
-	if removed == 0 {
-		return 0, nil
-	}
-	putHooks(root, hooksObj)
-	return removed, nil
+		return handlers, before - len(handlers)
+	})
 }
 
 func stringMember(o *object, name string) string {

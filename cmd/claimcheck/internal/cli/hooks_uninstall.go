@@ -163,6 +163,14 @@ func uninstallHooks(path string, dryRun bool, now time.Time, dropManagedOnly boo
 // the groups left with no handler and the events left with no group (only
 // those claimcheck emptied), and "hooks" itself if nothing is left in it.
 func removeHooks(path string, root *object) (int, error) {
+	return pruneHooks(path, root, removeFromGroups)
+}
+
+// pruneHooks applies prune to each event's array under root's "hooks"
+// (members that are not arrays are left alone), drops the events it
+// empties and "hooks" itself when nothing is left in it, and returns how
+// many handlers prune dropped.
+func pruneHooks(path string, root *object, prune func([]jsontext.Value) (kept []jsontext.Value, n int)) (int, error) {
 	raw, ok := root.get("hooks")
 	if !ok {
 		return 0, nil
@@ -173,11 +181,11 @@ func removeHooks(path string, root *object) (int, error) {
 	}
 	removed := 0
 	for i := 0; i < len(hooksObj.names); i++ {
-		var groups []jsontext.Value
-		if json.Unmarshal(hooksObj.values[i], &groups) != nil {
+		var items []jsontext.Value
+		if json.Unmarshal(hooksObj.values[i], &items) != nil {
 			continue // not claimcheck's to judge
 		}
-		kept, n := removeFromGroups(groups)
+		kept, n := prune(items)
 		if n == 0 {
 			continue
 		}
