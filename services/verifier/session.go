@@ -54,10 +54,23 @@ func (v *sessionView) refresh(ctx context.Context, r *ledger.Reader, anchors *le
 			v.verdicts[e.EventID] = e.Verdict
 		}
 		ev := evidence.Decode(e)
-		v.loop.Observe(&ev)
+		for _, r := range v.loop.Observe(&ev) {
+			v.revoke(r)
+		}
 		v.entries = append(v.entries, ev)
 		return nil
 	})
+}
+
+// revoke marks an earlier tool result as not the agent's own (see
+// evidence.Loop).
+func (v *sessionView) revoke(r evidence.Revoked) {
+	for i := len(v.entries) - 1; i >= 0; i-- {
+		if v.entries[i].N == r.N {
+			v.entries[i].Untrusted = r.Reason
+			return
+		}
+	}
 }
 
 // head returns the view's last position and hash.

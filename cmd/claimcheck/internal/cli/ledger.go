@@ -168,6 +168,13 @@ func (a *app) ledgerShowCommand(f *ledgerFlags) *cobra.Command {
 			}
 			count := 0
 			var loop evidence.Loop // marks tool results the agent's tool loop did not produce
+			// The table is written at the end: a later result can show an
+			// earlier one was not the agent's (evidence.Revoked).
+			type row struct {
+				n                                  uint64
+				at, kind, event, tool, detail, why string
+			}
+			var rows []row
 			err = ledger.NewReader(js, f.streamName).Walk(cmd.Context(), showSession, 0, func(s ledger.Stored) error {
 				count++
 				if showJSON {
@@ -176,18 +183,32 @@ func (a *app) ledgerShowCommand(f *ledgerFlags) *cobra.Command {
 				}
 				var e schemas.Entry
 				if err := json.Unmarshal(s.Raw, &e); err != nil {
-					fmt.Fprintf(tw, "?\t\tunreadable\t\t\t%v\n", err)
+					rows = append(rows, row{kind: "unreadable", detail: err.Error()})
 					return nil
 				}
 				ev := evidence.Decode(e)
-				loop.Observe(&ev)
-				d := detail(&e)
-				if ev.Untrusted != "" {
-					d = "NOT EVIDENCE (" + ev.Untrusted + "): " + d
+				for _, r := range loop.Observe(&ev) {
+					for i := len(rows) - 1; i >= 0; i-- {
+						if rows[i].n == r.N && rows[i].kind != "unreadable" {
+							rows[i].why = r.Reason
+							break
+						}
+					}
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.N, e.IngestedAt, e.Kind, e.HookEvent, e.ToolName, d)
+				rows = append(rows, row{n: e.N, at: e.IngestedAt, kind: e.Kind, event: e.HookEvent, tool: e.ToolName,
+					detail: detail(&e), why: ev.Untrusted})
 				return nil
 			})
+			for _, r := range rows {
+				n, d := "?", r.detail
+				if r.kind != "unreadable" {
+					n = fmt.Sprint(r.n)
+				}
+				if r.why != "" {
+					d = "NOT EVIDENCE (" + r.why + "): " + d
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n, r.at, r.kind, r.event, r.tool, d)
+			}
 			_ = tw.Flush()
 			if err != nil {
 				return &exitError{ExitError, err}
