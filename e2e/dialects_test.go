@@ -101,8 +101,9 @@ func (a *dialectAgent) claim() (verdict, result) {
 // gatekeeper) and claimcheck claim: prompt, a shell tool call reported
 // before and after, a claim, and stops. Codex: a stop claiming done is
 // blocked without evidence (in Codex's words) and let through citing the
-// PASS. Gemini CLI: the same stop is blocked, and since Gemini sends no
-// tool ids its test run cannot back the claim, which says why.
+// PASS. Gemini CLI, which sends no tool ids: the same, its test run paired
+// with its BeforeTool by tool and input; and a stop blocked again and
+// again ends at claimcheck's cap, NOT verified.
 func TestCodexAndGeminiSessionsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	hookDir := filepath.Join(dir, "hook")
@@ -150,10 +151,13 @@ func TestCodexAndGeminiSessionsEndToEnd(t *testing.T) {
 		}
 		a.shell("go test ./...", goTestPass)
 		v, r := a.claim()
-		if v.Verdict == "PASS" || !strings.Contains(strings.Join(v.Reasons, " ")+v.NextStep, "tool_use_id") {
-			t.Fatalf("a Gemini tool result backed a claim, or the verdict does not say why not: %+v %+v", v, r)
+		if v.Verdict != "PASS" || v.AttestationID == "" {
+			t.Fatalf("claim on a Gemini test run paired with its BeforeTool by input: %+v %+v", v, r)
 		}
-		t.Logf("Gemini claim: %s %q next: %q", v.Verdict, v.Reasons, v.NextStep)
+		msg := "Fixed it; all tests pass.\n\n" + finalBlock("done", v.AttestationID)
+		if ans := a.stop(msg); ans.Decision != "" {
+			t.Fatalf("attested done was not let through: %+v", ans)
+		}
 		// The ledger holds the mapped events, each with Gemini's bytes.
 		entries, _ := show(t, url, a.session, 6)
 		var mapped int
@@ -175,6 +179,33 @@ func TestCodexAndGeminiSessionsEndToEnd(t *testing.T) {
 		// Gemini CLI has no cap of its own: it feeds each block's reason back
 		// as a BeforeAgent prompt and stops again. That prompt continues the
 		// turn, so claimcheck's cap ends it, NOT verified.
+		a = &dialectAgent{t: t, env: env, agent: "gemini", session: "e849aea9-2b9f-40db-a376-c106011fb0f3"}
+		a.record(`"hook_event_name":"SessionStart","source":"startup"`)
+		a.record(fmt.Sprintf(`"hook_event_name":"BeforeAgent","prompt":%q`, prompt))
+		// An AfterTool with no BeforeTool of the same call before it (piped
+		// into the hook by hand) backs nothing.
+		r = a.hook(`"hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"go test ./...","description":"run"},` +
+			fmt.Sprintf(`"tool_response":{"llmContent":%q,"returnDisplay":%q}`, goTestPass, goTestPass))
+		if r.code != 0 {
+			t.Fatalf("a lone AfterTool: %+v", r)
+		}
+		if v, r := a.claim(); v.Verdict == "PASS" || !strings.Contains(strings.Join(v.Reasons, " ")+v.NextStep, "no unpaired PreToolUse") {
+			t.Fatalf("a lone Gemini AfterTool backed a claim, or the verdict does not say why not: %+v %+v", v, r)
+		}
+		// A passing AfterTool piped into the hook while the real run is
+		// under way pairs with its BeforeTool first; the agent's own result
+		// (a failure) then finds no call left, which voids both: the claim
+		// is not PASS, and ledger show names the piped one.
+		in := `"tool_name":"run_shell_command","tool_input":{"command":"go test ./...","description":"run"}`
+		a.record(`"hook_event_name":"BeforeTool",` + in)
+		a.record(`"hook_event_name":"AfterTool",` + in + fmt.Sprintf(`,"tool_response":{"llmContent":%q,"returnDisplay":%q}`, goTestPass, goTestPass))
+		a.record(`"hook_event_name":"AfterTool",` + in + fmt.Sprintf(`,"tool_response":{"llmContent":%q,"returnDisplay":%q}`, goTestFail, goTestFail))
+		if v, r := a.claim(); v.Verdict == "PASS" {
+			t.Fatalf("a result piped in while the call ran backed a claim: %+v %+v", v, r)
+		}
+		if r := runBin(t, []string{"CLAIMCHECK_NATS_URL=" + url}, nil, "claimcheck", "ledger", "show", "--session", a.session); !strings.Contains(r.stdout, "besides the agent's own") {
+			t.Fatalf("ledger show does not mark the voided results:\n%s", r.stdout)
+		}
 		for i := 0; ; i++ {
 			ans := a.stop("I fixed it. All tests pass now.")
 			if ans.Decision == "" {
@@ -235,11 +266,14 @@ func answerOf(t *testing.T, r result) map[string]string {
 // TestCursorAndCopilotSessionsEndToEnd drives a session of each through the
 // built claimcheck-hook, claimcheck up and claimcheck claim: prompt, a shell
 // tool call reported before and after, a claim, and stops. Neither agent
-// sends a tool call id, so, as for Gemini CLI, the test run cannot back the
-// claim, which says why; every stop is blocked in the agent's words, the
-// block reason fed back as a prompt continues the turn, and claimcheck's
-// cap ends it, NOT verified (the agent has no field to show that in: the
-// allow is silent, and claimcheck session status says it).
+// sends a tool call id (the run pairs with its call by tool and input, as
+// Gemini CLI's) nor a final message with its stop (the gate judges the turn
+// on its PASS attestations): a stop is blocked in the agent's words without
+// evidence and let through with it. In the next turn, with no evidence,
+// every stop is blocked, the block reason fed back as a prompt continues
+// the turn, and claimcheck's cap ends it, NOT verified (the agent has no
+// field to show that in: the allow is silent, and claimcheck session status
+// says it).
 func TestCursorAndCopilotSessionsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	hookDir := filepath.Join(dir, "hook")
@@ -316,10 +350,12 @@ func TestCursorAndCopilotSessionsEndToEnd(t *testing.T) {
 				t.Fatalf("go test ./... answered %v", ans)
 			}
 			v, r := a.claim()
-			if v.Verdict == "PASS" || !strings.Contains(strings.Join(v.Reasons, " ")+v.NextStep, "tool_use_id") {
-				t.Fatalf("a %s tool result backed a claim, or the verdict does not say why not: %+v %+v", agent, v, r)
+			if v.Verdict != "PASS" || v.AttestationID == "" {
+				t.Fatalf("claim on a %s test run paired with its call by tool and input: %+v %+v", agent, v, r)
 			}
-			t.Logf("%s claim: %s %q next: %q", agent, v.Verdict, v.Reasons, v.NextStep)
+			if reason, ans := s.stop(a); reason != "" || len(ans) != 0 {
+				t.Fatalf("stop of a turn whose task has a PASS answered %v, want silence (allowed)", ans)
+			}
 			// The pre-tool gate answers in the agent's words, and the call does not run.
 			if ans := s.shell(a, "rm -rf /", ""); !s.denied(ans) {
 				t.Fatalf("rm -rf / answered %v", ans)
@@ -355,8 +391,12 @@ func TestCursorAndCopilotSessionsEndToEnd(t *testing.T) {
 			if mapped < 2 {
 				t.Fatalf("%d mapped tool events in the ledger, want at least 2", mapped)
 			}
-			// Every stop is blocked; the reason fed back as a prompt continues
-			// the turn, so claimcheck's cap ends it.
+			// A new task, no evidence for it: every stop is blocked; the
+			// reason fed back as a prompt continues the turn, so claimcheck's
+			// cap ends it.
+			if ans := s.prompt(a, "Now run the linter with `go vet ./...` and tell me the result"); len(ans) != 0 {
+				t.Fatalf("prompt answered %v", ans)
+			}
 			for i := 0; ; i++ {
 				reason, ans := s.stop(a)
 				if reason == "" {

@@ -86,6 +86,16 @@ func (a Agent) Name() string {
 	return "Claude Code"
 }
 
+// StopCarriesMessage says whether the agent's stop event carries its final
+// message (Claude Code's and Codex's last_assistant_message, Gemini CLI's
+// prompt_response). Cursor's stop and Copilot's agentStop carry none, so
+// their stops cannot cite attestations: the Stop gate judges a turn with a
+// task on the session's PASS attestations for it instead. Any other name
+// (Claude Code's events carry none) is taken to carry one.
+func StopCarriesMessage(a Agent) bool {
+	return a != Cursor && a != Copilot
+}
+
 // geminiEvents are the hook_event_name values only Gemini CLI sends
 // (contract doc §4.3; captured from gemini-cli 0.61.0).
 var geminiEvents = map[string]bool{

@@ -107,13 +107,10 @@ func (s *Service) replayStep(ctx context.Context, session string, g view.Gated) 
 		in, _ := json.Marshal(p.ToolInput)
 		step.Summary = p.ToolName + " " + clipText(string(in), 100)
 	} else {
-		var p struct {
-			Message string `json:"last_assistant_message"`
-			Active  bool   `json:"stop_hook_active"`
-		}
+		var p stopPayload
 		_ = json.Unmarshal([]byte(*e.Payload), &p, json.RejectUnknownMembers(false))
-		d = s.judgeStop(ctx, d, req, g.Snapshot, p.Message, p.Active)
-		step.Summary = clipText(p.Message, 100)
+		d = s.judgeStop(ctx, d, req, g.Snapshot, p)
+		step.Summary = clipText(p.message(), 100)
 	}
 	step.Decision = d
 	return step

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/claimcheck/claimcheck/pkg/attest"
+	"github.com/claimcheck/claimcheck/pkg/dialect"
 	"github.com/claimcheck/claimcheck/pkg/digest"
 	"github.com/claimcheck/claimcheck/pkg/policy"
 	"github.com/claimcheck/claimcheck/pkg/transparency"
@@ -25,10 +26,7 @@ import (
 // decideStop answers a Stop (or SubagentStop).
 func (s *Service) decideStop(ctx context.Context, req schemas.GateRequest) schemas.GateDecision {
 	d := s.base(req)
-	var p struct {
-		LastAssistantMessage string `json:"last_assistant_message"`
-		StopHookActive       bool   `json:"stop_hook_active"`
-	}
+	var p stopPayload
 	if err := json.Unmarshal(req.Payload, &p, json.RejectUnknownMembers(false)); err != nil {
 		d.Decision, d.Rule, d.Reason = schemas.GateBlock, "request.invalid", "claimcheck could not read the Stop payload: "+err.Error()
 		return d
@@ -36,13 +34,34 @@ func (s *Service) decideStop(ctx context.Context, req schemas.GateRequest) schem
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.StopWait)
 	snap := s.view.WaitStop(wctx, req.SessionID, req.EventID)
 	cancel()
-	return s.judgeStop(ctx, d, req, snap, p.LastAssistantMessage, p.StopHookActive)
+	return s.judgeStop(ctx, d, req, snap, p)
+}
+
+// stopPayload is what the Stop gate reads of a Stop event.
+type stopPayload struct {
+	LastAssistantMessage *string `json:"last_assistant_message"`
+	StopHookActive       bool    `json:"stop_hook_active"`
+	Agent                string  `json:"agent"` // the dialect's name, set by the hook for agents other than Claude Code
+}
+
+func (p stopPayload) message() string {
+	if p.LastAssistantMessage == nil {
+		return ""
+	}
+	return *p.LastAssistantMessage
+}
+
+// noMessage says the agent's stop event carries no final message at all
+// (not an empty one): Cursor's stop and Copilot's agentStop.
+func (p stopPayload) noMessage() bool {
+	return p.LastAssistantMessage == nil && !dialect.StopCarriesMessage(dialect.Agent(p.Agent))
 }
 
 // judgeStop decides a Stop against a snapshot of its session; ctx bounds
 // the look-ups of the attestations it cites.
-func (s *Service) judgeStop(ctx context.Context, d schemas.GateDecision, req schemas.GateRequest, snap view.Snapshot, message string,
-	stopHookActive bool) schemas.GateDecision {
+func (s *Service) judgeStop(ctx context.Context, d schemas.GateDecision, req schemas.GateRequest, snap view.Snapshot,
+	p stopPayload) schemas.GateDecision {
+	message, stopHookActive := p.message(), p.StopHookActive
 	d.LedgerHead = snap.Head
 	switch {
 	case snap.Broken != nil:
@@ -65,6 +84,12 @@ func (s *Service) judgeStop(ctx context.Context, d schemas.GateDecision, req sch
 		Evidence:       &sessionEvidence{s: s, session: req.SessionID, snap: snap},
 		StopHookActive: stopHookActive, ConsecutiveBlocks: snap.Blocks, Cap: s.cfg.StopBlockCap,
 		Override: snap.Override, OverrideReason: snap.OverrideReason, Policy: s.claims,
+	}
+	if p.noMessage() {
+		in.NoMessage = true
+		for _, pass := range snap.Passes(snap.ContractN) {
+			in.Passes = append(in.Passes, stopgate.Pass{ID: pass.ID, Claim: pass.Claim})
+		}
 	}
 	if c := snap.Contract; c != nil {
 		if what, n, ok := snap.Changed(snap.ContractN, c.TargetFields.Paths); ok {

@@ -85,6 +85,13 @@ type Input struct {
 	// successfully since (nil when none): a block for an unbacked claim
 	// names it.
 	FailingRun *Run
+	// NoMessage says the agent's stop event carries no final message
+	// (Cursor, Copilot): a turn with a task is then judged on Passes, the
+	// session's newest PASS of each claim type made under its contract, as
+	// if the message were a done block citing them, since there is no
+	// message to cite them in (or prose to check).
+	NoMessage bool
+	Passes    []Pass
 }
 
 // Run is a recorded run of a shell command.
@@ -145,6 +152,9 @@ func (r Result) Reason() string {
 // Decide applies the rules; ctx bounds the evidence look-ups.
 func Decide(ctx context.Context, in Input) Result {
 	r := decide(ctx, in)
+	if r.Rule == RuleAllowed && in.NoMessage && in.Contract != nil && in.Message.Block == nil {
+		r.Reasons = append([]string{"the agent's stop carries no final message: judged on this turn's PASS attestations"}, r.Reasons...)
+	}
 	if r.Decision == schemas.GateBlock && in.FailingRun != nil && unbacked(r.Rule) {
 		f := in.FailingRun
 		why := fmt.Sprintf("the ledger's newest run of `%s` failed (n=%d)", f.Command, f.N)
@@ -184,7 +194,34 @@ func block(rule, next string, reasons ...string) Result {
 
 const blockTemplate = "end your final message with a fenced ```claimcheck block: {\"type\":\"done|partial|blocked|delegation\",\"summary\":\"…\",\"claims\":[{\"claim_type\":\"done\",\"attestation_id\":\"<id printed by claimcheck claim>\"}],\"what_succeeded\":\"…\",\"what_remains\":\"…\",\"next_route_or_question\":\"…\"}"
 
+// Pass is a PASS attestation of the session (Input.Passes).
+type Pass struct {
+	ID    string
+	Claim string
+}
+
 func decide(ctx context.Context, in Input) Result {
+	if in.NoMessage && in.Contract != nil && in.Message.Block == nil && in.Message.BlockErr == nil {
+		if len(in.Passes) == 0 {
+			return block(RuleMissingBlock, suggestClaim(in.Contract)+", then stop again (this agent's stop carries no final message: "+
+				"claimcheck takes the PASS attestations of this turn's task as its claims)",
+				fmt.Sprintf("this turn has a task (%q) and no attestation of this session backs it yet", clip(in.Contract.Objective, 120)))
+		}
+		fb := &finalblock.Block{Type: finalblock.TypeDone}
+		kinds := map[string]bool{}
+		for _, p := range in.Passes {
+			fb.Claims = append(fb.Claims, finalblock.Claim{ClaimType: p.Claim, AttestationID: p.ID})
+			kinds[p.Claim] = true
+		}
+		switch {
+		case kinds[policy.Done] || kinds[policy.Partial]:
+		case kinds[policy.Blocked]:
+			fb.Type = finalblock.TypeBlocked
+		case kinds[policy.Delegation]:
+			fb.Type = finalblock.TypeDelegation
+		}
+		in.Message.Block = fb
+	}
 	m := in.Message
 	if m.BlockErr != nil {
 		return block(RuleMalformed, "fix the block and stop again; "+blockTemplate,

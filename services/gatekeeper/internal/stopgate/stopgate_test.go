@@ -251,3 +251,49 @@ func TestFailingRunIsNamedForUnbackedClaims(t *testing.T) {
 		}
 	}
 }
+
+// Cursor's and Copilot's stops carry no final message: a turn with a task
+// is judged on the session's PASS attestations made under its contract,
+// as a done block citing them would be, with every check of a citation.
+func TestStopWithoutAMessageIsJudgedOnThePasses(t *testing.T) {
+	base := Input{Message: finalblock.Parse(""), Evidence: evidence, Contract: contract, ContractN: contractN, NoMessage: true}
+	tests := []struct {
+		name   string
+		passes []Pass
+		rule   string
+		reason string
+	}{
+		{"no attestation yet", nil, RuleMissingBlock, "no attestation of this session backs it yet"},
+		{"a fresh test pass", []Pass{{fresh, "done"}}, RuleAllowed, "carries no final message: judged on this turn's PASS attestations; done block with 1 verified"},
+		{"a pass gone stale", []Pass{{stale, "done"}}, RuleStale, "was edited at n=40"},
+		{"one that does not verify", []Pass{{forged, "done"}}, RuleBadCitation, "does not verify"},
+		{"a ladder proof alone is a blocked block", []Pass{{ladder, "blocked"}}, RuleAllowed, "blocked block"},
+		{"a fetch proof alone is a delegation block", []Pass{{fetches, "delegation"}}, RuleAllowed, "delegation block"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base
+			in.Passes = tc.passes
+			r := Decide(t.Context(), in)
+			if why := strings.Join(r.Reasons, "; "); r.Rule != tc.rule || !strings.Contains(why, tc.reason) {
+				t.Fatalf("rule %s (%s), want %s with %q", r.Rule, why, tc.rule, tc.reason)
+			}
+			if tc.rule == RuleMissingBlock && !strings.Contains(r.NextStep, "carries no final message") {
+				t.Fatalf("next step %q does not say why no block is asked for", r.NextStep)
+			}
+		})
+	}
+	// An agent that sends a message is judged on it: the passes do not
+	// stand in for a missing block.
+	in := base
+	in.NoMessage, in.Passes = false, []Pass{{fresh, "done"}}
+	if r := Decide(t.Context(), in); r.Rule != RuleMissingBlock {
+		t.Fatalf("a message without a block: %+v", r)
+	}
+	// Without a task, nothing is claimed and the stop goes through.
+	in = base
+	in.Contract, in.ContractN = nil, 0
+	if r := Decide(t.Context(), in); r.Decision != schemas.GateAllow {
+		t.Fatalf("no task and no message: %+v", r)
+	}
+}

@@ -57,6 +57,9 @@ type sessionState struct {
 	contracts map[uint64]*schemas.Contract
 	edits     []pathAt
 	runs      []runAt
+	// passes are the session's newest PASS verdicts, oldest first: what a
+	// stop without a final message is judged on (Snapshot.Passes).
+	passes []Pass
 	// stops maps the event ids of recent Stop events to their position.
 	stops     map[string]uint64
 	stopOrder []string
@@ -129,6 +132,15 @@ func (s *sessionState) apply(pr prepared, maxTrail int) {
 		s.host = h
 	}
 	switch e.Kind {
+	case schemas.EntryVerdict:
+		if v := e.Verdict; v != nil && v.Verdict == schemas.Pass && v.AttestationID != "" {
+			p := Pass{ID: v.AttestationID, Claim: v.Claim}
+			if v.Contract != nil {
+				p.ContractN = v.Contract.N
+			}
+			s.passes = appendBounded(s.passes, p, 64)
+		}
+		return
 	case schemas.EntryContract:
 		if e.Contract == nil {
 			return
@@ -262,6 +274,32 @@ type Snapshot struct {
 	contracts map[uint64]*schemas.Contract
 	edits     []pathAt
 	runs      []runAt
+	passes    []Pass
+}
+
+// Pass is a PASS verdict of the session: its attestation, claim type and
+// the position of the contract it was made under (0: none).
+type Pass struct {
+	ID        string
+	Claim     string
+	ContractN uint64
+}
+
+// Passes returns the newest PASS of each claim type made under the contract
+// at contractN, oldest first: the claims of a stop whose agent sends no
+// final message to cite them in.
+func (sn Snapshot) Passes(contractN uint64) []Pass {
+	var out []Pass
+	seen := map[string]bool{}
+	for i := len(sn.passes) - 1; i >= 0; i-- {
+		p := sn.passes[i]
+		if p.ContractN == contractN && !seen[p.Claim] {
+			seen[p.Claim] = true
+			out = append(out, p)
+		}
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // snapshot copies what a decision reads; call with the View's lock held
@@ -272,7 +310,7 @@ func (s *sessionState) snapshot() Snapshot {
 	}
 	return Snapshot{
 		Broken: s.broken, Head: s.head, Contract: s.contract, ContractN: s.contractN,
-		contracts: s.contracts, edits: s.edits, runs: s.runs, Blocks: s.blocks,
+		contracts: s.contracts, edits: s.edits, runs: s.runs, passes: s.passes, Blocks: s.blocks,
 		Override: s.override, OverrideReason: s.overrideR,
 	}
 }
