@@ -366,8 +366,21 @@ func TestCursorAndCopilotSessionsEndToEnd(t *testing.T) {
 					t.Fatalf("create .github/hooks/claimcheck.json answered %v", ans)
 				}
 				ans = answerOf(t, a.copilot("preToolUse", `"toolName":"view","toolArgs":"{\"path\":\"/repo/.env\"}"`))
-				if !s.denied(ans) || !strings.Contains(ans["permissionDecisionReason"], "cannot ask") {
+				if ans["permissionDecision"] != "ask" || ans["permissionDecisionReason"] == "" {
 					t.Fatalf("view .env answered %v", ans)
+				}
+				// The same session's events in the VS Code-compatible format (a
+				// PascalCase hook file, or a .claude/settings.json, which Copilot
+				// CLI also runs) through a hook installed without --agent: read
+				// as Copilot's and answered in its words, not taken for Gemini's
+				// (a session of its own, so that this denial does not count
+				// toward the level of the one above).
+				r := runBin(t, env, []byte(fmt.Sprintf(`{"hook_event_name":"PreToolUse","session_id":%q,"timestamp":%q,"cwd":"/repo",`+
+					`"tool_name":"Bash","tool_input":{"command":"rm -rf /"}}`, "8f2d5c1a-4b7e-4e0f-9c3d-2a6b1e8f7d61",
+					time.Now().UTC().Format(time.RFC3339Nano))),
+					"claimcheck-hook")
+				if ans := answerOf(t, r); !s.denied(ans) {
+					t.Fatalf("rm -rf / in the VS Code-compatible format answered %v", ans)
 				}
 			}
 			if agent == "cursor" { // beforeReadFile cannot ask: claimcheck's ask is a deny there

@@ -11,6 +11,10 @@ import (
 // and is answered as a deny, the safer of the two.
 const AskAsDeny = "claimcheck would ask the user before this tool call, and this agent cannot ask from a hook, so it is denied: "
 
+// CopilotWithheld begins the text that replaces a tool result claimcheck
+// blocked, for agents that can replace it (Copilot's modifiedResult).
+const CopilotWithheld = "claimcheck withheld this tool result: "
+
 // Answer renders a gate decision (d.HookEvent in the ledger's vocabulary)
 // in the agent's own words, for the hook's stdout with exit code 0. An
 // empty result means "answer by silence" (allow). When stdout cannot be
@@ -49,11 +53,16 @@ func (a Agent) Answer(d schemas.GateDecision) []byte {
 //     submits as the next user message. Cursor has no message for the user
 //     on other answers, so a capped stop's NOT verified and SessionStart's
 //     context are not shown (the ledger keeps them).
-//   - Copilot: a preToolUse deny is {"permissionDecision":"deny",
-//     "permissionDecisionReason"}; "ask" is a deny (Copilot processes only
-//     deny from file hooks); an agentStop or subagentStop block is
-//     {"decision":"block","reason"}, the reason becoming the next prompt.
-//     Nothing else is read from its command hooks.
+//   - Copilot (GitHub Copilot hooks reference; the same in its camelCase
+//     and VS Code-compatible formats): a preToolUse deny or ask is
+//     {"permissionDecision", "permissionDecisionReason"} (the cloud agent,
+//     with no user, takes ask as deny); an agentStop or subagentStop block
+//     is {"decision":"block","reason"}, the reason becoming the next
+//     prompt; a flagged tool result gets {"additionalContext"}, appended to
+//     the result the model reads, and a blocked one (postToolUse) has its
+//     result replaced through modifiedResult by CopilotWithheld and the
+//     reason; sessionStart's context is {"additionalContext"}. Copilot has
+//     no message for the user (a capped stop's NOT verified is not shown).
 func (a Agent) AnswerEvent(agentEvent string, d schemas.GateDecision) []byte {
 	switch a {
 	case Codex, Gemini:
@@ -137,11 +146,26 @@ func (a Agent) answerOther(agentEvent string, d schemas.GateDecision) []byte {
 		}
 		return []byte(`{"permission":` + q(permission) + `,"user_message":` + q(reason) + `,"agent_message":` + q(reason) + "}\n")
 	case d.HookEvent == schemas.HookPreToolUse && deny: // Copilot
-		reason := d.Reason
-		if d.Decision == schemas.GateAsk {
-			reason = AskAsDeny + reason
+		return []byte(`{"permissionDecision":` + q(d.Decision) + `,"permissionDecisionReason":` + q(d.Reason) + "}\n")
+	case a == Copilot && (d.HookEvent == schemas.HookPostToolUse || d.HookEvent == schemas.HookPostToolUseFailure):
+		var out string
+		if d.Decision == schemas.GateBlock && d.HookEvent == schemas.HookPostToolUse {
+			// The result the model would read is replaced: what a block of a
+			// result means here (postToolUse's modifiedResult).
+			out = `"modifiedResult":{"resultType":"success","textResultForLlm":` + q(CopilotWithheld+d.Reason) + `}`
 		}
-		return []byte(`{"permissionDecision":"deny","permissionDecisionReason":` + q(reason) + "}\n")
+		if d.AdditionalContext != "" {
+			if out != "" {
+				out += ","
+			}
+			out += `"additionalContext":` + q(d.AdditionalContext)
+		}
+		if out == "" {
+			return nil
+		}
+		return []byte("{" + out + "}\n")
+	case a == Copilot && d.HookEvent == schemas.HookSessionStart && d.AdditionalContext != "":
+		return []byte(`{"additionalContext":` + q(d.AdditionalContext) + "}\n")
 	case d.Decision != schemas.GateBlock || (d.HookEvent != schemas.HookStop && d.HookEvent != schemas.HookSubagentStop):
 		return nil
 	case a == Cursor:

@@ -70,12 +70,19 @@ func TestAnswerShapes(t *testing.T) {
 		{"cursor prompt context", dialect.Cursor, prompt, ""},
 
 		{"copilot deny", dialect.Copilot, deny, `{"permissionDecision":"deny","permissionDecisionReason":"R"}`},
-		{"copilot ask is a deny", dialect.Copilot, ask,
-			`{"permissionDecision":"deny","permissionDecisionReason":"` + dialect.AskAsDeny + `R"}`},
+		{"copilot ask", dialect.Copilot, ask, `{"permissionDecision":"ask","permissionDecisionReason":"R"}`},
+		{"copilot flagged result", dialect.Copilot, flagged, `{"additionalContext":"C"}`},
+		{"copilot blocked result", dialect.Copilot, blocked,
+			`{"modifiedResult":{"resultType":"success","textResultForLlm":"` + dialect.CopilotWithheld + `R"},"additionalContext":"C"}`},
+		{"copilot flagged failure", dialect.Copilot,
+			schemas.GateDecision{HookEvent: schemas.HookPostToolUseFailure, Decision: schemas.GateBlock, Reason: "R", AdditionalContext: "C"},
+			`{"additionalContext":"C"}`},
+		{"copilot clean result", dialect.Copilot, schemas.GateDecision{HookEvent: schemas.HookPostToolUse, Decision: schemas.GateAllow}, ""},
 		{"copilot stop block", dialect.Copilot, block, `{"decision":"block","reason":"R"}`},
 		{"copilot allow", dialect.Copilot, allow, ""},
 		{"copilot capped allow (no message field)", dialect.Copilot, capped, ""},
-		{"copilot session start", dialect.Copilot, start, ""},
+		{"copilot session start", dialect.Copilot, start, `{"additionalContext":"C"}`},
+		{"copilot prompt context (its command hooks' output is dropped)", dialect.Copilot, prompt, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -44,7 +44,20 @@ func CopilotEvents() []string {
 	return out
 }
 
-// copilotIn is the part of a Copilot camelCase payload the mapping reads.
+// copilotVSCode maps the events of Copilot's VS Code-compatible format
+// (the events named in PascalCase in a hook file, which is what Copilot CLI
+// reads from a repository's .claude/settings.json too) onto its camelCase
+// names.
+var copilotVSCode = map[string]string{
+	"SessionStart": "sessionStart", "SessionEnd": "sessionEnd", "UserPromptSubmit": "userPromptSubmitted",
+	"PreToolUse": "preToolUse", "PostToolUse": "postToolUse", "PostToolUseFailure": "postToolUseFailure",
+	"Stop": "agentStop", "SubagentStop": "subagentStop", "PreCompact": "preCompact", "ErrorOccurred": "errorOccurred",
+	"Notification": "notification",
+}
+
+// copilotIn is the part of a Copilot payload the mapping reads, in either
+// format: camelCase members, or the VS Code-compatible format's snake_case
+// ones (GitHub Copilot hooks reference, "Hook event input payloads").
 type copilotIn struct {
 	SessionID      *string        `json:"sessionId"`
 	HookEvent      *string        `json:"hook_event_name"`
@@ -58,29 +71,68 @@ type copilotIn struct {
 	ToolArgs       jsontext.Value `json:"toolArgs"`
 	ToolResult     jsontext.Value `json:"toolResult"`
 	Error          jsontext.Value `json:"error"`
+	// Both formats: agentStop's stop_hook_active; subagentStop's final text
+	// (response, or last_assistant_message in the VS Code format).
+	StopHookActive       *bool   `json:"stop_hook_active"`
+	Response             *string `json:"response"`
+	LastAssistantMessage *string `json:"last_assistant_message"`
+	// The VS Code-compatible format's names.
+	SessionIDSnake      *string        `json:"session_id"`
+	TranscriptPathSnake *string        `json:"transcript_path"`
+	ToolNameSnake       *string        `json:"tool_name"`
+	ToolInput           jsontext.Value `json:"tool_input"`
+	ToolResultSnake     jsontext.Value `json:"tool_result"`
 }
 
-// mapCopilot maps a Copilot payload in its camelCase format (the events
-// named camelCase in the hook file, as hooks install writes them). That
-// format names no event (only notification's carries hook_event_name), so
-// the event is opt.Event, which hooks install passes as --event; a payload
-// naming another event is refused. sessionId is the session; toolName and
-// toolArgs (an object, or a JSON string holding one: the two references
-// disagree) the tool call, Copilot's bash named Bash (its {command} is
-// Bash's); other tools keep their names and their input is not inspected.
-// view, edit and create whose arguments hold a string "path" (GitHub's
-// hooks configuration page reads edit's so; the other members are not
-// documented) are Read, Edit and Write with that path as file_path added,
-// so that the gate's file rules apply; one that also has a file_path
-// member is left as it is (the gate could check the wrong path).
+// normalize reads the VS Code-compatible format's members into the
+// camelCase ones (a payload carries one format or the other).
+func (in *copilotIn) normalize() {
+	first := func(a, b *string) *string {
+		if a != nil {
+			return a
+		}
+		return b
+	}
+	in.SessionID = first(in.SessionID, in.SessionIDSnake)
+	in.TranscriptPath = first(in.TranscriptPath, in.TranscriptPathSnake)
+	in.ToolName = first(in.ToolName, in.ToolNameSnake)
+	in.Response = first(in.Response, in.LastAssistantMessage)
+	if in.ToolArgs == nil {
+		in.ToolArgs = in.ToolInput
+	}
+	if in.ToolResult == nil {
+		in.ToolResult = in.ToolResultSnake
+	}
+}
+
+// mapCopilot maps a Copilot payload (GitHub Copilot hooks reference, for
+// Copilot CLI and the cloud (coding) agent, whose payloads are the same).
+// In the camelCase format (the events named camelCase in the hook file, as
+// hooks install writes them) the payload names no event (only
+// notification's carries hook_event_name), so the event is opt.Event, which
+// hooks install passes as --event; a payload naming another event is
+// refused. In the VS Code-compatible format (events named in PascalCase, as
+// in a .claude/settings.json, which Copilot CLI reads too) hook_event_name
+// names it and the members are snake_case. sessionId (session_id) is the
+// session; toolName and toolArgs (tool_name and tool_input; an object, or a
+// JSON string holding one) the tool call, Copilot's bash named Bash (its
+// {command} is Bash's; the VS Code format names it Bash itself); other
+// tools keep their names and their input is not inspected. view, edit and
+// create (Read, Edit and Write in the VS Code format) whose arguments hold
+// a string "path" are Read, Edit and Write with that path as file_path
+// added, so that the gate's file rules apply; one that also has a
+// file_path member is left as it is (the gate could check the wrong path).
 // postToolUse's toolResult.textResultForLlm is the output, a resultType
 // other than "success" making it a PostToolUseFailure; postToolUseFailure's
-// error is the error. A userPromptSubmitted whose prompt is the last stop
-// block's reason coming back is recorded as Copilot's own event. Copilot sends no tool call id, no final message with
-// agentStop and no stop_hook_active: they stay absent.
+// error is the error; agentStop's stop_hook_active is kept, and
+// subagentStop's response is its final message. A userPromptSubmitted
+// whose prompt is the last stop block's reason coming back is recorded as
+// Copilot's own event. Copilot sends no tool call id and no final message
+// with agentStop: they stay absent.
 func mapCopilot(ev Event, raw []byte, opt Options) (Event, error) {
 	var in copilotIn
 	err := json.Unmarshal(raw, &in, json.RejectUnknownMembers(false))
+	in.normalize()
 	agentEvent := opt.Event
 	if err == nil && in.HookEvent != nil && *in.HookEvent != "" {
 		switch {
@@ -96,26 +148,31 @@ func mapCopilot(ev Event, raw []byte, opt Options) (Event, error) {
 			"(claimcheck hooks install --agent copilot does)", payload.ErrMissing)
 	}
 	ev.AgentEvent = agentEvent
+	if camel, ok := copilotVSCode[agentEvent]; ok { // the VS Code-compatible format (and notification's payload)
+		agentEvent = camel
+	}
 	hookEvent, ok := copilotHooks[agentEvent]
 	if !ok {
-		if agentEvent == "Notification" { // notification's payload names itself so
-			hookEvent, ok = copilotHooks["notification"]
-		}
-		if !ok {
-			return ev, fmt.Errorf("%w: Copilot: unknown event %q", payload.ErrMalformed, agentEvent)
-		}
+		return ev, fmt.Errorf("%w: Copilot: unknown event %q", payload.ErrMalformed, ev.AgentEvent)
+	}
+	if hookEvent == agentEvent { // not mapped: recorded under the name it was sent as
+		hookEvent = ev.AgentEvent
 	}
 	ev.Info.HookEvent = hookEvent // so that a refused gated event still fails closed
 	if err != nil {
 		return ev, fmt.Errorf("%w: Copilot %s: %s", payload.ErrMalformed, agentEvent, memberError(err))
 	}
 	if in.SessionID == nil || *in.SessionID == "" {
-		return ev, fmt.Errorf("%w: Copilot %s: sessionId (a non-empty string; the camelCase payloads carry it)",
-			payload.ErrMissing, agentEvent)
+		return ev, fmt.Errorf("%w: Copilot %s: sessionId (a non-empty string; session_id in the VS Code-compatible format)",
+			payload.ErrMissing, ev.AgentEvent)
 	}
 	out := mapped{SessionID: *in.SessionID, HookEvent: hookEvent, Cwd: in.Cwd, TranscriptPath: in.TranscriptPath,
-		Agent: string(Copilot), AgentEvent: agentEvent}
+		Agent: string(Copilot), AgentEvent: ev.AgentEvent}
 	switch agentEvent {
+	case "agentStop":
+		out.StopHookActive = in.StopHookActive
+	case "subagentStop":
+		out.LastAssistantMessage = in.Response
 	case "sessionStart":
 		out.Source = in.Source
 	case "sessionEnd":
@@ -129,7 +186,7 @@ func mapCopilot(ev Event, raw []byte, opt Options) (Event, error) {
 		if opt.StopFeedback != nil && opt.StopFeedback(*in.SessionID, *in.Prompt) {
 			// Copilot enqueues a stop block's reason as the next prompt:
 			// that continues the turn (see Options.StopFeedback).
-			out.HookEvent = agentEvent
+			out.HookEvent = ev.AgentEvent
 			break
 		}
 		out.Prompt = in.Prompt
@@ -173,11 +230,16 @@ func mapCopilot(ev Event, raw []byte, opt Options) (Event, error) {
 // error is the text.
 func copilotResult(v jsontext.Value) (event string, output, errText *string, err error) {
 	var r struct {
-		ResultType *string `json:"resultType"`
-		Text       *string `json:"textResultForLlm"`
+		ResultType      *string `json:"resultType"`
+		Text            *string `json:"textResultForLlm"`
+		ResultTypeSnake *string `json:"result_type"` // the VS Code-compatible format
+		TextSnake       *string `json:"text_result_for_llm"`
 	}
 	if v.Kind() != '{' || json.Unmarshal(v, &r, json.RejectUnknownMembers(false)) != nil {
 		return "", nil, nil, fmt.Errorf("%w: Copilot postToolUse: toolResult (an object of strings)", payload.ErrMissing)
+	}
+	if r.ResultType == nil && r.Text == nil {
+		r.ResultType, r.Text = r.ResultTypeSnake, r.TextSnake
 	}
 	if r.ResultType != nil && *r.ResultType != "success" {
 		text := *r.ResultType
@@ -192,7 +254,10 @@ func copilotResult(v jsontext.Value) (event string, output, errText *string, err
 // copilotFileTools are Copilot's file tools (Copilot CLI hooks reference,
 // "Tool names for hook matching") and the ledger's tool each is, when its
 // arguments name the file in "path".
-var copilotFileTools = map[string]string{"view": "Read", "edit": "Edit", "create": "Write"}
+var copilotFileTools = map[string]string{
+	"view": "Read", "edit": "Edit", "create": "Write",
+	"Read": "Read", "Edit": "Edit", "Write": "Write", // the VS Code-compatible format's names
+}
 
 // copilotPath returns args' string "path" when args has no "file_path".
 func copilotPath(args jsontext.Value) (string, bool) {

@@ -105,8 +105,12 @@ var geminiEvents = map[string]bool{
 
 // Detect guesses the dialect of raw from its members, for a hook installed
 // without --agent: a "conversation_id" means Cursor, a "sessionId" Copilot
-// (its camelCase payloads), a Gemini-only event name or a top-level string
-// "timestamp" Gemini CLI, a "turn_id" Codex, anything else Claude Code.
+// (its camelCase payloads), a top-level string "timestamp" with one of
+// Claude Code's event names Copilot's VS Code-compatible format (Copilot
+// CLI runs the hooks of a repository's .claude/settings.json with it; see
+// known below for the events Gemini CLI shares), a Gemini-only event name
+// or another string "timestamp" Gemini CLI, a "turn_id" Codex, anything
+// else Claude Code.
 // Codex's SessionStart and SessionEnd carry no turn_id and are taken for
 // Claude Code's; they are recorded, not gated, and answered alike, so only
 // their agent_type is wrong. Install with --agent to be exact.
@@ -119,12 +123,20 @@ func Detect(raw []byte) Agent {
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return Claude
 	}
-	turn, gemini := false, false
+	turn, gemini, timestamp, transcript, event := false, false, false, false, ""
 	// A member that names Cursor or Copilot decides wherever it is; Gemini
-	// CLI's and Codex's marks only when neither is there.
+	// CLI's and Codex's marks only when neither is there. A string
+	// timestamp with one of Claude Code's event names is Copilot's VS
+	// Code-compatible format (Claude Code sends no timestamp; Gemini CLI
+	// shares only SessionStart, SessionEnd and Notification with it, and
+	// always sends transcript_path, which Copilot's SessionStart and
+	// SessionEnd lack).
 	known := func() Agent {
 		switch {
-		case gemini:
+		case timestamp && copilotVSCode[event] != "" && !geminiEvents[event] &&
+			(!transcript || event != schemas.HookSessionStart && event != schemas.HookSessionEnd && event != "Notification"):
+			return Copilot
+		case gemini || timestamp:
 			return Gemini
 		case turn:
 			return Codex
@@ -142,13 +154,16 @@ func Detect(raw []byte) Agent {
 		case n == "sessionId":
 			return Copilot
 		case n == "timestamp" && dec.PeekKind() == '"':
-			gemini = true
+			timestamp = true
+		case n == "transcript_path":
+			transcript = true
 		case n == "hook_event_name" && dec.PeekKind() == '"':
 			v, err := dec.ReadToken()
 			if err != nil {
 				return known()
 			}
-			gemini = gemini || geminiEvents[v.String()]
+			event = v.String()
+			gemini = gemini || geminiEvents[event]
 			continue
 		case n == "turn_id":
 			turn = true

@@ -164,15 +164,20 @@ func TestReadCapturedPayloads(t *testing.T) {
 
 func TestDetect(t *testing.T) {
 	for raw, want := range map[string]dialect.Agent{
-		`{"session_id":"s","hook_event_name":"Stop","last_assistant_message":"x"}`:                       dialect.Claude,
-		`{"session_id":"s","hook_event_name":"PreToolUse","tool_input":{"timestamp":"t","turn_id":"u"}}`: dialect.Claude,
-		`{"session_id":"s","hook_event_name":"Stop","turn_id":"u"}`:                                      dialect.Codex,
-		`{"session_id":"s","hook_event_name":"SessionStart","timestamp":"2026-11-25T06:05:42.707Z"}`:     dialect.Gemini,
-		`{"session_id":"s","hook_event_name":"AfterAgent"}`:                                              dialect.Gemini,
-		`{"session_id":"s","timestamp":7,"hook_event_name":"Stop"}`:                                      dialect.Claude,
-		`{"hook_event_name":"stop","conversation_id":"c","status":"completed"}`:                          dialect.Cursor,
-		`{"timestamp":1704614400000,"sessionId":"s","toolName":"bash"}`:                                  dialect.Copilot,
-		`{"timestamp":"2026-11-25T06:05:42.707Z","conversation_id":"c"}`:                                 dialect.Cursor,
+		`{"session_id":"s","hook_event_name":"Stop","last_assistant_message":"x"}`:                                         dialect.Claude,
+		`{"session_id":"s","hook_event_name":"PreToolUse","tool_input":{"timestamp":"t","turn_id":"u"}}`:                   dialect.Claude,
+		`{"session_id":"s","hook_event_name":"Stop","turn_id":"u"}`:                                                        dialect.Codex,
+		`{"session_id":"s","transcript_path":"t","hook_event_name":"SessionStart","timestamp":"2026-11-25T06:05:42.707Z"}`: dialect.Gemini,
+		// Copilot's VS Code-compatible format: Claude Code's event names with
+		// a string timestamp (and, for SessionStart, no transcript_path).
+		`{"session_id":"s","hook_event_name":"SessionStart","timestamp":"2026-11-25T06:05:42.707Z"}`:                  dialect.Copilot,
+		`{"hook_event_name":"PreToolUse","session_id":"s","timestamp":"2024-01-07T08:00:02.000Z","tool_name":"Bash"}`: dialect.Copilot,
+		`{"hook_event_name":"Stop","session_id":"s","timestamp":"2024-01-07T08:00:05.000Z","transcript_path":"t"}`:    dialect.Copilot,
+		`{"session_id":"s","hook_event_name":"AfterAgent"}`:                                                           dialect.Gemini,
+		`{"session_id":"s","timestamp":7,"hook_event_name":"Stop"}`:                                                   dialect.Claude,
+		`{"hook_event_name":"stop","conversation_id":"c","status":"completed"}`:                                       dialect.Cursor,
+		`{"timestamp":1704614400000,"sessionId":"s","toolName":"bash"}`:                                               dialect.Copilot,
+		`{"timestamp":"2026-11-25T06:05:42.707Z","conversation_id":"c"}`:                                              dialect.Cursor,
 		`[1]`:            dialect.Claude,
 		`{"session_id":`: dialect.Claude,
 	} {
@@ -394,20 +399,43 @@ func TestReadDocumentedPayloads(t *testing.T) {
 		})},
 		{"copilot-docs/postToolUseFailure.json", dialect.Copilot,
 			with(cop("PostToolUseFailure"), func(v *ledgerView) { v.ToolName, v.Error = "Read", "Path does not exist" })},
-		{"copilot-docs/agentStop.json", dialect.Copilot, cop("Stop")},
+		{"copilot-docs/agentStop.json", dialect.Copilot, with(cop("Stop"), func(v *ledgerView) { v.StopHookActive = bp(false) })},
 		{"copilot-docs/subagentStart.json", dialect.Copilot, cop("subagentStart")},
-		{"copilot-docs/subagentStop.json", dialect.Copilot, cop("SubagentStop")},
+		{"copilot-docs/subagentStop.json", dialect.Copilot,
+			with(cop("SubagentStop"), func(v *ledgerView) { v.LastAssistantMessage = "The tests live in add_test.go." })},
 		{"copilot-docs/preCompact.json", dialect.Copilot, cop("PreCompact")},
 		{"copilot-docs/errorOccurred.json", dialect.Copilot, cop("errorOccurred")},
 		{"copilot-docs/notification.json", dialect.Copilot, cop("notification")},
 		{"copilot-docs/sessionEnd.json", dialect.Copilot, with(cop("SessionEnd"), func(v *ledgerView) { v.Reason = "complete" })},
+
+		// The VS Code-compatible format: events named in PascalCase (as in a
+		// .claude/settings.json, which Copilot CLI also runs), snake_case
+		// members, Claude Code's tool names.
+		{"copilot-docs/vscode.SessionStart.json", dialect.Copilot, with(cop("SessionStart"), func(v *ledgerView) { v.Source = "new" })},
+		{"copilot-docs/vscode.UserPromptSubmit.json", dialect.Copilot, with(cop("UserPromptSubmit"), func(v *ledgerView) { v.Prompt = prompt })},
+		{"copilot-docs/vscode.PreToolUse.json", dialect.Copilot,
+			with(cop("PreToolUse"), func(v *ledgerView) { v.ToolName, v.Command = "Bash", "go test ./..." })},
+		{"copilot-docs/vscode.PostToolUse.json", dialect.Copilot, with(cop("PostToolUse"), func(v *ledgerView) {
+			v.ToolName, v.Command, v.ToolResponse = "Bash", "go test ./...", jsontext.Value("\"ok  \texample.com/add\t0.002s\"")
+		})},
+		{"copilot-docs/vscode.PostToolUseFailure.json", dialect.Copilot,
+			with(cop("PostToolUseFailure"), func(v *ledgerView) { v.ToolName, v.Error = "Read", "Path does not exist" })},
+		{"copilot-docs/vscode.Stop.json", dialect.Copilot, with(cop("Stop"), func(v *ledgerView) { v.StopHookActive = bp(false) })},
+		{"copilot-docs/vscode.SubagentStop.json", dialect.Copilot,
+			with(cop("SubagentStop"), func(v *ledgerView) { v.LastAssistantMessage = "The tests live in add_test.go." })},
+		{"copilot-docs/vscode.PreCompact.json", dialect.Copilot, cop("PreCompact")},
+		{"copilot-docs/vscode.ErrorOccurred.json", dialect.Copilot, cop("ErrorOccurred")},
+		{"copilot-docs/vscode.SessionEnd.json", dialect.Copilot, with(cop("SessionEnd"), func(v *ledgerView) { v.Reason = "complete" })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			raw := fixture(t, tt.file)
 			var event string
-			if tt.agent == dialect.Copilot { // hooks install passes the event: the payloads do not name it
+			if tt.agent == dialect.Copilot { // hooks install passes the event: the camelCase payloads do not name it
 				event, _, _ = strings.Cut(filepath.Base(tt.file), ".")
+				if event == "vscode" {
+					event = ""
+				}
 			}
 			for _, agent := range []dialect.Agent{tt.agent, ""} { // explicit, then detected
 				ev, err := dialect.Read(agent, raw, dialect.Options{Event: event})

@@ -62,7 +62,7 @@ func TestDialectsAreGatedInTheirOwnWords(t *testing.T) {
 		{"cursor", "cursor-docs/stop.aborted.json", "stop", "cursor", ""},
 		{"cursor", "cursor-docs/afterShellExecution.json", "PostToolUse", "cursor", ""},
 		{"copilot", "copilot-docs/preToolUse.json", "PreToolUse", "copilot",
-			`{"permissionDecision":"deny","permissionDecisionReason":"` + dialect.AskAsDeny + `reads .env"}` + "\n"},
+			`{"permissionDecision":"ask","permissionDecisionReason":"reads .env"}` + "\n"},
 		{"copilot", "copilot-docs/agentStop.json", "Stop", "copilot", `{"decision":"block","reason":"no test evidence"}` + "\n"},
 		{"copilot", "copilot-docs/postToolUse.json", "PostToolUse", "copilot", ""},
 	}
