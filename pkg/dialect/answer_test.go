@@ -1,11 +1,14 @@
 package dialect_test
 
 import (
+	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/pkg/dialect"
@@ -117,5 +120,65 @@ func TestCursorReadFileCannotAsk(t *testing.T) {
 	}
 	if got := string(dialect.Cursor.AnswerEvent("beforeShellExecution", ask)); !strings.HasPrefix(got, `{"permission":"ask"`) {
 		t.Errorf("shell ask answered %q", got)
+	}
+}
+
+// TestCodexAnswersMeetItsOutputSchemas validates every answer claimcheck
+// gives Codex against the output contract Codex publishes for each event
+// (testdata/codex-output, written from codex-rs/hooks/schema/generated).
+func TestCodexAnswersMeetItsOutputSchemas(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	compiled := map[string]*jsonschema.Schema{}
+	for event, file := range map[string]string{
+		schemas.HookPreToolUse: "pre-tool-use", schemas.HookPostToolUse: "post-tool-use", schemas.HookPostToolUseFailure: "post-tool-use",
+		schemas.HookStop: "stop", schemas.HookSessionStart: "session-start", schemas.HookUserPromptSubmit: "user-prompt-submit",
+	} {
+		path := filepath.Join("testdata", "codex-output", file+".json")
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(fixture(t, filepath.Join("codex-output", file+".json"))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.AddResource(path, doc); err != nil && !strings.Contains(err.Error(), "already exists") {
+			t.Fatal(err)
+		}
+		if compiled[event], err = c.Compile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := strings.Repeat("why ", 50)
+	decisions := []schemas.GateDecision{
+		{HookEvent: schemas.HookPreToolUse, Decision: schemas.GateDeny, Reason: long},
+		{HookEvent: schemas.HookPreToolUse, Decision: schemas.GateAsk, Reason: "R", SystemMessage: "S"},
+		{HookEvent: schemas.HookPreToolUse, Decision: schemas.GateAllow},
+		{HookEvent: schemas.HookStop, Decision: schemas.GateBlock, Reason: "R", SystemMessage: "S"},
+		{HookEvent: schemas.HookStop, Decision: schemas.GateAllow, SystemMessage: "NOT verified"},
+		{HookEvent: schemas.HookSessionStart, Decision: schemas.GateAllow, SystemMessage: "S", AdditionalContext: "C"},
+		{HookEvent: schemas.HookUserPromptSubmit, Decision: schemas.GateAllow, AdditionalContext: "C"},
+		{HookEvent: schemas.HookPostToolUse, Decision: schemas.GateAllow, AdditionalContext: "C", SystemMessage: "S"},
+		{HookEvent: schemas.HookPostToolUse, Decision: schemas.GateBlock, Reason: "R", AdditionalContext: "C"},
+		{HookEvent: schemas.HookPostToolUseFailure, Decision: schemas.GateAllow, AdditionalContext: "C"},
+	}
+	checked := 0
+	for _, d := range decisions {
+		out := dialect.Codex.Answer(d)
+		if len(out) == 0 {
+			continue // silence is always a valid answer
+		}
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
+		if err != nil {
+			t.Fatalf("%s %s: answer is not JSON: %v: %s", d.HookEvent, d.Decision, err, out)
+		}
+		if err := compiled[d.HookEvent].Validate(v); err != nil {
+			t.Errorf("%s %s: answer %s does not meet Codex's output schema: %v", d.HookEvent, d.Decision, out, err)
+		}
+		checked++
+	}
+	if checked < 8 {
+		t.Fatalf("only %d answers were checked", checked)
+	}
+	// The schemas can fail: a member Codex does not know is refused.
+	v, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"decision":"deny","reason":"R"}`))
+	if compiled[schemas.HookStop].Validate(v) == nil {
+		t.Fatal("the stop schema took a decision Codex does not know")
 	}
 }

@@ -16,22 +16,23 @@ import (
 // copilotHooks maps GitHub Copilot's hook events (their camelCase names in
 // .github/hooks/*.json) onto the ledger's (docs.github.com, Copilot CLI
 // hooks reference and hooks configuration reference; contract doc §4.4).
-// errorOccurred, notification, permissionRequest and subagentStart are
-// recorded under their own names.
+// errorOccurred, notification, permissionRequest, subagentStart and
+// userPromptTransformed are recorded under their own names.
 var copilotHooks = map[string]string{
-	"sessionStart":        schemas.HookSessionStart,
-	"sessionEnd":          schemas.HookSessionEnd,
-	"userPromptSubmitted": schemas.HookUserPromptSubmit,
-	"preToolUse":          schemas.HookPreToolUse,
-	"postToolUse":         schemas.HookPostToolUse,
-	"postToolUseFailure":  schemas.HookPostToolUseFailure,
-	"agentStop":           schemas.HookStop,
-	"subagentStop":        schemas.HookSubagentStop,
-	"preCompact":          schemas.HookPreCompact,
-	"errorOccurred":       "errorOccurred",
-	"notification":        "notification",
-	"permissionRequest":   "permissionRequest",
-	"subagentStart":       "subagentStart",
+	"sessionStart":          schemas.HookSessionStart,
+	"sessionEnd":            schemas.HookSessionEnd,
+	"userPromptSubmitted":   schemas.HookUserPromptSubmit,
+	"preToolUse":            schemas.HookPreToolUse,
+	"postToolUse":           schemas.HookPostToolUse,
+	"postToolUseFailure":    schemas.HookPostToolUseFailure,
+	"agentStop":             schemas.HookStop,
+	"subagentStop":          schemas.HookSubagentStop,
+	"preCompact":            schemas.HookPreCompact,
+	"errorOccurred":         "errorOccurred",
+	"notification":          "notification",
+	"permissionRequest":     "permissionRequest",
+	"subagentStart":         "subagentStart",
+	"userPromptTransformed": "userPromptTransformed",
 }
 
 // CopilotEvents lists Copilot's hook events (sorted), for --event.

@@ -406,6 +406,7 @@ func TestReadDocumentedPayloads(t *testing.T) {
 		{"copilot-docs/preCompact.json", dialect.Copilot, cop("PreCompact")},
 		{"copilot-docs/errorOccurred.json", dialect.Copilot, cop("errorOccurred")},
 		{"copilot-docs/notification.json", dialect.Copilot, cop("notification")},
+		{"copilot-docs/userPromptTransformed.json", dialect.Copilot, cop("userPromptTransformed")},
 		{"copilot-docs/sessionEnd.json", dialect.Copilot, with(cop("SessionEnd"), func(v *ledgerView) { v.Reason = "complete" })},
 
 		// The VS Code-compatible format: events named in PascalCase (as in a
