@@ -388,6 +388,24 @@ func TestCursorAndCopilotSessionsEndToEnd(t *testing.T) {
 				if !s.denied(ans) || !strings.Contains(ans["agent_message"], "cannot ask") {
 					t.Fatalf("read of .env answered %v", ans)
 				}
+				// Cursor's generic tool events carry a tool_use_id: a run
+				// reported through them backs a claim, paired by id, in a
+				// conversation of its own.
+				g := &dialectAgent{t: t, env: env, agent: agent, session: "6b1c2f0e-3d4a-4f7b-9a51-0c8e2d7f4a21"}
+				s.prompt(g, prompt)
+				shell := `"tool_name":"Shell","tool_input":{"command":"go test ./...","working_directory":"/repo"},"tool_use_id":"call_7Hq2","cwd":"/repo"`
+				if ans := answerOf(t, g.cursor(`"hook_event_name":"preToolUse",`+shell+`,"agent_message":"Running the tests."`)); len(ans) != 0 {
+					t.Fatalf("generic preToolUse of go test answered %v", ans)
+				}
+				out, _ := json.Marshal(map[string]any{"output": goTestPass, "exitCode": 0})
+				answerOf(t, g.cursor(fmt.Sprintf(`"hook_event_name":"postToolUse",%s,"tool_output":%q,"duration":1234`, shell, out)))
+				if v, r := g.claim(); v.Verdict != "PASS" {
+					t.Fatalf("claim on a run reported through Cursor's generic events: %+v %+v", v, r)
+				}
+				ans = answerOf(t, g.cursor(`"hook_event_name":"preToolUse","tool_name":"Shell","tool_input":{"command":"rm -rf /"},"tool_use_id":"call_9","cwd":"/repo"`))
+				if !s.denied(ans) {
+					t.Fatalf("generic preToolUse of rm -rf / answered %v", ans)
+				}
 			}
 			// The ledger holds the mapped tool events with the agent's bytes, none with a tool_use_id.
 			entries, _ := show(t, url, a.session, 4)

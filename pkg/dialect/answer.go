@@ -138,7 +138,7 @@ func (a Agent) answerOther(agentEvent string, d schemas.GateDecision) []byte {
 	case d.HookEvent == schemas.HookPreToolUse && deny && a == Cursor:
 		permission, reason := "deny", d.Reason
 		if d.Decision == schemas.GateAsk {
-			if agentEvent == "beforeReadFile" {
+			if cursorNoAsk[agentEvent] {
 				reason = AskAsDeny + reason
 			} else {
 				permission = "ask"
@@ -164,6 +164,10 @@ func (a Agent) answerOther(agentEvent string, d schemas.GateDecision) []byte {
 			return nil
 		}
 		return []byte("{" + out + "}\n")
+	case a == Cursor && (agentEvent == "postToolUse" || agentEvent == "postToolUseFailure") && d.AdditionalContext != "":
+		// The generic after-tool events take additional_context, appended
+		// after the result (the after-Shell/MCP events read no answer).
+		return []byte(`{"additional_context":` + q(d.AdditionalContext) + "}\n")
 	case a == Copilot && d.HookEvent == schemas.HookSessionStart && d.AdditionalContext != "":
 		return []byte(`{"additionalContext":` + q(d.AdditionalContext) + "}\n")
 	case d.Decision != schemas.GateBlock || (d.HookEvent != schemas.HookStop && d.HookEvent != schemas.HookSubagentStop):

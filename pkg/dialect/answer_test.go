@@ -182,3 +182,20 @@ func TestCodexAnswersMeetItsOutputSchemas(t *testing.T) {
 		t.Fatal("the stop schema took a decision Codex does not know")
 	}
 }
+
+// Cursor's generic events: preToolUse does not act on ask (a deny saying
+// so), and postToolUse takes additional_context where the older
+// afterShellExecution reads no answer.
+func TestCursorGenericEventAnswers(t *testing.T) {
+	ask := schemas.GateDecision{HookEvent: schemas.HookPreToolUse, Decision: schemas.GateAsk, Reason: "R"}
+	if got := string(dialect.Cursor.AnswerEvent("preToolUse", ask)); !strings.HasPrefix(got, `{"permission":"deny","user_message":"`+dialect.AskAsDeny) {
+		t.Errorf("preToolUse ask answered %q", got)
+	}
+	flagged := schemas.GateDecision{HookEvent: schemas.HookPostToolUse, Decision: schemas.GateBlock, Reason: "R", AdditionalContext: "C"}
+	if got, want := string(dialect.Cursor.AnswerEvent("postToolUse", flagged)), `{"additional_context":"C"}`+"\n"; got != want {
+		t.Errorf("postToolUse flagged answered %q, want %q", got, want)
+	}
+	if got := dialect.Cursor.AnswerEvent("afterShellExecution", flagged); len(got) != 0 {
+		t.Errorf("afterShellExecution answered %q, want silence", got)
+	}
+}

@@ -14,12 +14,18 @@ import (
 
 // cursorHooks maps Cursor's agent hook events onto the ledger's (Cursor's
 // hooks documentation, cursor.com/docs/agent/hooks; contract doc §4.2).
-// Every other event (afterAgentResponse, afterAgentThought, the Tab hooks,
-// and the newer sessionStart, sessionEnd, preToolUse, postToolUse,
-// subagent and preCompact events, whose payloads the contract does not
-// give) is recorded under its own name, with the conversation as the
-// session.
+// The newer generic tool events preToolUse, postToolUse and
+// postToolUseFailure, and sessionStart and sessionEnd, are mapped as
+// third-party copies of Cursor's page give them (testdata/cursor-docs
+// README): they carry a tool_use_id. Every other event (afterAgentResponse,
+// afterAgentThought, the Tab hooks, the subagent and preCompact events) is
+// recorded under its own name, with the conversation as the session.
 var cursorHooks = map[string]string{
+	"preToolUse":           schemas.HookPreToolUse,
+	"postToolUse":          schemas.HookPostToolUse,
+	"postToolUseFailure":   schemas.HookPostToolUseFailure,
+	"sessionStart":         schemas.HookSessionStart,
+	"sessionEnd":           schemas.HookSessionEnd,
 	"beforeSubmitPrompt":   schemas.HookUserPromptSubmit,
 	"beforeShellExecution": schemas.HookPreToolUse,
 	"afterShellExecution":  schemas.HookPostToolUse,
@@ -33,7 +39,13 @@ var cursorHooks = map[string]string{
 // CursorPermissionEvents are Cursor's events answered with
 // {"permission", "user_message", "agent_message"}; beforeReadFile takes
 // allow or deny only.
-var CursorPermissionEvents = map[string]bool{"beforeShellExecution": true, "beforeMCPExecution": true, "beforeReadFile": true}
+var CursorPermissionEvents = map[string]bool{"beforeShellExecution": true, "beforeMCPExecution": true, "beforeReadFile": true,
+	"preToolUse": true}
+
+// cursorNoAsk are the permission events whose "ask" Cursor does not
+// enforce: beforeReadFile takes allow or deny only, and preToolUse's
+// schema accepts ask but does not act on it (the copies of its page say).
+var cursorNoAsk = map[string]bool{"beforeReadFile": true, "preToolUse": true}
 
 // cursorIn is the part of a Cursor payload the mapping reads.
 type cursorIn struct {
@@ -50,6 +62,10 @@ type cursorIn struct {
 	Edits          jsontext.Value `json:"edits"`
 	Prompt         *string        `json:"prompt"`
 	Status         *string        `json:"status"`
+	// The generic tool events.
+	ToolUseID    *string `json:"tool_use_id"`
+	ToolOutput   *string `json:"tool_output"`
+	ErrorMessage *string `json:"error_message"`
 }
 
 // mapCursor maps a Cursor payload: conversation_id is the session (it is
@@ -101,6 +117,33 @@ func mapCursor(ev Event, raw []byte, opt Options) (Event, error) {
 	}
 	tool := func(name string) { out.ToolName = &name }
 	switch in.HookEvent {
+	case "preToolUse", "postToolUse", "postToolUseFailure":
+		if err := need(in.ToolName, "tool_name"); err != nil {
+			return ev, err
+		}
+		if err := need(in.ToolUseID, "tool_use_id"); err != nil {
+			return ev, err
+		}
+		input, err := objectArgs(in.ToolInput)
+		if err != nil {
+			return ev, fmt.Errorf("%w: Cursor %s: tool_input (%w)", payload.ErrMissing, in.HookEvent, err)
+		}
+		name := *in.ToolName
+		if name == "Shell" { // {command, …}: the command is Bash's
+			name = "Bash"
+		}
+		tool(name)
+		out.ToolInput, out.ToolUseID = input, in.ToolUseID
+		switch in.HookEvent {
+		case "postToolUse":
+			out.ToolResponse = cursorToolOutput(in.ToolOutput)
+		case "postToolUseFailure":
+			msg := "the tool failed"
+			if in.ErrorMessage != nil && *in.ErrorMessage != "" {
+				msg = *in.ErrorMessage
+			}
+			out.Error = &msg
+		}
 	case "beforeSubmitPrompt":
 		if in.Prompt == nil {
 			return ev, fmt.Errorf("%w: Cursor beforeSubmitPrompt: prompt (a string)", payload.ErrMissing)
@@ -169,4 +212,20 @@ func objectArgs(v jsontext.Value) (jsontext.Value, error) {
 		return nil, errors.New("a JSON string that does not hold one JSON object")
 	}
 	return nil, errors.New("a JSON object, or a string holding one")
+}
+
+// cursorToolOutput reads postToolUse's tool_output, a JSON string: for
+// Shell an object {"output", "exitCode"}, whose output is the result; any
+// other text is kept as it is.
+func cursorToolOutput(v *string) *string {
+	if v == nil {
+		return nil
+	}
+	var o struct {
+		Output *string `json:"output"`
+	}
+	if json.Unmarshal([]byte(*v), &o, json.RejectUnknownMembers(false)) == nil && o.Output != nil {
+		return o.Output
+	}
+	return v
 }

@@ -300,6 +300,7 @@ type mapped struct {
 	StopHookActive       *bool          `json:"stop_hook_active,omitempty"`
 	LastAssistantMessage *string        `json:"last_assistant_message,omitempty"`
 	ToolName             *string        `json:"tool_name,omitempty"`
+	ToolUseID            *string        `json:"tool_use_id,omitempty"`
 	ToolInput            jsontext.Value `json:"tool_input,omitzero"`
 	ToolResponse         *string        `json:"tool_response,omitempty"`
 	Error                *string        `json:"error,omitempty"`
@@ -380,6 +381,9 @@ func finish(ev Event, out *mapped, raw []byte, opt Options) (Event, error) {
 	ev.Info.ToolName, ev.Info.ToolUseID = "", ""
 	if out.ToolName != nil {
 		ev.Info.ToolName = *out.ToolName
+	}
+	if out.ToolUseID != nil {
+		ev.Info.ToolUseID = *out.ToolUseID
 	}
 	return ev, nil
 }

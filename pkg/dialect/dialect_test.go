@@ -358,8 +358,9 @@ func FuzzRead(f *testing.F) {
 // TestReadDocumentedPayloads maps every Cursor and Copilot payload written
 // from their published documentation (testdata/cursor-docs/README.md,
 // testdata/copilot-docs/README.md): the session is Cursor's conversation_id
-// and Copilot's sessionId, no tool_use_id, stop_hook_active or final
-// message is made up, and the agent's bytes travel verbatim.
+// and Copilot's sessionId, no tool_use_id (only Cursor's generic events
+// carry one), stop_hook_active or final message is made up, and the
+// agent's bytes travel verbatim.
 func TestReadDocumentedPayloads(t *testing.T) {
 	const cursorSess, copilotSess = "6b1c2f0e-3d4a-4f7b-9a51-0c8e2d7f4a10", "8f2d5c1a-4b7e-4e0f-9c3d-2a6b1e8f7d54"
 	const prompt = "Run the tests with go test ./... and tell me the result."
@@ -389,6 +390,19 @@ func TestReadDocumentedPayloads(t *testing.T) {
 		{"cursor-docs/stop.aborted.json", dialect.Cursor, cur("stop")}, // not a gated Stop
 		{"cursor-docs/beforeTabFileRead.json", dialect.Cursor, cur("beforeTabFileRead")},
 		{"cursor-docs/afterTabFileEdit.json", dialect.Cursor, cur("afterTabFileEdit")},
+		// The generic events, from third-party copies of Cursor's page: with a tool_use_id.
+		{"cursor-docs/preToolUse.json", dialect.Cursor, with(cur("PreToolUse"), func(v *ledgerView) {
+			v.ToolName, v.Command, v.ToolUseID = "Bash", "go test ./...", "call_7Hq2"
+		})},
+		{"cursor-docs/postToolUse.json", dialect.Cursor, with(cur("PostToolUse"), func(v *ledgerView) {
+			v.ToolName, v.Command, v.ToolUseID = "Bash", "go test ./...", "call_7Hq2"
+			v.ToolResponse = jsontext.Value("\"ok  \texample.com/add\t0.002s\\n\"")
+		})},
+		{"cursor-docs/postToolUseFailure.json", dialect.Cursor, with(cur("PostToolUseFailure"), func(v *ledgerView) {
+			v.ToolName, v.Command, v.ToolUseID, v.Error = "Bash", "go vet ./...", "call_8Kx3", "Command failed with exit code 1"
+		})},
+		{"cursor-docs/sessionStart.json", dialect.Cursor, cur("SessionStart")},
+		{"cursor-docs/sessionEnd.json", dialect.Cursor, cur("SessionEnd")},
 
 		{"copilot-docs/sessionStart.json", dialect.Copilot, with(cop("SessionStart"), func(v *ledgerView) { v.Source = "new" })},
 		{"copilot-docs/userPromptSubmitted.json", dialect.Copilot, with(cop("UserPromptSubmit"), func(v *ledgerView) { v.Prompt = prompt })},
@@ -450,7 +464,7 @@ func TestReadDocumentedPayloads(t *testing.T) {
 					t.Errorf("Read(%q): ledger view (-want +got):\n%s", agent, diff)
 				}
 				if ev.Info.HookEvent != tt.want.HookEvent || ev.Info.SessionID != tt.want.SessionID || ev.Info.ToolName != tt.want.ToolName ||
-					ev.Info.ToolUseID != "" {
+					ev.Info.ToolUseID != tt.want.ToolUseID {
 					t.Errorf("Read(%q): info %+v does not match the payload", agent, ev.Info)
 				}
 				if !strings.HasSuffix(string(ev.Payload), `,"agent_payload":`+string(raw)+`}`) {
