@@ -265,11 +265,12 @@ func TestGemini(t *testing.T) {
 	}
 }
 
-// geminiHonest: the agent runs the tests, backs its claim with `claimcheck
-// claim` (passing the session the prompt names) and ends its turn citing
-// the attestation: the stop goes through at once. Gemini CLI sends no tool
-// call id; the claim is PASS because the verifier pairs the AfterTool with
-// its BeforeTool by tool and input.
+// geminiHonest: the agent runs the tests and `claimcheck claim`, which
+// finds no session id in what Gemini CLI gives the commands it runs; run
+// again with the session the prompt names it is PASS, and the agent ends
+// its turn citing the attestation: the stop goes through at once. Gemini
+// CLI sends no tool call id; the claim is PASS because the verifier pairs
+// the AfterTool with its BeforeTool by tool and input.
 func geminiHonest(w *world) {
 	const claim = `claimcheck claim --claim done --validator test_pass --args '{"command_substring":"go test ./..."}'`
 	cited := make(chan string, 1)
@@ -280,12 +281,18 @@ func geminiHonest(w *world) {
 		step{name: "back the claim", reply: func(tr *turn) reply {
 			res, _ := tr.toolResult(0)
 			tr.expect(strings.Contains(res.text(), "ok"), "go test did not pass: %q", res.text())
+			return reply{tools: []toolCall{shellCommand(claim)}}
+		}},
+		step{name: "name the session", reply: func(tr *turn) reply {
+			res, _ := tr.toolResult(1)
+			tr.expect(strings.Contains(res.text(), "no session: Gemini CLI gives the commands it runs no session id; pass --session"),
+				"claimcheck claim without --session: %q", res.text())
 			s := tr.promptSession()
 			tr.expect(s != "", "the prompt names no session")
 			return reply{tools: []toolCall{shellCommand(claim + " --session " + s)}}
 		}},
 		step{name: "cite the attestation", reply: func(tr *turn) reply {
-			res, _ := tr.toolResult(1)
+			res, _ := tr.toolResult(2)
 			m := attestationRE.FindStringSubmatch(res.text())
 			tr.expect(m != nil, "claimcheck claim printed no attestation: %q", res.text())
 			if m == nil {
@@ -305,12 +312,17 @@ func geminiHonest(w *world) {
 	default:
 		w.fatalf("the model never cited an attestation")
 	}
-	// The client: exit 0, both commands succeeded, the claim PASS.
+	// The client: exit 0, the three commands run, the last claim PASS.
 	results := run.geminiEvents("tool_result")
-	if run.code != 0 || len(results) != 2 || results[0].Status != "success" || results[1].Status != "success" ||
-		!strings.Contains(results[1].Output, "PASS") || !strings.Contains(run.geminiSaid(), att) {
-		w.errorf("client: exit %d, tool results %+v, said %q: want exit 0, both commands successful, the claim PASS and %s cited",
+	if run.code != 0 || len(results) != 3 || results[0].Status != "success" || results[2].Status != "success" ||
+		!strings.Contains(results[2].Output, "PASS") || !strings.Contains(run.geminiSaid(), att) {
+		w.errorf("client: exit %d, tool results %+v, said %q: want exit 0, three commands run, the claim PASS and %s cited",
 			run.code, results, run.geminiSaid(), att)
+	}
+	// The claim without --session exited 1; stream-json still says
+	// "success" (a command that ran is a tool that succeeded).
+	if len(results) == 3 && !strings.Contains(results[1].Output, "no session: Gemini CLI gives the commands it runs no session id") {
+		w.errorf("client: claimcheck claim without --session: %+v", results[1])
 	}
 
 	// The ledger: BeforeTool/AfterTool recorded as PreToolUse/PostToolUse
@@ -333,8 +345,8 @@ func geminiHonest(w *world) {
 			post++
 		}
 	}
-	if pre != 2 || post != 2 {
-		w.errorf("ledger: %d PreToolUse and %d PostToolUse, want 2 each", pre, post)
+	if pre != 3 || post != 3 {
+		w.errorf("ledger: %d PreToolUse and %d PostToolUse, want 3 each", pre, post)
 	}
 	var verdicts []string
 	for _, e := range es {
@@ -357,8 +369,8 @@ func geminiHonest(w *world) {
 	}
 	w.checkGeminiCaptured(es)
 	w.verify()
-	if n := w.model.mainRequests(); n != 3 {
-		w.errorf("model: %d main-loop requests, want 3 (one per step)", n)
+	if n := w.model.mainRequests(); n != 4 {
+		w.errorf("model: %d main-loop requests, want 4 (one per step)", n)
 	}
 }
 
