@@ -13,10 +13,10 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/proctest"
 )
 
-// model is a scripted Anthropic Messages API, and OpenAI Responses API for
-// Codex. Each streamed request of the agent's main loop (one that offers
-// the Bash tool, or Codex's exec_command) is answered by the next step of
-// the script; anything else Claude Code asks (token counts, side
+// model is a scripted Anthropic Messages API, OpenAI Responses API for
+// Codex and Gemini API for Gemini CLI. Each streamed request of the agent's
+// main loop (one that offers the Bash tool, Codex's exec_command or Gemini
+// CLI's run_shell_command) is answered by the next step of the script; anything else Claude Code asks (token counts, side
 // requests to other models) gets a small sensible answer. Every request is
 // recorded, so that a test can check what the model was shown.
 type model struct {
