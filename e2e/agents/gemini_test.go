@@ -39,7 +39,10 @@ func geminiCLI(t *testing.T) (client, string) {
 		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "GEMINI_CLI_NO_RELAUNCH=true")
 		out, err := cmd.CombinedOutput()
 		if err != nil || strings.TrimSpace(string(out)) != geminiC.Version {
-			geminiErr = &versionError{geminiExe, geminiC.Version, string(out), err}
+			// It runs on the host's node, which must be 20 or newer (its engines).
+			node, _ := exec.Command("node", "--version").CombinedOutput()
+			geminiErr = fmt.Errorf("%w (node --version: %s; Gemini CLI needs node >= 20)",
+				&versionError{geminiExe, geminiC.Version, string(out), err}, strings.TrimSpace(string(node)))
 		}
 	})
 	if geminiErr != nil {
