@@ -101,7 +101,8 @@ func (w *world) geminiHome() string { return filepath.Join(w.home, ".gemini") }
 // geminiSettings are the user's settings before `claimcheck hooks install`
 // merges its hooks in: the API-key auth (without it a headless run exits
 // 41), a fixed model (with "auto" Gemini CLI first asks a classifier model
-// which one to route to: a request more per turn), and no usage
+// which one to route each turn to: a request more per turn, which it
+// retries with backoff for a minute when it fails), and no usage
 // statistics, whose uploader looks up play.googleapis.com at startup and
 // exit, nor update checks.
 const geminiSettings = `{
