@@ -113,12 +113,14 @@ func install(c client) (string, error) {
 	return executable(c, dir)
 }
 
-// executable finds the client's native executable under an npm prefix.
-// Both packages ship it in a platform package named in their
+// executable finds the client's executable under an npm prefix. Claude
+// Code and Codex ship a native one in a platform package named in their
 // optionalDependencies: @anthropic-ai/claude-code-linux-x64/claude, and
 // @openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex (an
-// npm alias of @openai/codex@VERSION-linux-x64). The glibc build is
-// preferred to the musl one.
+// npm alias of @openai/codex@VERSION-linux-x64); the glibc build is
+// preferred to the musl one. Gemini CLI has no native executable (its
+// platform packages are node-pty's): it is node, the script its
+// package.json names as its bin (bundle/gemini.js, `#!/usr/bin/env node`).
 func executable(c client, prefix string) (string, error) {
 	mod := filepath.Join(prefix, "node_modules", filepath.FromSlash(c.Package))
 	b, err := os.ReadFile(filepath.Join(mod, "package.json"))
@@ -128,6 +130,7 @@ func executable(c client, prefix string) (string, error) {
 	var pj struct {
 		Version  string            `json:"version"`
 		Optional map[string]string `json:"optionalDependencies"`
+		Bin      map[string]string `json:"bin"`
 	}
 	if err := json.Unmarshal(b, &pj); err != nil {
 		return "", fmt.Errorf("%s/package.json: %w", mod, err)
@@ -151,6 +154,13 @@ func executable(c client, prefix string) (string, error) {
 			if fi, err := os.Stat(exe); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 				return exe, nil
 			}
+		}
+	}
+	if script, ok := pj.Bin[c.Executable]; ok && strings.HasSuffix(script, ".js") {
+		// No native executable: a node client.
+		exe := filepath.Join(mod, filepath.FromSlash(script))
+		if fi, err := os.Stat(exe); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return exe, nil
 		}
 	}
 	return "", fmt.Errorf("no native executable of %s@%s for %s/%s under %s (looked in %v)", c.Package, c.Version, runtime.GOOS, arch, prefix, cands)

@@ -17,6 +17,10 @@ type entry struct {
 	Kind      string `json:"kind"`
 	EventID   string `json:"event_id"`
 	Payload   string `json:"payload"`
+	// Verdict is a verdict entry's verdict (PASS, FAIL, REFUSED).
+	Verdict *struct {
+		Verdict string `json:"verdict"`
+	} `json:"verdict"`
 }
 
 // hookPayload is the part of a recorded hook payload the scenarios read.

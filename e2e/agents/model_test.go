@@ -13,10 +13,10 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/proctest"
 )
 
-// model is a scripted Anthropic Messages API, and OpenAI Responses API for
-// Codex. Each streamed request of the agent's main loop (one that offers
-// the Bash tool, or Codex's exec_command) is answered by the next step of
-// the script; anything else Claude Code asks (token counts, side
+// model is a scripted Anthropic Messages API, OpenAI Responses API for
+// Codex and Gemini API for Gemini CLI. Each streamed request of the agent's
+// main loop (one that offers the Bash tool, Codex's exec_command or Gemini
+// CLI's run_shell_command) is answered by the next step of the script; anything else Claude Code asks (token counts, side
 // requests to other models) gets a small sensible answer. Every request is
 // recorded, so that a test can check what the model was shown.
 type model struct {
@@ -43,6 +43,9 @@ type step struct {
 type reply struct {
 	text  string
 	tools []toolCall
+	// split streams a Gemini reply's text in two chunks (the other APIs'
+	// text always is); see streamGemini.
+	split bool
 }
 
 type toolCall struct {
@@ -70,8 +73,54 @@ type apiRequest struct {
 	Input []respItem `json:"input"`
 	Tools []struct {
 		Name string `json:"name"`
+		// FunctionDeclarations are a Gemini API request's tools.
+		FunctionDeclarations []struct {
+			Name string `json:"name"`
+		} `json:"functionDeclarations"`
 	} `json:"tools"`
+	// Contents is a Gemini API request's conversation (Gemini CLI).
+	Contents []gemContent `json:"contents"`
 }
+
+// gemContent is one turn of a Gemini API request: role user or model, its
+// parts text, a functionCall the model made, or the functionResponse the
+// client sent back for it.
+type gemContent struct {
+	Role  string    `json:"role"`
+	Parts []gemPart `json:"parts"`
+}
+
+type gemPart struct {
+	Text         string `json:"text"`
+	FunctionCall *struct {
+		ID   string         `json:"id"`
+		Name string         `json:"name"`
+		Args map[string]any `json:"args"`
+	} `json:"functionCall"`
+	FunctionResponse *struct {
+		ID       string         `json:"id"`
+		Name     string         `json:"name"`
+		Response map[string]any `json:"response"`
+	} `json:"functionResponse"`
+}
+
+// text is a part's readable text: its text, or a function response's
+// output or error (Gemini CLI sends {"output": …} or {"error": …}).
+func (p gemPart) text() string {
+	if p.FunctionResponse == nil {
+		return p.Text
+	}
+	var parts []string
+	for _, k := range []string{"output", "error"} {
+		if v, ok := p.FunctionResponse.Response[k].(string); ok {
+			parts = append(parts, v)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// gemini tells a Gemini API request from the others.
+func (r apiRequest) gemini() bool { return r.Contents != nil }
 
 // respItem is one item of a Responses API request's input: a message
 // (role user, developer or assistant; its content input_text or
@@ -173,6 +222,14 @@ type turn struct {
 // (tool results and user messages, which carry hook feedback).
 func (tr *turn) since() string {
 	var parts []string
+	if tr.req.gemini() {
+		for i := len(tr.req.Contents) - 1; i >= 0 && tr.req.Contents[i].Role != "model"; i-- {
+			for j := len(tr.req.Contents[i].Parts) - 1; j >= 0; j-- {
+				parts = append([]string{tr.req.Contents[i].Parts[j].text()}, parts...)
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
 	if tr.req.responses() {
 		for i := len(tr.req.Input) - 1; i >= 0; i-- {
 			it := tr.req.Input[i]
@@ -194,6 +251,18 @@ func (tr *turn) since() string {
 // toolResult returns the result the agent sent for the previous reply's
 // n-th tool call (0-based).
 func (tr *turn) toolResult(n int) (apiBlock, bool) {
+	if tr.req.gemini() {
+		id := fmt.Sprintf(callIDFormat, n)
+		for _, c := range tr.req.Contents {
+			for _, p := range c.Parts {
+				if p.FunctionResponse != nil && p.FunctionResponse.ID == id {
+					text, _ := json.Marshal(p.text())
+					return apiBlock{Type: "tool_result", ToolUseID: id, Content: text}, true
+				}
+			}
+		}
+		return apiBlock{}, false
+	}
 	if tr.req.responses() {
 		id := fmt.Sprintf(callIDFormat, n)
 		for _, it := range tr.req.Input {
@@ -267,6 +336,18 @@ func (m *model) serve(w http.ResponseWriter, r *http.Request) {
 			rec.parsed.Stream, rec.parsed.Tools, proctest.Truncate(string(body), 300)))
 		m.mu.Unlock()
 		streamResponses(w, rec.parsed.Model, reply{text: "ok"}, nil)
+	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1beta/models/") &&
+		strings.HasSuffix(r.URL.Path, ":streamGenerateContent") && r.URL.Query().Get("alt") == "sse":
+		// Gemini CLI's main loop offers its shell tool, run_shell_command.
+		if rec.offers("run_shell_command") {
+			m.answer(w, rec)
+			return
+		}
+		m.record(rec)
+		m.mu.Lock()
+		m.errs = append(m.errs, fmt.Sprintf("unexpected Gemini API request %s: %s", r.URL, proctest.Truncate(string(body), 300)))
+		m.mu.Unlock()
+		streamGemini(w, reply{text: "ok"}, nil)
 	default:
 		m.record(rec)
 		m.mu.Lock()
@@ -282,6 +363,11 @@ func (r modelRequest) offers(tool string) bool {
 	for _, x := range r.parsed.Tools {
 		if x.Name == tool {
 			return true
+		}
+		for _, f := range x.FunctionDeclarations {
+			if f.Name == tool {
+				return true
+			}
 		}
 	}
 	return false
@@ -313,7 +399,7 @@ func (m *model) answer(w http.ResponseWriter, rec modelRequest) {
 	rp := s.reply(&turn{m: m, step: s.name, req: rec.parsed})
 	m.mu.Lock()
 	format := toolUseIDFormat
-	if rec.parsed.responses() {
+	if rec.parsed.responses() || rec.parsed.gemini() {
 		format = callIDFormat
 	}
 	ids := make([]string, len(rp.tools))
@@ -322,6 +408,10 @@ func (m *model) answer(w http.ResponseWriter, rec modelRequest) {
 		m.toolN++
 	}
 	m.mu.Unlock()
+	if rec.parsed.gemini() {
+		streamGemini(w, rp, ids)
+		return
+	}
 	if rec.parsed.responses() {
 		streamResponses(w, rec.parsed.Model, rp, ids)
 		return
@@ -379,6 +469,49 @@ func streamResponses(w http.ResponseWriter, modelName string, rp reply, ids []st
 		"usage": map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0},
 			"output_tokens": 20, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 120},
 	}})
+}
+
+// streamGemini writes a reply as the Gemini API's server-sent events
+// (streamGenerateContent?alt=sse), as Gemini CLI reads them: one
+// GenerateContentResponse per data line, the text, then the function calls
+// (with the script's ids, which Gemini CLI sends back in its
+// functionResponse), the last chunk with finishReason STOP and usage. The
+// text is one chunk unless the reply asks for two: Gemini CLI 0.61.0 gives
+// AfterAgent a text streamed in chunks c1…cn as c1…cn, then " c2" … " cn"
+// (it appends each chunk's text to the first chunk's part in place, then
+// joins every chunk's text with spaces), so the final message the Stop
+// gate reads would carry a claimcheck block followed by pieces of itself.
+func streamGemini(w http.ResponseWriter, rp reply, ids []string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	chunk := func(parts []any, last bool) {
+		cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
+		v := map[string]any{"candidates": []any{cand}, "modelVersion": "gemini-2.5-flash"}
+		if last {
+			cand["finishReason"] = "STOP"
+			v["usageMetadata"] = map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120}
+		}
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\r\n\r\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	var chunks [][]any
+	switch {
+	case rp.text != "" && rp.split:
+		half := len(rp.text) / 2
+		chunks = append(chunks, []any{map[string]any{"text": rp.text[:half]}}, []any{map[string]any{"text": rp.text[half:]}})
+	case rp.text != "":
+		chunks = append(chunks, []any{map[string]any{"text": rp.text}})
+	}
+	for i, tc := range rp.tools {
+		chunks = append(chunks, []any{map[string]any{"functionCall": map[string]any{"id": ids[i], "name": tc.name, "args": tc.input}}})
+	}
+	for i, c := range chunks {
+		chunk(c, i == len(chunks)-1)
+	}
 }
 
 // stream writes a reply as the Messages API's server-sent events.

@@ -87,6 +87,9 @@ func (s *Service) decidePostTool(ctx context.Context, req schemas.GateRequest, l
 		rules = append(rules, fmt.Sprintf("%s (%s, bytes %d-%d)", f.Rule, f.Confidence, f.Start, f.End))
 	}
 	what := fmt.Sprintf("the result of %s (tool_use_id %s, source %s)", in.Tool, in.ToolUseID, in.Source)
+	if in.ToolUseID == "" { // Gemini CLI, Cursor, Copilot: the agent sends no id
+		what = fmt.Sprintf("the result of %s (source %s)", in.Tool, in.Source)
+	}
 	fid, _ := s.gen.New()
 	gf := schemas.GateFinding{V: 1, FindingID: fid, Kind: schemas.FindingInjection, SessionID: req.SessionID, Host: req.Host,
 		EventID: req.EventID, Tool: in.Tool, ToolUseID: in.ToolUseID, Source: string(in.Source), Confidence: top.String(),

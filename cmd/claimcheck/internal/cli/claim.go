@@ -99,6 +99,12 @@ verdict within --timeout.`,
 				return &exitError{ClaimBadInput, fmt.Errorf(format, v...)}
 			}
 			if session = a.claimSession(session); session == "" {
+				if a.env.Getenv("GEMINI_CLI") == "1" {
+					// Seen with gemini-cli 0.61.0: its hooks get GEMINI_SESSION_ID,
+					// the commands it runs only GEMINI_CLI=1.
+					return bad("no session: Gemini CLI gives the commands it runs no session id; pass --session " +
+						"(the id `gemini --session-id` was given, or the session_id of its stream-json init line)")
+				}
 				return bad("no session: pass --session, or run inside Claude Code or Codex " +
 					"(which set CLAUDE_CODE_SESSION_ID, CODEX_THREAD_ID)")
 			}

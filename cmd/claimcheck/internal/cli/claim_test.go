@@ -85,4 +85,11 @@ func TestClaimUsageErrorsNeverLookLikeVerdicts(t *testing.T) {
 	if r.code != ClaimTransport || !strings.Contains(r.stderr, "127.0.0.1:1") {
 		t.Errorf("session from CODEX_THREAD_ID, no NATS: %+v", r)
 	}
+	// Inside Gemini CLI there is none to take (GEMINI_CLI=1 only): the
+	// error says so and what to pass.
+	r = runCLI(t, map[string]string{"CLAIMCHECK_NATS_URL": "nats://127.0.0.1:1", "GEMINI_CLI": "1"},
+		"claim", "--claim", "done", "--validator", "test_pass", "--args", `{"command_substring":"go test"}`)
+	if r.code != ClaimBadInput || !strings.Contains(r.stderr, "Gemini CLI gives the commands it runs no session id; pass --session") {
+		t.Errorf("inside Gemini CLI without --session: %+v", r)
+	}
 }

@@ -123,7 +123,8 @@ func (a *app) agentInstall(ctx context.Context, agent dialect.Agent, settings st
 	case dialect.Gemini:
 		notes = []string{
 			"Gemini CLI runs hooks only in a trusted folder.",
-			"Gemini CLI sends no tool call ids: its tool results are recorded, but none is paired with its call, so none backs a claim.",
+			"Gemini CLI sends no tool call ids: its tool results are paired with their calls by tool and input.",
+			"Gemini CLI gives the commands it runs no session id: `claimcheck claim` inside it needs --session (the id `gemini --session-id` was given, or stream-json's init session_id).",
 		}
 	}
 	return a.installInto(ctx, agent, settings, in, len(events), notes, func(root *object) (installResult, error) {

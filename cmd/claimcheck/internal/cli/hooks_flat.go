@@ -169,14 +169,14 @@ func (a *app) flatInstall(ctx context.Context, agent dialect.Agent, settings str
 	case dialect.Cursor:
 		notes = []string{
 			"Cursor runs project hooks only in a trusted workspace.",
-			"Cursor sends no tool call ids and no final message with stop: its tool results are recorded, " +
-				"but none is paired with its call, so none backs a claim.",
+			"Cursor sends no tool call ids and no final message with stop: its tool results are paired " +
+				"with their calls by tool and input, and a stop is judged on the turn's PASS attestations.",
 		}
 	case dialect.Copilot:
 		notes = []string{
 			"Copilot logs and skips a hook that fails or times out: only claimcheck's JSON answers deny or block.",
-			"Copilot sends no tool call ids and no final message with agentStop: its tool results are recorded, " +
-				"but none is paired with its call, so none backs a claim.",
+			"Copilot sends no tool call ids and no final message with agentStop: its tool results are paired " +
+				"with their calls by tool and input, and a stop is judged on the turn's PASS attestations.",
 			"The Copilot coding agent also reads .github/hooks/, but its payloads as documented carry no session id: " +
 				"claimcheck refuses them and denies its tool calls.",
 		}
