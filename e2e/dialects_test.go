@@ -115,8 +115,8 @@ func TestCodexAndGeminiSessionsEndToEnd(t *testing.T) {
 		a := &dialectAgent{t: t, env: env, agent: "codex", session: "01a21151-ecca-79a1-b5be-ff8d6979c8e2", turn: "01a21151-ed87-70b0-9c8e-d2b9cd4957aa"}
 		a.record(`"hook_event_name":"SessionStart","source":"startup"`)
 		a.record(fmt.Sprintf(`"hook_event_name":"UserPromptSubmit","prompt":%q`, prompt))
-		if ans := a.stop("I fixed it. All tests pass now."); ans.Decision != "block" || !strings.Contains(ans.Reason, "claimcheck claim") {
-			t.Fatalf("unbacked done: %+v", ans)
+		if ans := a.stop("I fixed it. All tests pass now."); ans.Decision != "block" || !strings.Contains(ans.Reason, "claimcheck claim --claim done") {
+			t.Fatalf("unbacked done (Codex's commands know their session: no --session): %+v", ans)
 		}
 		a.shell("go test ./...", goTestPass)
 		v, r := a.claim()
@@ -146,7 +146,9 @@ func TestCodexAndGeminiSessionsEndToEnd(t *testing.T) {
 		a := &dialectAgent{t: t, env: env, agent: "gemini", session: "e849aea9-2b9f-40db-a376-c106011fb0f2"}
 		a.record(`"hook_event_name":"SessionStart","source":"startup"`)
 		a.record(fmt.Sprintf(`"hook_event_name":"BeforeAgent","prompt":%q`, prompt))
-		if ans := a.stop("I fixed it. All tests pass now."); ans.Decision != "block" || !strings.Contains(ans.Reason, "claimcheck claim") {
+		// Gemini CLI's commands get no session id: the claim to run names it.
+		if ans := a.stop("I fixed it. All tests pass now."); ans.Decision != "block" ||
+			!strings.Contains(ans.Reason, "claimcheck claim --session "+a.session+" --claim done") {
 			t.Fatalf("unbacked done: %+v", ans)
 		}
 		a.shell("go test ./...", goTestPass)
@@ -343,8 +345,8 @@ func TestCursorAndCopilotSessionsEndToEnd(t *testing.T) {
 				t.Fatalf("prompt answered %v", ans)
 			}
 			reason, ans := s.stop(a)
-			if !strings.Contains(reason, "claimcheck claim") {
-				t.Fatalf("unbacked stop: %v", ans)
+			if !strings.Contains(reason, "claimcheck claim --session "+a.session+" ") {
+				t.Fatalf("unbacked stop (the claim to run names the session): %v", ans)
 			}
 			if ans := s.shell(a, "go test ./...", goTestPass); len(ans) != 0 {
 				t.Fatalf("go test ./... answered %v", ans)

@@ -96,6 +96,16 @@ func StopCarriesMessage(a Agent) bool {
 	return a != Cursor && a != Copilot
 }
 
+// CommandsKnowSession says whether the commands the agent runs can find
+// their session without being told: Claude Code sets
+// CLAUDE_CODE_SESSION_ID and Codex CODEX_THREAD_ID in their environment,
+// which claimcheck claim reads. Gemini CLI gives its commands only
+// GEMINI_CLI=1 (seen with 0.61.0), and Cursor and Copilot document no such
+// variable, so a block reason names the session for them.
+func CommandsKnowSession(a Agent) bool {
+	return a != Gemini && a != Cursor && a != Copilot
+}
+
 // geminiEvents are the hook_event_name values only Gemini CLI sends
 // (contract doc §4.3; captured from gemini-cli 0.61.0).
 var geminiEvents = map[string]bool{

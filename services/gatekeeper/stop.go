@@ -57,6 +57,14 @@ func (p stopPayload) noMessage() bool {
 	return p.LastAssistantMessage == nil && !dialect.StopCarriesMessage(dialect.Agent(p.Agent))
 }
 
+// shellWord quotes s for a POSIX shell unless it needs no quoting.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // judgeStop decides a Stop against a snapshot of its session; ctx bounds
 // the look-ups of the attestations it cites.
 func (s *Service) judgeStop(ctx context.Context, d schemas.GateDecision, req schemas.GateRequest, snap view.Snapshot,
@@ -84,6 +92,9 @@ func (s *Service) judgeStop(ctx context.Context, d schemas.GateDecision, req sch
 		Evidence:       &sessionEvidence{s: s, session: req.SessionID, snap: snap},
 		StopHookActive: stopHookActive, ConsecutiveBlocks: snap.Blocks, Cap: s.cfg.StopBlockCap,
 		Override: snap.Override, OverrideReason: snap.OverrideReason, Policy: s.claims,
+	}
+	if !dialect.CommandsKnowSession(dialect.Agent(p.Agent)) {
+		in.ClaimCommand = "claimcheck claim --session " + shellWord(req.SessionID)
 	}
 	if p.noMessage() {
 		in.NoMessage = true

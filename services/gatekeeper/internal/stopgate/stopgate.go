@@ -92,6 +92,10 @@ type Input struct {
 	// message to cite them in (or prose to check).
 	NoMessage bool
 	Passes    []Pass
+	// ClaimCommand replaces "claimcheck claim" in the next step, for agents
+	// whose commands cannot find their session by themselves (Gemini CLI,
+	// Cursor, Copilot: "claimcheck claim --session ID"); "" leaves it.
+	ClaimCommand string
 }
 
 // Run is a recorded run of a shell command.
@@ -152,6 +156,9 @@ func (r Result) Reason() string {
 // Decide applies the rules; ctx bounds the evidence look-ups.
 func Decide(ctx context.Context, in Input) Result {
 	r := decide(ctx, in)
+	if in.ClaimCommand != "" {
+		r.NextStep = strings.ReplaceAll(r.NextStep, "`claimcheck claim ", "`"+in.ClaimCommand+" ")
+	}
 	if r.Rule == RuleAllowed && in.NoMessage && in.Contract != nil && in.Message.Block == nil {
 		r.Reasons = append([]string{"the agent's stop carries no final message: judged on this turn's PASS attestations"}, r.Reasons...)
 	}

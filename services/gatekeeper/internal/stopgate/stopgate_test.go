@@ -297,3 +297,18 @@ func TestStopWithoutAMessageIsJudgedOnThePasses(t *testing.T) {
 		t.Fatalf("no task and no message: %+v", r)
 	}
 }
+
+// For agents whose commands cannot find their session, the next step
+// names it in the claim command.
+func TestClaimCommandNamesTheSession(t *testing.T) {
+	in := Input{Message: finalblock.Parse("All tests pass."), Evidence: evidence, Contract: contract, ContractN: contractN}
+	r := Decide(t.Context(), in)
+	if !strings.Contains(r.NextStep, "`claimcheck claim --claim done") {
+		t.Fatalf("next step %q", r.NextStep)
+	}
+	in.ClaimCommand = "claimcheck claim --session e849aea9"
+	r = Decide(t.Context(), in)
+	if !strings.Contains(r.NextStep, "`claimcheck claim --session e849aea9 --claim done") || strings.Count(r.NextStep, "--session") != 1 {
+		t.Fatalf("next step %q does not name the session once", r.NextStep)
+	}
+}
