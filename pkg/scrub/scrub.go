@@ -1,8 +1,11 @@
-// Package scrub removes secrets from agent payloads before they are
-// persisted. Detection uses gitleaks' default rule set (MIT, 222 rules with
-// keyword prefilters and entropy thresholds) through gitleaks' own detector;
-// the inline "gitleaks:allow" escape hatch is disabled, since the text being
-// scanned is written by the agent under audit.
+// Package scrub finds secrets in agent payloads and tool results, and
+// removes them from payloads before they are persisted (ingest); the
+// gatekeeper's post-tool firewall locates them in a tool's result with the
+// same rules (Secrets). Detection uses gitleaks' default rule set (MIT,
+// 222 rules with keyword prefilters and entropy thresholds) through
+// gitleaks' own detector; the inline "gitleaks:allow" escape hatch is
+// disabled, since the text being scanned is written by the agent under
+// audit.
 //
 // The rules scan a JSON document's View (its text with string escapes
 // decoded, so a tool's output reads as the tool printed it); the few rules
