@@ -43,16 +43,28 @@ var ErrNotPostTool = errors.New("not a tool result payload")
 // Inspect tags and scans the result of a PostToolUse or
 // PostToolUseFailure payload.
 func Inspect(payload []byte) (Inspection, error) {
+	in, text, err := Read(payload)
+	if err != nil {
+		return Inspection{}, err
+	}
+	in.Result = Scan(text)
+	return in, nil
+}
+
+// Read is Inspect without the scan: the Inspection's tool, call id, source
+// tag and text digest, and the text itself (ResultText), for a caller that
+// scans it (with Scan, and with other scanners beside it).
+func Read(payload []byte) (Inspection, string, error) {
 	var p PostTool
 	if err := json.Unmarshal(payload, &p, json.RejectUnknownMembers(false)); err != nil {
-		return Inspection{}, fmt.Errorf("%w: %w", ErrNotPostTool, err)
+		return Inspection{}, "", fmt.Errorf("%w: %w", ErrNotPostTool, err)
 	}
 	if p.ToolName == "" {
-		return Inspection{}, fmt.Errorf("%w: no tool_name", ErrNotPostTool)
+		return Inspection{}, "", fmt.Errorf("%w: no tool_name", ErrNotPostTool)
 	}
 	text := ResultText(p.ToolResponse, p.Error)
 	return Inspection{Tool: p.ToolName, ToolUseID: p.ToolUseID, Source: Source(p.ToolName, p.ToolInput, p.Cwd),
-		TextSHA256: digest.SHA256([]byte(text)), Result: Scan(text)}, nil
+		TextSHA256: digest.SHA256([]byte(text))}, text, nil
 }
 
 // ResultText is the text a tool result puts before the model: every string
