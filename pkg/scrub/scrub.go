@@ -143,6 +143,9 @@ func New() (*Scrubber, error) {
 	for i := range sc.gated {
 		sc.gated[i].reqIDs = sc.windowed.patternsOf(sc.gated[i].req)
 	}
+	for _, k := range kws {
+		sc.windowed.generic(sc.windowed.pattern(k))
+	}
 	sc.windowed.build()
 	for _, x := range []*detect.Detector{sc.d, sc.generic} {
 		x.IgnoreGitleaksAllow, x.MaxDecodeDepth = true, 0
@@ -202,12 +205,20 @@ const afterGenericSpan = 20 + 3 + 4 + 5 + 12
 // (afterGenericKeyword), from 56 bytes before it (the rule allows 50) to 40
 // bytes after it (separators and quotes; the rule allows 31), extended over
 // the value's characters and 3 more (its terminator, possibly \n), merged
-// where they overlap. text must be ASCII and lower its lower case.
-func (s *Scrubber) windows(text, lower string) (out []string) {
-	type span struct{ a, b int }
-	var spans []span
+// where they overlap. text must be foldSafe and lower its lowerASCII.
+func (s *Scrubber) windows(text, lower string) []string {
+	var hits []span
 	for _, m := range s.trie.MatchString(lower) {
-		p, n := int(m.Pos()), len(m.Match())
+		hits = append(hits, span{int(m.Pos()), int(m.Pos()) + len(m.Match())})
+	}
+	return s.windowsAt(text, hits)
+}
+
+// windowsAt is windows given where generic-api-key's keywords are in text.
+func (s *Scrubber) windowsAt(text string, hits []span) (out []string) {
+	var spans []span
+	for _, h := range hits {
+		p, n := h.a, h.b-h.a
 		if !afterGenericKeyword.MatchString(text[p+n : min(len(text), p+n+afterGenericSpan)]) {
 			continue
 		}
@@ -273,8 +284,9 @@ func (s *Scrubber) find(text string) []finding {
 	}
 	var found []report.Finding
 	var present []bool // of the strings windowed numbers
+	var genericHits []span
 	if safe {
-		found, present = s.windowed.find(text, lower)
+		found, present, genericHits = s.windowed.find(text, lower)
 	} else {
 		found = s.windowed.whole.DetectString(text)
 	}
@@ -288,7 +300,7 @@ func (s *Scrubber) find(text string) []finding {
 	}
 	if s.generic != nil {
 		if safe {
-			for _, w := range s.windows(text, lower) {
+			for _, w := range s.windowsAt(text, genericHits) {
 				found = append(found, s.generic.DetectString(w)...)
 			}
 		} else {

@@ -181,6 +181,8 @@ type windowIndex struct {
 	// of each pattern of the trie: the rules it is a keyword of, and
 	// those it is a clause string of.
 	keywordOf, clauseOf [][]int
+	// isGeneric: the pattern is one of generic-api-key's keywords.
+	isGeneric []bool
 	// whole is the windowed rules as one detector, with their keywords:
 	// for texts the windows cannot be trusted with (see foldSafe).
 	whole *detect.Detector
@@ -197,10 +199,13 @@ func (x *windowIndex) pattern(s string) int {
 		i = len(x.patterns)
 		x.index[s] = i
 		x.patterns = append(x.patterns, s)
-		x.keywordOf, x.clauseOf = append(x.keywordOf, nil), append(x.clauseOf, nil)
+		x.keywordOf, x.clauseOf, x.isGeneric = append(x.keywordOf, nil), append(x.clauseOf, nil), append(x.isGeneric, false)
 	}
 	return i
 }
+
+// generic marks pattern p as one of generic-api-key's keywords.
+func (x *windowIndex) generic(p int) { x.isGeneric[p] = true }
 
 // patternsOf numbers the strings of each clause of r.
 func (x *windowIndex) patternsOf(r requirement) [][]int {
@@ -248,13 +253,17 @@ type span struct{ a, b int }
 
 // find runs each windowed rule whose keyword occurs in text over the
 // windows around its clause, and reports which numbered strings occur in
-// text. lower is lowerASCII(text), and text is foldSafe.
-func (x *windowIndex) find(text, lower string) ([]report.Finding, []bool) {
+// text and where generic-api-key's keywords are. lower is
+// lowerASCII(text), and text is foldSafe.
+func (x *windowIndex) find(text, lower string) (found []report.Finding, seen []bool, generic []span) {
 	on := make([]bool, len(x.rules))
-	seen := make([]bool, len(x.patterns))
+	seen = make([]bool, len(x.patterns))
 	spans := make([][]span, len(x.rules))
 	x.trie.Walk([]byte(lower), func(end, n, pattern int64) bool {
 		seen[pattern] = true
+		if x.isGeneric[pattern] {
+			generic = append(generic, span{int(end - n + 1), int(end + 1)})
+		}
 		for _, r := range x.keywordOf[pattern] {
 			on[r] = true
 		}
@@ -272,7 +281,6 @@ func (x *windowIndex) find(text, lower string) ([]report.Finding, []bool) {
 		}
 		return true
 	})
-	var found []report.Finding
 	for i, r := range x.rules {
 		if len(spans[i]) == 0 || (r.keywords > 0 && !on[i]) {
 			continue
@@ -281,7 +289,7 @@ func (x *windowIndex) find(text, lower string) ([]report.Finding, []bool) {
 			found = append(found, r.d.DetectString(text[w.a:w.b])...)
 		}
 	}
-	return found, seen
+	return found, seen, generic
 }
 
 // holds reports whether every clause has a string seen.
