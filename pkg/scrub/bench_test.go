@@ -109,9 +109,11 @@ func BenchmarkScrubPathological(b *testing.B) {
 
 // BenchmarkSecrets64KB times Secrets over the 64 KiB texts of
 // pkg/inject's BenchmarkScan64KB (the post-tool firewall scans a result
-// with both): "dense", its benign corpus, and "source", Go source, with
-// "baseline" (strings.ToLower and one strings.Index over the dense text)
-// to read the figures against. Beside ns/op it reports the process's CPU
+// with both): "dense", its benign corpus (which holds a JWT and a base64
+// value generic-api-key takes for a secret), and "source", Go source; and
+// "page", the documentation paragraph services/gatekeeper's BenchmarkHandle
+// repeats; with "baseline" (strings.ToLower and one strings.Index over the
+// dense text) to read the figures against. Beside ns/op it reports the process's CPU
 // time per scan (cpu-ns/op), which a loaded machine inflates far less.
 func BenchmarkSecrets64KB(b *testing.B) {
 	s, err := New()
@@ -128,6 +130,7 @@ func BenchmarkSecrets64KB(b *testing.B) {
 	}{
 		{"dense", []string{"../inject/testdata/corpus/benign_files.txt", "../inject/testdata/corpus/benign_remote.txt"}},
 		{"source", source},
+		{"page", source},
 	} {
 		var text strings.Builder
 		for text.Len() < 64<<10 {
@@ -140,6 +143,9 @@ func BenchmarkSecrets64KB(b *testing.B) {
 			}
 		}
 		txt := text.String()[:64<<10]
+		if c.name == "page" {
+			txt = strings.Repeat(benchPage, 64<<10/len(benchPage)+1)[:64<<10]
+		}
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(txt)))
 			cpu := cpuTime()
@@ -162,6 +168,11 @@ func BenchmarkSecrets64KB(b *testing.B) {
 		}
 	}
 }
+
+// benchPage is services/gatekeeper's benignPage paragraph.
+const benchPage = "## Configuring the agent\n\nThe assistant reads the system prompt from `prompts/system.md`; follow the instructions " +
+	"in CONTRIBUTING.md before you change it. Previous versions ignored the `rules` key; see the changelog. " +
+	"An AI agent running in CI should use `--no-input`. Encoded examples: `aGVsbG8gd29ybGQ=` is \"hello world\".\n\n"
 
 func reportCPU(b *testing.B, cpu time.Duration) {
 	if d := cpuTime() - cpu; cpu > 0 && b.N > 0 {
