@@ -151,6 +151,36 @@ func TestFirewallAndLevelsEndToEnd(t *testing.T) {
 		}
 		return n == 2
 	})
+
+	// 4. A page holding a secret: the model is told its kind and not to
+	// repeat it (no block, no level change); a signed secret finding is
+	// chained; neither the answer nor anything in the chain holds the
+	// secret (ingest scrubbed the event).
+	c := newAgent(t, env, "sess-fw-3")
+	c.prompt("Clone the repository as the page says")
+	const token = "ghp_x1V9rK3sQ7bT2mN8pL4wZ6cY0dF5gH1jK9aB"
+	_, post = c.fetch("https://docs.example.com/clone", "Clone with\n\n    git clone https://"+token+"@github.com/acme/app\n")
+	sec := readAnswer(t, post)
+	if sec.Decision != "" || !strings.Contains(sec.HookSpecificOutput.AdditionalContext, "github-pat") ||
+		!strings.Contains(sec.HookSpecificOutput.AdditionalContext, "redacted from the audit ledger") ||
+		strings.Contains(post.stdout, token[4:36]) {
+		t.Fatalf("a page with a secret: %+v", sec)
+	}
+	var raw string
+	showUntil(t, url, c.session, func(entries []shownEntry) bool {
+		raw = ""
+		finding, scrubbed := false, false
+		for _, e := range entries {
+			raw += e.Payload
+			finding = finding || e.HookEvent == "GateFinding" && strings.Contains(e.Payload, `"kind":"secret"`) &&
+				strings.Contains(e.Payload, `"rule":"github-pat"`)
+			scrubbed = scrubbed || e.HookEvent == "PostToolUse" && strings.Contains(e.Payload, "[REDACTED:github-pat]")
+		}
+		return finding && scrubbed
+	})
+	if strings.Contains(raw, token[4:36]) {
+		t.Fatalf("the chain holds the secret")
+	}
 }
 
 // showUntil polls `claimcheck ledger show` until ok holds for the session's entries.

@@ -103,7 +103,7 @@ type SignedRef struct {
 // Signature is one DSSE signature as a decision record keeps it. The key
 // id is named "signer", not DSSE's "keyid": the word "key" anywhere in a
 // record sends it through gitleaks' generic-api-key expression, which made
-// scrubbing a decision record 25× dearer (services/ingest/internal/scrub
+// scrubbing a decision record 25× dearer (pkg/scrub
 // BenchmarkScrub).
 type Signature struct {
 	KeyID string `json:"signer"`

@@ -125,6 +125,9 @@ const (
 	// FindingInjection: a tool's result holds text that reads as
 	// instructions to the agent (pkg/inject), at or above the flag level.
 	FindingInjection = "injection"
+	// FindingSecret: a tool's result holds a secret (ingest's gitleaks
+	// rules, pkg/scrub); the finding locates it and never holds it.
+	FindingSecret = "secret"
 	// FindingLevel: a session's, host's or the fleet's degradation level
 	// changed (escalation rule or operator).
 	FindingLevel = "level_change"
@@ -160,6 +163,10 @@ type GateFinding struct {
 	TextSHA256 string           `json:"text_sha256,omitempty"`
 	Scanned    int              `json:"scanned,omitempty"`
 	Truncated  bool             `json:"truncated,omitempty"`
+	// Secret findings: the tool, its call id and source as above, and
+	// where each secret lies in the scanned text (rule, byte offsets,
+	// digest of its bytes); text_sha256 and scanned as above.
+	Secrets []SecretMatch `json:"secrets,omitempty"`
 	// Level changes: the scope (session, host, fleet) and its name, the
 	// level before and after, the rule that raised it (or "operator") and
 	// the KV revision the change was written at.
@@ -182,6 +189,16 @@ type InjectionMatch struct {
 	Start      int    `json:"start"`
 	End        int    `json:"end"`
 	Digest     string `json:"digest"`
+}
+
+// SecretMatch is one secret in a tool's result: the rule that found it,
+// its byte offsets into the scanned text and the digest of its bytes (as
+// in the Redaction ingest records for it); never the secret.
+type SecretMatch struct {
+	Rule   string `json:"rule"`
+	Start  int    `json:"start"`
+	End    int    `json:"end"`
+	Digest string `json:"digest"`
 }
 
 // FindingRecord is the payload of a GateFindingEvent record: the finding

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/claimcheck/claimcheck/pkg/digest"
@@ -43,16 +42,121 @@ var ErrNotPostTool = errors.New("not a tool result payload")
 // Inspect tags and scans the result of a PostToolUse or
 // PostToolUseFailure payload.
 func Inspect(payload []byte) (Inspection, error) {
+	in, text, err := Read(payload)
+	if err != nil {
+		return Inspection{}, err
+	}
+	in.Result = Scan(text)
+	return in, nil
+}
+
+// Read is Inspect without the scan: the Inspection's tool, call id, source
+// tag and text digest, and the text itself (ResultText), for a caller that
+// scans it (with Scan, and with other scanners beside it). The payload is
+// read in one pass: the text is gathered from tool_response as it is
+// decoded.
+func Read(payload []byte) (Inspection, string, error) {
 	var p PostTool
-	if err := json.Unmarshal(payload, &p, json.RejectUnknownMembers(false)); err != nil {
-		return Inspection{}, fmt.Errorf("%w: %w", ErrNotPostTool, err)
+	var parts []string
+	if err := readPostTool(payload, &p, &parts); err != nil {
+		return Inspection{}, "", fmt.Errorf("%w: %w", ErrNotPostTool, err)
 	}
 	if p.ToolName == "" {
-		return Inspection{}, fmt.Errorf("%w: no tool_name", ErrNotPostTool)
+		return Inspection{}, "", fmt.Errorf("%w: no tool_name", ErrNotPostTool)
 	}
-	text := ResultText(p.ToolResponse, p.Error)
+	if p.Error != "" {
+		parts = append(parts, p.Error)
+	}
+	text := strings.Join(parts, "\n")
 	return Inspection{Tool: p.ToolName, ToolUseID: p.ToolUseID, Source: Source(p.ToolName, p.ToolInput, p.Cwd),
-		TextSHA256: digest.SHA256([]byte(text)), Result: Scan(text)}, nil
+		TextSHA256: digest.SHA256([]byte(text))}, text, nil
+}
+
+// readPostTool decodes what Read needs of a payload (a JSON object; other
+// members are skipped) and appends the non-empty strings of tool_response
+// that are not member names to parts, in document order.
+func readPostTool(payload []byte, p *PostTool, parts *[]string) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(payload))
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != '{' {
+		return fmt.Errorf("a payload is a JSON object, not %v", tok.Kind())
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String() // the token is void after the next read
+		var field *string
+		switch name {
+		case "tool_name":
+			field = &p.ToolName
+		case "tool_use_id":
+			field = &p.ToolUseID
+		case "cwd":
+			field = &p.Cwd
+		case "error":
+			field = &p.Error
+		case "tool_input":
+			v, err := dec.ReadValue()
+			if err != nil {
+				return err
+			}
+			p.ToolInput = bytes.Clone(v)
+			continue
+		case "tool_response":
+			if err := responseStrings(dec, parts); err != nil {
+				return err
+			}
+			continue
+		default:
+			if err := dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		switch v.Kind() {
+		case '"':
+			*field = v.String()
+		case 'n':
+		default:
+			return fmt.Errorf("%s: a string, not %v", name, v.Kind())
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil { // the closing brace
+		return err
+	}
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("data after the payload's object: %w", err)
+	}
+	return nil
+}
+
+// responseStrings reads one value (tool_response) and appends its
+// non-empty strings that are not member names to parts.
+func responseStrings(dec *jsontext.Decoder, parts *[]string) error {
+	depth := dec.StackDepth()
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		if tok.Kind() == '"' && !isName(dec) {
+			if s := tok.String(); s != "" {
+				*parts = append(*parts, s)
+			}
+		}
+		if dec.StackDepth() == depth {
+			return nil
+		}
+	}
 }
 
 // ResultText is the text a tool result puts before the model: every string

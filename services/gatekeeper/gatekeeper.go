@@ -30,6 +30,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/intake"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/policy"
+	"github.com/claimcheck/claimcheck/pkg/scrub"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
@@ -219,13 +220,15 @@ type Service struct {
 	levels   jetstream.KeyValue // the degradation levels
 	// anomalies is the activity monitor (nil when gatekeeper.levels.anomaly.enabled is off).
 	anomalies *anomaly.Monitor
-	gen       *id.Generator
-	m         *metrics
-	ready     service.Readiness
-	inflight  chan struct{}
-	records   sync.WaitGroup
-	reqCtx    context.Context // what requests are decided under (Run's, without its cancellation)
-	httpAddr  atomic.Value
+	// secrets finds secrets in tool results with ingest's rules.
+	secrets  *scrub.Scrubber
+	gen      *id.Generator
+	m        *metrics
+	ready    service.Readiness
+	inflight chan struct{}
+	records  sync.WaitGroup
+	reqCtx   context.Context // what requests are decided under (Run's, without its cancellation)
+	httpAddr atomic.Value
 }
 
 // New checks the configuration, loads the pre-tool policy and prepares the
@@ -260,6 +263,10 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	}
 	w := watch.New(watch.Config{OverrideThreshold: cfg.OverrideThreshold, OverrideWindow: cfg.OverrideWindow,
 		CrashThreshold: cfg.CrashThreshold, CrashWindow: cfg.CrashWindow, UngatedAfter: cfg.UngatedAfter})
+	sc, err := scrub.New()
+	if err != nil {
+		return nil, err
+	}
 	var mon *anomaly.Monitor
 	if cfg.Levels.Anomaly.Enabled {
 		mon = anomaly.New(cfg.Levels.Anomaly)
@@ -268,8 +275,8 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 		cfg: cfg, set: set, js: js, pretool: p, claims: claims,
 		runtime: cfg.runtime(),
 		view:    view.New(view.Config{MaxTrail: cfg.MaxTrail, MaxEnvelopes: cfg.MaxEnvelopes, Watch: w, Anomaly: mon}), watch: w, m: m,
-		anomalies: mon,
-		gen:       id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
+		anomalies: mon, secrets: sc,
+		gen: id.NewGenerator(set.Clock, id.FastEntropy{}), inflight: make(chan struct{}, cfg.MaxInFlight),
 	}
 	s.ready.NotReady("starting")
 	return s, nil

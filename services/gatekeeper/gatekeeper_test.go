@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,6 +126,25 @@ type flow struct {
 	pol    *policy.Policy
 	svc    *gatekeeper.Service
 	reg    *prometheus.Registry
+	logs   *syncBuffer // the gatekeeper's log, at debug level
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes (the log).
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func newFlow(t testing.TB, mutate func(*gatekeeper.Config)) *flow {
@@ -170,7 +190,9 @@ func newFlowAt(t testing.TB, mutate func(*gatekeeper.Config), clk clock.Clock) *
 	}
 	gc, _ := natstest.Connect(t, srv.ClientURL())
 	f.reg = prometheus.NewRegistry()
-	if f.svc, err = gatekeeper.New(cfg, service.Settings{Conn: gc, Metrics: f.reg, Clock: clk}); err != nil {
+	f.logs = &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if f.svc, err = gatekeeper.New(cfg, service.Settings{Conn: gc, Metrics: f.reg, Clock: clk, Logger: logger}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())

@@ -28,13 +28,13 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/chain"
 	"github.com/claimcheck/claimcheck/pkg/ledger"
 	"github.com/claimcheck/claimcheck/pkg/payload"
+	"github.com/claimcheck/claimcheck/pkg/scrub"
 	"github.com/claimcheck/claimcheck/pkg/service"
 	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/pkg/telemetry"
 	"github.com/claimcheck/claimcheck/schemas/validation"
 	"github.com/claimcheck/claimcheck/services/ingest/internal/record"
-	"github.com/claimcheck/claimcheck/services/ingest/internal/scrub"
 )
 
 // Config tunes ingest. Keys live under "ingest." in files and CLAIMCHECK_INGEST_* in the environment.

@@ -4,7 +4,7 @@ package main
 // the keywords of gitleaks' generic-api-key rule, which ingest's scrubber
 // runs in windows around each of them; real tool outputs often hold such
 // words, so the realistic workload mixes in outputs of the sizes and words
-// real sessions produce (services/ingest/internal/scrub
+// real sessions produce (pkg/scrub
 // BenchmarkScrubToolOutput shows what one keyword costs).
 
 import (

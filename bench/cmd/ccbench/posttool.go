@@ -1,9 +1,10 @@
 package main
 
 // The post-tool inspection rows of the gate benchmark: what inspecting a
-// tool's result (pkg/inject's source tag and scan, the injection finding
-// when flagged) adds inside gatekeeper.Service.Handle, against PreToolUse
-// requests interleaved with it in the same open-loop stream.
+// tool's result (pkg/inject's source tag and injection scan, pkg/scrub's
+// secret scan with ingest's rules beside it, a finding when one flags)
+// adds inside gatekeeper.Service.Handle, against PreToolUse requests
+// interleaved with it in the same open-loop stream.
 
 import (
 	"context"

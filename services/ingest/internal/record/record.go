@@ -22,10 +22,10 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/digest"
 	"github.com/claimcheck/claimcheck/pkg/id"
 	"github.com/claimcheck/claimcheck/pkg/payload"
+	"github.com/claimcheck/claimcheck/pkg/scrub"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
-	"github.com/claimcheck/claimcheck/services/ingest/internal/scrub"
 )
 
 // Builder builds entries. It is safe for concurrent use.

@@ -13,9 +13,9 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/digest"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/payload"
+	"github.com/claimcheck/claimcheck/pkg/scrub"
 	"github.com/claimcheck/claimcheck/schemas"
 	"github.com/claimcheck/claimcheck/schemas/validation"
-	"github.com/claimcheck/claimcheck/services/ingest/internal/scrub"
 )
 
 var (

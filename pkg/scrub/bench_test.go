@@ -6,10 +6,13 @@ package scrub
 
 import (
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 const hookEv = `{"session_id":"00893aaf-19fa-41d2-8238-13269b9b3ca0","transcript_path":"/home/user/.claude/projects/p/00893aaf-19fa-41d2-8238-13269b9b3ca0.jsonl","cwd":"/home/user/my-project","permission_mode":"default","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"go test ./...","description":"Run tests"},"tool_response":{"stdout":"ok  \tgithub.com/acme/app/internal/store\t0.412s\nok  \tgithub.com/acme/app/cmd\t0.020s\n","stderr":"","interrupted":false,"isImage":false},"tool_use_id":"toolu_01ABC123","duration_ms":1840}`
@@ -101,5 +104,78 @@ func BenchmarkScrubPathological(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkSecrets64KB times Secrets over the 64 KiB texts of
+// pkg/inject's BenchmarkScan64KB (the post-tool firewall scans a result
+// with both): "dense", its benign corpus (which holds a JWT and a base64
+// value generic-api-key takes for a secret), and "source", Go source; and
+// "page", the documentation paragraph services/gatekeeper's BenchmarkHandle
+// repeats; with "baseline" (strings.ToLower and one strings.Index over the
+// dense text) to read the figures against. Beside ns/op it reports the process's CPU
+// time per scan (cpu-ns/op), which a loaded machine inflates far less.
+func BenchmarkSecrets64KB(b *testing.B) {
+	s, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	source, err := filepath.Glob("../inject/*.go")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		files []string
+	}{
+		{"dense", []string{"../inject/testdata/corpus/benign_files.txt", "../inject/testdata/corpus/benign_remote.txt"}},
+		{"source", source},
+		{"page", source},
+	} {
+		var text strings.Builder
+		for text.Len() < 64<<10 {
+			for _, f := range c.files {
+				t, err := os.ReadFile(f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				text.Write(t)
+			}
+		}
+		txt := text.String()[:64<<10]
+		if c.name == "page" {
+			txt = strings.Repeat(benchPage, 64<<10/len(benchPage)+1)[:64<<10]
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(txt)))
+			cpu := cpuTime()
+			for b.Loop() {
+				s.Secrets(txt)
+			}
+			reportCPU(b, cpu)
+		})
+		if c.name == "dense" {
+			b.Run("baseline", func(b *testing.B) {
+				b.SetBytes(int64(len(txt)))
+				cpu := cpuTime()
+				for b.Loop() {
+					if strings.Index(strings.ToLower(txt), "ignore previous instructions") == 0 {
+						b.Fatal("the dense text starts with an injection")
+					}
+				}
+				reportCPU(b, cpu)
+			})
+		}
+	}
+}
+
+// benchPage is services/gatekeeper's benignPage paragraph.
+const benchPage = "## Configuring the agent\n\nThe assistant reads the system prompt from `prompts/system.md`; follow the instructions " +
+	"in CONTRIBUTING.md before you change it. Previous versions ignored the `rules` key; see the changelog. " +
+	"An AI agent running in CI should use `--no-input`. Encoded examples: `aGVsbG8gd29ybGQ=` is \"hello world\".\n\n"
+
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if d := cpuTime() - cpu; cpu > 0 && b.N > 0 {
+		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -197,25 +197,6 @@ func (r requirement) holds(lower string) bool {
 	return true
 }
 
-// spansLines reports whether re repeats any character without bound
-// (.* or .+): over a JSON text, where a tool output's newlines are \n
-// escapes and the whole output is one line, such an expression runs to
-// the end of the text from every place its start matches, which is what
-// makes a few of gitleaks' rules cost more than all the others together.
-func spansLines(re *syntax.Regexp) bool {
-	switch re.Op {
-	case syntax.OpStar, syntax.OpPlus:
-		if s := re.Sub[0]; s.Op == syntax.OpAnyCharNotNL || s.Op == syntax.OpAnyChar {
-			return true
-		}
-	case syntax.OpRepeat:
-		if s := re.Sub[0]; re.Max < 0 && (s.Op == syntax.OpAnyCharNotNL || s.Op == syntax.OpAnyChar) {
-			return true
-		}
-	}
-	return slices.ContainsFunc(re.Sub, spansLines)
-}
-
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {

@@ -1,13 +1,19 @@
-// Package scrub removes secrets from agent payloads before they are
-// persisted. Detection uses gitleaks' default rule set (MIT, 222 rules with
-// keyword prefilters and entropy thresholds) through gitleaks' own detector;
-// the inline "gitleaks:allow" escape hatch is disabled, since the text being
-// scanned is written by the agent under audit.
+// Package scrub finds secrets in agent payloads and tool results, and
+// removes them from payloads before they are persisted (ingest); the
+// gatekeeper's post-tool firewall locates them in a tool's result with the
+// same rules (Secrets). Detection uses gitleaks' default rule set (MIT,
+// 222 rules with keyword prefilters and entropy thresholds) through
+// gitleaks' own detector; the inline "gitleaks:allow" escape hatch is
+// disabled, since the text being scanned is written by the agent under
+// audit.
 //
 // The rules scan a JSON document's View (its text with string escapes
-// decoded, so a tool's output reads as the tool printed it); the few rules
-// that repeat any character without bound run only on texts holding what
-// their expression requires (required.go).
+// decoded, so a tool's output reads as the tool printed it). Each rule
+// finds what gitleaks finds running it over the whole text, at less cost:
+// most rules run only on windows around the strings their expression
+// requires (windowed.go), the rest only on texts holding what their
+// expression requires (required.go), and generic-api-key only around its
+// keywords where an assignment can follow.
 //
 // Redaction works on the JSON text as received: every string (or number)
 // token that contains a detected secret is rewritten with the secret replaced
@@ -30,6 +36,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/zricethezav/gitleaks/v8/report"
 
 	"github.com/claimcheck/claimcheck/pkg/digest"
 	"github.com/claimcheck/claimcheck/schemas"
@@ -43,21 +50,29 @@ const RuleSet = "gitleaks-v8.30.1+view"
 
 // Scrubber finds and redacts secrets. It is safe for concurrent use.
 type Scrubber struct {
-	d *detect.Detector // every rule but generic-api-key, over the whole text
+	// d is the rules neither windowed nor gated (nor generic-api-key), over
+	// the whole text, when one of restKeywords occurs in it or restAlways.
+	d            *detect.Detector
+	restKeywords [][]int // one clause of their numbers in windowed
+	restAlways   bool
 	// generic is generic-api-key alone, run only on windows around its
 	// keywords (see windows).
 	generic *detect.Detector
 	trie    *ahocorasick.Trie // its keywords, lower case
-	// gated are the rules that repeat any character without bound, each
+	// gated are the rules with no bound on their matches' width, each
 	// run only on texts that hold what its expression requires (see
-	// spansLines and required).
+	// required).
 	gated []gatedRule
+	// windowed are the rules run on windows around what they require
+	// (windowed.go).
+	windowed *windowIndex
 }
 
 type gatedRule struct {
-	id  string
-	req requirement
-	d   *detect.Detector
+	id     string
+	req    requirement
+	reqIDs [][]int // req's strings numbered in windowed
+	d      *detect.Detector
 }
 
 // genericRule is gitleaks' generic-api-key. Its expression requires one of
@@ -78,14 +93,26 @@ func New() (*Scrubber, error) {
 	d.MaxDecodeDepth = 0
 	rule, ok := d.Config.Rules[genericRule]
 	if !ok {
-		return &Scrubber{d: d}, nil
+		return nil, fmt.Errorf("load gitleaks rules: no %s rule", genericRule)
 	}
 	rest, only := d.Config, d.Config
 	rest.Rules, rest.Keywords, rest.OrderedRules = map[string]config.Rule{}, map[string]struct{}{}, nil
 	var gated []gatedRule
+	restAlways := false
+	var windowed []windowedRule
+	var clauses [][]string
 	for _, id := range d.Config.OrderedRules {
 		r := d.Config.Rules[id]
 		if id == genericRule {
+			continue
+		}
+		if r.Path != nil && !r.Path.MatchString("") {
+			// A rule for some paths (pkcs12-file, hashicorp-tf-password):
+			// it finds nothing in a text scanned without a path.
+			continue
+		}
+		if w, clause, ok := windowable(d.Config, id, r); ok {
+			windowed, clauses = append(windowed, w), append(clauses, clause)
 			continue
 		}
 		if g, ok := gate(d.Config, id, r); ok {
@@ -94,6 +121,7 @@ func New() (*Scrubber, error) {
 		}
 		rest.Rules[id] = r
 		rest.OrderedRules = append(rest.OrderedRules, id)
+		restAlways = restAlways || len(r.Keywords) == 0
 		for _, k := range r.Keywords {
 			rest.Keywords[strings.ToLower(k)] = struct{}{}
 		}
@@ -105,15 +133,29 @@ func New() (*Scrubber, error) {
 		kws = append(kws, strings.ToLower(k))
 	}
 	sc := &Scrubber{d: detect.NewDetector(rest), generic: detect.NewDetector(only),
-		trie: ahocorasick.NewTrieBuilder().AddStrings(kws).Build(), gated: gated}
+		trie: ahocorasick.NewTrieBuilder().AddStrings(kws).Build(), gated: gated,
+		windowed: newWindowIndex(d.Config, windowed, clauses), restAlways: restAlways}
+	var restKeywords []string
+	for k := range rest.Keywords {
+		restKeywords = append(restKeywords, k)
+	}
+	sc.restKeywords = sc.windowed.patternsOf(requirement{restKeywords})
+	for i := range sc.gated {
+		sc.gated[i].reqIDs = sc.windowed.patternsOf(sc.gated[i].req)
+	}
+	for _, k := range kws {
+		sc.windowed.generic(sc.windowed.pattern(k))
+	}
+	sc.windowed.build()
 	for _, x := range []*detect.Detector{sc.d, sc.generic} {
 		x.IgnoreGitleaksAllow, x.MaxDecodeDepth = true, 0
 	}
 	return sc, nil
 }
 
-// gate makes rule id a gated rule when its expression repeats any
-// character without bound and requires some text. Over a one-line JSON
+// gate makes rule id a gated rule when its expression requires some text
+// (the rules that are not windowed, whose matches have no bound: most of
+// them repeat some class without bound). Over a one-line JSON
 // text such a rule costs a scan to the end of the text from every place
 // its start matches (curl-auth-header and curl-auth-user, whose keyword
 // "curl" is in every curl command and its verbose output, cost more than
@@ -125,7 +167,7 @@ func gate(c config.Config, id string, r config.Rule) (gatedRule, bool) {
 		return gatedRule{}, false
 	}
 	re, err := syntax.Parse(r.Regex.String(), syntax.Perl)
-	if err != nil || !spansLines(re) {
+	if err != nil || len(r.RequiredRules) > 0 {
 		return gatedRule{}, false
 	}
 	req := required(re)
@@ -163,12 +205,20 @@ const afterGenericSpan = 20 + 3 + 4 + 5 + 12
 // (afterGenericKeyword), from 56 bytes before it (the rule allows 50) to 40
 // bytes after it (separators and quotes; the rule allows 31), extended over
 // the value's characters and 3 more (its terminator, possibly \n), merged
-// where they overlap. text must be ASCII and lower its lower case.
-func (s *Scrubber) windows(text, lower string) (out []string) {
-	type span struct{ a, b int }
-	var spans []span
+// where they overlap. text must be foldSafe and lower its lowerASCII.
+func (s *Scrubber) windows(text, lower string) []string {
+	var hits []span
 	for _, m := range s.trie.MatchString(lower) {
-		p, n := int(m.Pos()), len(m.Match())
+		hits = append(hits, span{int(m.Pos()), int(m.Pos()) + len(m.Match())})
+	}
+	return s.windowsAt(text, hits)
+}
+
+// windowsAt is windows given where generic-api-key's keywords are in text.
+func (s *Scrubber) windowsAt(text string, hits []span) (out []string) {
+	var spans []span
+	for _, h := range hits {
+		p, n := h.a, h.b-h.a
 		if !afterGenericKeyword.MatchString(text[p+n : min(len(text), p+n+afterGenericSpan)]) {
 			continue
 		}
@@ -195,6 +245,13 @@ func (s *Scrubber) windows(text, lower string) (out []string) {
 	return append(out, text[cur.a:cur.b])
 }
 
+// restRuns reports whether the rest detector has work in a text whose
+// numbered strings seen are seen (and which is foldSafe): gitleaks runs a
+// rule only when one of its keywords occurs in the text.
+func (s *Scrubber) restRuns(seen []bool) bool {
+	return s.restAlways || (len(s.restKeywords[0]) > 0 && holds(s.restKeywords, seen))
+}
+
 // asciiLower lowers ASCII text (the caller checked it is ASCII, so the
 // length and offsets are kept); strings.ToLower copies nothing when there
 // is no upper-case letter.
@@ -215,24 +272,35 @@ type finding struct{ rule, secret string }
 func (s *Scrubber) find(text string) []finding {
 	seen := map[string]bool{}
 	var out []finding
-	// Keyword windows and requirements are searched in lower case; when
-	// text is not ASCII, Unicode case folding (the Kelvin sign folds to k)
-	// could hide a keyword from such a search, so every rule scans the
-	// whole text.
-	ascii := isASCII(text)
+	// Keyword windows and requirements are searched in the text lowered
+	// byte by byte; when text holds a character that Unicode case folding
+	// or lowering turns into an ASCII letter (the Kelvin sign folds to k),
+	// such a search could miss a keyword, so every rule scans the whole
+	// text (see foldSafe).
+	safe := foldSafe(text)
 	lower := ""
-	if ascii {
-		lower = asciiLower(text)
+	if safe {
+		lower = lowerASCII(text)
 	}
-	found := s.d.DetectString(text)
+	var found []report.Finding
+	var present []bool // of the strings windowed numbers
+	var genericHits []span
+	if safe {
+		found, present, genericHits = s.windowed.find(text, lower)
+	} else {
+		found = s.windowed.whole.DetectString(text)
+	}
+	if !safe || s.restRuns(present) {
+		found = append(found, s.d.DetectString(text)...)
+	}
 	for _, g := range s.gated {
-		if !ascii || g.req.holds(lower) {
+		if !safe || g.req == nil || holds(g.reqIDs, present) {
 			found = append(found, g.d.DetectString(text)...)
 		}
 	}
 	if s.generic != nil {
-		if ascii {
-			for _, w := range s.windows(text, lower) {
+		if safe {
+			for _, w := range s.windowsAt(text, genericHits) {
 				found = append(found, s.generic.DetectString(w)...)
 			}
 		} else {
