@@ -50,7 +50,7 @@ func ReadTranscript(path string) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("%w: %w", ErrTranscript, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTranscript, err)

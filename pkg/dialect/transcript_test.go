@@ -49,7 +49,7 @@ func TestGeminiFinalMessage(t *testing.T) {
 		{"blank and CRLF lines", []byte(tMeta + "\r\n\r\n" + tUser + "\n  \n" + tFinal), "Done, all tests pass.", ""},
 		{"rewound to before the fed-back prompt", lines(tMeta, tUser, tFinal, tFed, tAgain, `{"$rewindTo":"u2"}`), "Done, all tests pass.", ""},
 		{"$set messages replace the conversation", lines(tMeta, tUser, tAgain, `{"$set":{"messages":[`+tUser+`,`+tFinal+`]}}`), "Done, all tests pass.", ""},
-		{"metadata carrying messages", lines(`{"sessionId":"`+tSession+`","projectHash":"3f1c","messages":[`+tUser+`,`+tFinal+`]}`), "Done, all tests pass.", ""},
+		{"metadata carrying messages", lines(`{"sessionId":"` + tSession + `","projectHash":"3f1c","messages":[` + tUser + `,` + tFinal + `]}`), "Done, all tests pass.", ""},
 		{"the session from a $set", lines(`{"sessionId":"other","projectHash":"3f1c"}`, `{"$set":{"sessionId":"`+tSession+`"}}`, tUser, tFinal), "Done, all tests pass.", ""},
 
 		{"no model message after the user's", lines(tMeta, tUser, tFinal, tFed), "", "no model message after the last user message"},
@@ -68,7 +68,7 @@ func TestGeminiFinalMessage(t *testing.T) {
 		{"a duplicate member", lines(tMeta, tUser, `{"id":"g9","type":"gemini","content":"a","content":"b"}`), "", "line 3:"},
 		{"invalid UTF-8", lines(tMeta, tUser, "{\"id\":\"g9\",\"type\":\"gemini\",\"content\":\"\xff\"}"), "", "line 3:"},
 		{"a bad $set", lines(tMeta, `{"$set":{"messages":[{"id":"x","type":"gemini","content":"a","content":"b"}]}}`), "", "line 2: jsontext: duplicate object member name \"content\" within \"/$set/messages/0\""},
-		{"a bad messages member", lines(`{"sessionId":"`+tSession+`","projectHash":"3f1c","messages":[{"id":"x","id":"y"}]}`), "", `line 1: jsontext: duplicate object member name "id" within "/messages/0"`},
+		{"a bad messages member", lines(`{"sessionId":"` + tSession + `","projectHash":"3f1c","messages":[{"id":"x","id":"y"}]}`), "", `line 1: jsontext: duplicate object member name "id" within "/messages/0"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -294,8 +294,8 @@ func TestReadGeminiStopFinalMessage(t *testing.T) {
 			got{"Done.", "prompt_response", errIs("transcript: no transcript_path")}},
 		{"an empty transcript_path", stop(`"transcript_path":"","prompt_response":"Done.",`), read(file, nil),
 			got{"Done.", "prompt_response", errIs("transcript: no transcript_path")}},
-		{"no prompt_response", stop(`"transcript_path":"`+path+`",`), read(file, nil), got{"Done, all tests pass.", "transcript_path", nil}},
-		{"neither", stop(`"transcript_path":"`+path+`",`), read(lines(tMeta), nil), got{"", "", errIs("no model message")}},
+		{"no prompt_response", stop(`"transcript_path":"` + path + `",`), read(file, nil), got{"Done, all tests pass.", "transcript_path", nil}},
+		{"neither", stop(`"transcript_path":"` + path + `",`), read(lines(tMeta), nil), got{"", "", errIs("no model message")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
