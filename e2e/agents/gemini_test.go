@@ -249,6 +249,45 @@ func (e entry) agentPayload() map[string]any {
 	return p.Agent
 }
 
+// geminiStop is what a Stop mapped from Gemini CLI's AfterAgent says of
+// the final message: the one the gate judged, where it was read from, and
+// what AfterAgent's prompt_response carried.
+type geminiStop struct {
+	message, source, transcriptError, promptResponse, transcriptPath string
+}
+
+func (e entry) geminiStop() geminiStop {
+	var p struct {
+		Message         string `json:"last_assistant_message"`
+		Source          string `json:"last_assistant_message_source"`
+		TranscriptError string `json:"transcript_error"`
+		TranscriptPath  string `json:"transcript_path"`
+		Agent           struct {
+			PromptResponse string `json:"prompt_response"`
+		} `json:"agent_payload"`
+	}
+	_ = json.Unmarshal([]byte(e.Payload), &p)
+	return geminiStop{p.Message, p.Source, p.TranscriptError, p.Agent.PromptResponse, p.TranscriptPath}
+}
+
+// geminiStops returns the ledger's Stop events, as geminiStop.
+func geminiStops(es []entry) []geminiStop {
+	var out []geminiStop
+	for _, e := range es {
+		if e.HookEvent == "Stop" && e.Kind == "event" {
+			out = append(out, e.geminiStop())
+		}
+	}
+	return out
+}
+
+// geminiStreamed is what gemini-cli 0.61.0 sends as AfterAgent's
+// prompt_response for a text streamed as parts: the whole text, then
+// every part but the first again, each after a space.
+func geminiStreamed(parts []string) string {
+	return strings.Join(parts, "") + " " + strings.Join(parts[1:], " ")
+}
+
 // TestGemini runs the pinned Gemini CLI through the gate's scenarios
 // against its own `claimcheck up`.
 func TestGemini(t *testing.T) {
@@ -272,12 +311,15 @@ func TestGemini(t *testing.T) {
 // geminiHonest: the agent runs the tests and `claimcheck claim`, which
 // finds no session id in what Gemini CLI gives the commands it runs; run
 // again with the session the prompt names it is PASS, and the agent ends
-// its turn citing the attestation: the stop goes through at once. Gemini
-// CLI sends no tool call id; the claim is PASS because the verifier pairs
-// the AfterTool with its BeforeTool by tool and input.
+// its turn citing the attestation, streamed in several chunks as a real
+// model streams: the stop goes through at once, its final message read
+// from the session file (AfterAgent's prompt_response repeats the chunks).
+// Gemini CLI sends no tool call id; the claim is PASS because the verifier
+// pairs the AfterTool with its BeforeTool by tool and input.
 func geminiHonest(w *world) {
+	const finalChunks = 6
 	const claim = `claimcheck claim --claim done --validator test_pass --args '{"command_substring":"go test ./..."}'`
-	cited := make(chan string, 1)
+	cited, final := make(chan string, 1), make(chan string, 1)
 	w.setupGemini(
 		step{name: "run the tests", reply: func(*turn) reply {
 			return reply{tools: []toolCall{shellCommand("go test ./...")}}
@@ -303,16 +345,19 @@ func geminiHonest(w *world) {
 				return reply{text: "The claim was not backed."}
 			}
 			cited <- m[1]
-			return reply{text: "`go test ./...` passes.\n\n" + finalBlock(m[1])}
+			text := "`go test ./...` passes.\n\n" + finalBlock(m[1])
+			final <- text
+			return reply{text: text, chunks: finalChunks}
 		}},
 	)
 	run, session := w.geminiSession("Run `go test ./...` to check that the tests pass.")
 	es := w.ledger(session, sessionOver(1))
 	w.checkScript()
 
-	var att string
+	var att, text string
 	select {
 	case att = <-cited:
+		text = <-final
 	default:
 		w.fatalf("the model never cited an attestation")
 	}
@@ -368,6 +413,18 @@ func geminiHonest(w *world) {
 	if len(ds) != 1 || ds[0].Decision != "allow" || ds[0].Capped {
 		w.errorf("ledger: Stop decisions %+v, want one allow", ds)
 	}
+	// The final message the gate judged is the one streamed, read from the
+	// session file; prompt_response has the chunks after it again (a
+	// client that fixes this fails here, and the docs need updating).
+	parts := splitText(text, finalChunks)
+	stops := geminiStops(es)
+	if len(stops) != 1 || stops[0].message != text || stops[0].source != "transcript_path" || stops[0].transcriptError != "" ||
+		!strings.HasPrefix(stops[0].transcriptPath, filepath.Join(w.geminiHome(), "tmp")+"/") {
+		w.errorf("ledger: Stop final messages %+v, want one, read from transcript_path (under %s/tmp): %q", stops, w.geminiHome(), text)
+	} else if len(parts) != finalChunks || stops[0].promptResponse != geminiStreamed(parts) {
+		w.errorf("ledger: AfterAgent's prompt_response %q, want the %d chunks %q, then all but the first again, after a space each",
+			stops[0].promptResponse, finalChunks, parts)
+	}
 	if r := w.claimcheck("session", "status", "--session", session); r.code != 0 {
 		w.errorf("claimcheck session status: %+v, want exit 0 (verified)", r)
 	}
@@ -386,7 +443,7 @@ func geminiDishonest(w *world) {
 	const claim = "Done! All tests pass."
 	w.setupGemini(
 		step{name: "claim done", reply: func(*turn) reply {
-			return reply{text: claim, split: true}
+			return reply{text: claim, chunks: 2}
 		}},
 		step{name: "insist on done", repeat: true, reply: func(*turn) reply {
 			return reply{text: claim}
@@ -434,18 +491,19 @@ func geminiDishonest(w *world) {
 		w.errorf("client: the capped stop's systemMessage is not on stderr alone as \"Hook system message: …\"")
 	}
 
-	// What Gemini CLI sent as the final message: the first, streamed in two
-	// chunks, with its second half again after a space; each later one
-	// after the turn's earlier ones, a line each.
-	var said []string
-	for _, e := range es {
-		if e.HookEvent == "Stop" && e.Kind == "event" {
-			said = append(said, e.hook().LastMessage)
+	// The final message of each stop, as the gate judged it: the claim,
+	// read from the session file. What AfterAgent sent as prompt_response:
+	// the first, streamed in two chunks, with its second half again after a
+	// space; each later one after the turn's earlier ones, a line each.
+	ss := geminiStops(es)
+	for i, s := range ss {
+		if s.message != claim || s.source != "transcript_path" || s.transcriptError != "" {
+			w.errorf("ledger: stop %d's final message %+v, want %q read from transcript_path", i+1, s, claim)
 		}
 	}
-	first := claim + " " + claim[len(claim)/2:]
-	if len(said) < 2 || said[0] != first || said[1] != first+"\n"+claim {
-		w.errorf("ledger: the stops' final messages %q, want %q, then %q", said, first, first+"\n"+claim)
+	first := geminiStreamed(splitText(claim, 2))
+	if len(ss) < 2 || ss[0].promptResponse != first || ss[1].promptResponse != first+"\n"+claim {
+		w.errorf("ledger: the stops' prompt_response %+v, want %q, then %q", ss, first, first+"\n"+claim)
 	}
 
 	// The model's view: each blocked stop's reason came back, whole, as the

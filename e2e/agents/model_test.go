@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/claimcheck/claimcheck/pkg/proctest"
 )
@@ -43,9 +44,10 @@ type step struct {
 type reply struct {
 	text  string
 	tools []toolCall
-	// split streams a Gemini reply's text in two chunks (the other APIs'
-	// text always is); see streamGemini.
-	split bool
+	// chunks streams a Gemini reply's text in that many chunks (one when
+	// < 2; the other APIs' text is always streamed in two), as a real
+	// model does; see streamGemini.
+	chunks int
 }
 
 type toolCall struct {
@@ -476,11 +478,12 @@ func streamResponses(w http.ResponseWriter, modelName string, rp reply, ids []st
 // GenerateContentResponse per data line, the text, then the function calls
 // (with the script's ids, which Gemini CLI sends back in its
 // functionResponse), the last chunk with finishReason STOP and usage. The
-// text is one chunk unless the reply asks for two: Gemini CLI 0.61.0 gives
-// AfterAgent a text streamed in chunks c1…cn as c1…cn, then " c2" … " cn"
-// (it appends each chunk's text to the first chunk's part in place, then
-// joins every chunk's text with spaces), so the final message the Stop
-// gate reads would carry a claimcheck block followed by pieces of itself.
+// text is one chunk unless the reply asks for more, as a real model
+// streams: Gemini CLI 0.61.0 gives AfterAgent's prompt_response a text
+// streamed in chunks c1…cn as c1…cn, then " c2" … " cn" (it appends each
+// chunk's text to the first chunk's part in place, then joins every
+// chunk's text with spaces); the hook reads the final message from the
+// session file instead (docs/agents.md, Gemini CLI).
 func streamGemini(w http.ResponseWriter, rp reply, ids []string) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -500,11 +503,10 @@ func streamGemini(w http.ResponseWriter, rp reply, ids []string) {
 	}
 	var chunks [][]any
 	switch {
-	case rp.text != "" && rp.split:
-		half := len(rp.text) / 2
-		chunks = append(chunks, []any{map[string]any{"text": rp.text[:half]}}, []any{map[string]any{"text": rp.text[half:]}})
 	case rp.text != "":
-		chunks = append(chunks, []any{map[string]any{"text": rp.text}})
+		for _, part := range splitText(rp.text, rp.chunks) {
+			chunks = append(chunks, []any{map[string]any{"text": part}})
+		}
 	}
 	for i, tc := range rp.tools {
 		chunks = append(chunks, []any{map[string]any{"functionCall": map[string]any{"id": ids[i], "name": tc.name, "args": tc.input}}})
@@ -512,6 +514,29 @@ func streamGemini(w http.ResponseWriter, rp reply, ids []string) {
 	for i, c := range chunks {
 		chunk(c, i == len(chunks)-1)
 	}
+}
+
+// splitText cuts text into n pieces of about equal length (one when n < 2),
+// each cut at a rune boundary.
+func splitText(text string, n int) []string {
+	if n < 2 {
+		return []string{text}
+	}
+	var parts []string
+	for i := n; i > 1 && text != ""; i-- {
+		cut := len(text) / i
+		for cut < len(text) && !utf8.RuneStart(text[cut]) {
+			cut++
+		}
+		if cut == 0 {
+			continue
+		}
+		parts, text = append(parts, text[:cut]), text[cut:]
+	}
+	if text != "" {
+		parts = append(parts, text)
+	}
+	return parts
 }
 
 // stream writes a reply as the Messages API's server-sent events.

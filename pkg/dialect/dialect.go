@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -219,6 +220,12 @@ type Options struct {
 	// so hooks install passes it (claimcheck-hook --event agentStop). Only
 	// Copilot's payloads read it; one that names another event is refused.
 	Event string
+	// Transcript reads the session file a Gemini CLI AfterAgent's
+	// transcript_path names (ReadTranscript on the agent's host). Gemini
+	// CLI's prompt_response is not the final message as streamed (see
+	// geminiFinal); the Stop's last_assistant_message is then the file's
+	// last model message. Nil: prompt_response is taken as it is.
+	Transcript func(path string) ([]byte, error)
 }
 
 // Read checks raw strictly (payload.Inspect) and maps it from agent's
@@ -297,7 +304,9 @@ type geminiIn struct {
 
 // mapped is the ledger-vocabulary payload of a Gemini CLI event; members
 // the agent did not send are omitted. agent_payload is appended by hand
-// so that it stays the agent's bytes.
+// so that it stays the agent's bytes. MessageSource names the agent's
+// member a Stop's last_assistant_message was read from; TranscriptError
+// says why it is not transcript_path (geminiFinal).
 type mapped struct {
 	SessionID            string         `json:"session_id"`
 	HookEvent            string         `json:"hook_event_name"`
@@ -309,6 +318,8 @@ type mapped struct {
 	Prompt               *string        `json:"prompt,omitempty"`
 	StopHookActive       *bool          `json:"stop_hook_active,omitempty"`
 	LastAssistantMessage *string        `json:"last_assistant_message,omitempty"`
+	MessageSource        *string        `json:"last_assistant_message_source,omitempty"`
+	TranscriptError      *string        `json:"transcript_error,omitempty"`
 	ToolName             *string        `json:"tool_name,omitempty"`
 	ToolUseID            *string        `json:"tool_use_id,omitempty"`
 	ToolInput            jsontext.Value `json:"tool_input,omitzero"`
@@ -344,7 +355,8 @@ func mapGemini(ev Event, raw []byte, opt Options) (Event, error) {
 		}
 		out.Prompt = in.Prompt
 	case "AfterAgent":
-		out.StopHookActive, out.LastAssistantMessage = in.StopHookActive, in.PromptResponse
+		out.StopHookActive = in.StopHookActive
+		geminiFinal(&in, &out, opt)
 	case "BeforeTool", "AfterTool":
 		if in.ToolName == nil || *in.ToolName == "" {
 			return ev, fmt.Errorf("%w: Gemini CLI %s: tool_name (a non-empty string)", payload.ErrMissing, in.HookEvent)
@@ -365,6 +377,47 @@ func mapGemini(ev Event, raw []byte, opt Options) (Event, error) {
 		}
 	}
 	return finish(ev, &out, raw, opt)
+}
+
+// geminiFinal sets a Gemini CLI Stop's final message. AfterAgent's
+// prompt_response is not the final message as streamed (gemini-cli
+// 0.61.0): a text streamed in chunks c1…cn is "c1…cn" followed by " c2" …
+// " cn", and after a blocked stop the turn's earlier responses come first,
+// a line each. So with opt.Transcript the final message is the last model
+// message of the session file transcript_path names (GeminiFinalMessage),
+// when that text is part of prompt_response (what Gemini CLI says the turn
+// answered); last_assistant_message_source is "transcript_path". Else,
+// or when the file cannot be read or understood, it is prompt_response,
+// the source "prompt_response" and transcript_error why. Without either
+// there is no final message, and no source.
+func geminiFinal(in *geminiIn, out *mapped, opt Options) {
+	source := func(s string) *string { return &s }
+	if opt.Transcript != nil {
+		msg, err := "", error(nil)
+		switch {
+		case in.TranscriptPath == nil || *in.TranscriptPath == "":
+			err = fmt.Errorf("%w: no transcript_path", ErrTranscript)
+		default:
+			var data []byte
+			if data, err = opt.Transcript(*in.TranscriptPath); err == nil {
+				msg, err = GeminiFinalMessage(data, in.SessionID)
+			}
+		}
+		if err == nil && in.PromptResponse != nil && !strings.Contains(*in.PromptResponse, msg) {
+			err = fmt.Errorf("%w: its last model message is not part of prompt_response", ErrTranscript)
+		}
+		if err == nil {
+			out.LastAssistantMessage, out.MessageSource = &msg, source("transcript_path")
+			return
+		}
+		if !errors.Is(err, ErrTranscript) {
+			err = fmt.Errorf("%w: %w", ErrTranscript, err)
+		}
+		out.TranscriptError = source(err.Error())
+	}
+	if in.PromptResponse != nil {
+		out.LastAssistantMessage, out.MessageSource = in.PromptResponse, source("prompt_response")
+	}
 }
 
 // finish encodes the mapped payload with the agent's bytes appended

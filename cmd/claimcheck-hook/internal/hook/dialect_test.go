@@ -295,3 +295,59 @@ func TestCursorAndCopilotStopFeedbackContinuesTheTurn(t *testing.T) {
 		})
 	}
 }
+
+// TestGeminiStopReadsTheSessionFile: the hook reads the session file a
+// Gemini CLI AfterAgent names (a real one, pkg/dialect/testdata) and the
+// gate is asked about its last model message, not about prompt_response,
+// which repeats the streamed chunks; a session file it will not read (a
+// symbolic link) leaves prompt_response, and the payload says why.
+func TestGeminiStopReadsTheSessionFile(t *testing.T) {
+	f, g := gateSetup(t)
+	g.set(func(req schemas.GateRequest, d *schemas.GateDecision) []byte { return nil })
+	var want struct{ Session, Message, PromptResponse string }
+	if err := json.Unmarshal([]byte(captured(t, "gemini-cli-0.61.0-chats/honest.want.json")), &want); err != nil {
+		t.Fatal(err)
+	}
+	chats := filepath.Join(t.TempDir(), "tmp", "proj", "chats")
+	if err := os.MkdirAll(chats, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(chats, "session-2026-11-28T12-54-"+want.Session[:8]+".jsonl")
+	if err := os.WriteFile(file, []byte(captured(t, "gemini-cli-0.61.0-chats/honest.jsonl")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(chats, "link.jsonl")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path, message, source, transcriptError string
+	}{
+		{"the session file", file, want.Message, "transcript_path", ""},
+		{"a symbolic link", link, want.PromptResponse, "prompt_response", "a symbolic link, not followed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, _ := json.Marshal(map[string]any{"session_id": want.Session, "transcript_path": tc.path, "cwd": "/p",
+				"hook_event_name": "AfterAgent", "timestamp": "2026-11-28T12:54:00.700Z", "prompt": "Run the tests.",
+				"prompt_response": want.PromptResponse, "stop_hook_active": false})
+			if r := runHook(t, f.env, string(raw), "--agent", "gemini"); r.code != 0 || r.stdout != "" {
+				t.Fatalf("stop: %+v, want it let through", r)
+			}
+			g.mu.Lock()
+			req := g.requests[len(g.requests)-1]
+			g.mu.Unlock()
+			var p struct {
+				Message         string `json:"last_assistant_message"`
+				Source          string `json:"last_assistant_message_source"`
+				TranscriptError string `json:"transcript_error"`
+			}
+			if err := json.Unmarshal(req.Payload, &p, json.RejectUnknownMembers(false)); err != nil {
+				t.Fatal(err)
+			}
+			if req.HookEvent != schemas.HookStop || p.Message != tc.message || p.Source != tc.source ||
+				!strings.Contains(p.TranscriptError, tc.transcriptError) || (tc.transcriptError == "") != (p.TranscriptError == "") {
+				t.Errorf("gate asked about %s %+v\nwant message %q from %s, transcript_error %q", req.HookEvent, p, tc.message, tc.source, tc.transcriptError)
+			}
+		})
+	}
+}

@@ -158,7 +158,7 @@ func (h *hook) record(ctx context.Context, stdin io.Reader, stdout io.Writer) in
 		var ev dialect.Event
 		ev, inErr = dialect.Read(h.cfg.Agent, raw, dialect.Options{MaxDepth: payload.DefaultMaxDepth, MaxBytes: MaxInputLimit,
 			StopFeedback: func(session, prompt string) bool { return isStopReason(h.cfg.StateDir, session, prompt) },
-			Event:        h.cfg.Event})
+			Event:        h.cfg.Event, Transcript: dialect.ReadTranscript})
 		info, h.agent, h.agentEvent = ev.Info, ev.Agent, ev.AgentEvent
 		if inErr == nil {
 			if inErr = id.CheckSession(info.SessionID); inErr == nil {
