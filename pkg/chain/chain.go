@@ -213,11 +213,71 @@ type head struct {
 
 // Verifier checks the entries of one chain, in order, one at a time.
 type Verifier struct {
-	chain  string
-	n      uint64
-	prev   string
+	chain string
+	n     uint64
+	prev  string
+	// The event ids chained so far, with their positions: a ULID (the
+	// form ingest writes) as its 128 bits, in a map without pointers that
+	// the garbage collector need not scan and that holds no string per
+	// entry; any other id as its string.
+	ulids  map[ulid]uint64
 	events map[string]uint64
 	start  StartFunc
+}
+
+// ulid is an event id in the canonical ULID form, as its 128 bits.
+type ulid struct{ hi, lo uint64 }
+
+// crockford maps the 32 digits of an upper-case ULID to their values;
+// every other byte to 0xff.
+var crockford = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "0123456789ABCDEFGHJKMNPQRSTVWXYZ" {
+		t[c] = byte(i)
+	}
+	return t
+}()
+
+// parseULID reads id when it is a ULID in canonical form: 26 upper-case
+// Crockford base-32 digits, the first at most 7. Distinct such ids have
+// distinct values; any other id is not read (ok false), so ids in the two
+// maps of a Verifier never stand for each other.
+func parseULID(id []byte) (u ulid, ok bool) {
+	if len(id) != 26 || id[0] > '7' {
+		return u, false
+	}
+	for _, c := range id {
+		d := crockford[c]
+		if d == 0xff {
+			return u, false
+		}
+		u.hi = u.hi<<5 | u.lo>>59
+		u.lo = u.lo<<5 | uint64(d)
+	}
+	return u, true
+}
+
+// chained records that the entry at pos chains event id; at is the
+// position of an earlier entry that chained it (dup true).
+func (v *Verifier) chained(id []byte, pos uint64) (at uint64, dup bool) {
+	if u, ok := parseULID(id); ok {
+		if at, dup = v.ulids[u]; !dup {
+			if v.ulids == nil {
+				v.ulids = map[ulid]uint64{}
+			}
+			v.ulids[u] = pos
+		}
+		return at, dup
+	}
+	if at, dup = v.events[string(id)]; !dup {
+		if v.events == nil {
+			v.events = map[string]uint64{}
+		}
+		v.events[string(id)] = pos
+	}
+	return at, dup
 }
 
 // StartFunc tells where a chain trimmed by retention may begin: the hash
@@ -235,13 +295,13 @@ func NewVerifierFrom(chainName string, start StartFunc) *Verifier {
 
 // NewVerifier starts verifying chain from its first entry.
 func NewVerifier(chainName string) *Verifier {
-	return &Verifier{chain: chainName, prev: digest.Zero, events: map[string]uint64{}}
+	return &Verifier{chain: chainName, prev: digest.Zero}
 }
 
 // NewVerifierAt continues verifying a chain whose entries up to n (with hash
 // prev) were verified elsewhere, e.g. an archive segment.
 func NewVerifierAt(chainName string, n uint64, prev string) *Verifier {
-	return &Verifier{chain: chainName, n: n, prev: prev, events: map[string]uint64{}}
+	return &Verifier{chain: chainName, n: n, prev: prev}
 }
 
 // Head returns the position and hash of the last verified entry.
@@ -437,10 +497,9 @@ func (v *Verifier) link(pos uint64, f *fields, computed []byte) error {
 		return v.fault(pos, "entry belongs to chain %q, not %q", f.chain, v.chain)
 	}
 	if len(f.events) > 0 {
-		if at, dup := v.events[string(f.events)]; dup {
+		if at, dup := v.chained(f.events, pos); dup {
 			return v.fault(pos, "event %s is chained twice (first at position %d)", f.events, at)
 		}
-		v.events[string(f.events)] = pos
 	}
 	v.n, v.prev = pos, string(f.hash)
 	return nil

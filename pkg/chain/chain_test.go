@@ -102,21 +102,86 @@ func TestVerifyReportsFirstBadPosition(t *testing.T) {
 	}
 }
 
-func TestVerifyDetectsEventChainedTwice(t *testing.T) {
+// sealIDs seals a chain whose entries carry the event ids given.
+func sealIDs(t *testing.T, ids ...string) [][]byte {
+	t.Helper()
 	prev := digest.Zero
 	var entries [][]byte
-	for i := 1; i <= 3; i++ {
+	for i, id := range ids {
 		p := `{}`
-		e := &schemas.Entry{V: 1, N: uint64(i), PrevHash: prev, Kind: "event", Chain: "s", EventID: "01JD0000000000000000000001", IngestedAt: "2026-11-22T03:04:05.123Z", Payload: &p, Bundle: "t"}
+		e := &schemas.Entry{V: 1, N: uint64(i + 1), PrevHash: prev, Kind: "event", Chain: "s", EventID: id, IngestedAt: "2026-11-22T03:04:05.123Z", Payload: &p, Bundle: "t"}
 		b, err := Seal(e)
 		if err != nil {
 			t.Fatal(err)
 		}
 		entries, prev = append(entries, b), e.Hash
 	}
-	f := faultAt(t, Verify("s", entries))
-	if f.N != 2 || !strings.Contains(f.Reason, "chained twice") {
-		t.Fatalf("got %v", f)
+	return entries
+}
+
+func TestVerifyDetectsEventChainedTwice(t *testing.T) {
+	const u = "01JD0000000000000000000001"
+	tests := []struct {
+		name string
+		ids  []string
+		at   uint64 // 0: no fault
+	}{
+		{"ULID", []string{u, u, u}, 2},
+		{"ULID, later", []string{"01JD0000000000000000000002", u, "7ZZZZZZZZZZZZZZZZZZZZZZZZZ", u}, 4},
+		{"the largest ULID", []string{"7ZZZZZZZZZZZZZZZZZZZZZZZZZ", "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"}, 2},
+		{"not a ULID", []string{"evt-1", "evt-2", "evt-1"}, 3},
+		{"lower case", []string{strings.ToLower(u), strings.ToLower(u)}, 2},
+		{"past 128 bits", []string{"8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ"}, 2},
+		// Distinct ids are never taken for one another, whichever map
+		// holds them.
+		{"distinct", []string{u, strings.ToLower(u), "01JD000000000000000000001", "01JD00000000000000000000010",
+			"01JD000000000000000000000I", "01JD000000000000000000000L", "81JD0000000000000000000001",
+			"00000000000000000000000000", "7ZZZZZZZZZZZZZZZZZZZZZZZZZ", "7ZZZZZZZZZZZZZZZZZZZZZZZZY", "evt-1"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Verify("s", sealIDs(t, tt.ids...))
+			if tt.at == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			f := faultAt(t, err)
+			if f.N != tt.at || !strings.Contains(f.Reason, "event "+tt.ids[tt.at-1]+" is chained twice") {
+				t.Fatalf("got %v", f)
+			}
+		})
+	}
+}
+
+// TestParseULIDIsOneToOne: a canonical ULID is read as the 128 bits its
+// digits spell, so two distinct ids never share a key.
+func TestParseULIDIsOneToOne(t *testing.T) {
+	const digits = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	encode := func(u ulid) string {
+		var b [26]byte
+		for i := 25; i >= 0; i-- {
+			b[i] = digits[u.lo&31]
+			u.lo = u.lo>>5 | u.hi<<59
+			u.hi >>= 5
+		}
+		return string(b[:])
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		u := ulid{r.Uint64(), r.Uint64()}
+		s := encode(u)
+		got, ok := parseULID([]byte(s))
+		if !ok || got != u {
+			t.Fatalf("parseULID(%s) = %x, %v; want %x", s, got, ok, u)
+		}
+	}
+	for _, s := range []string{"", "01JD000000000000000000001", "01JD00000000000000000000010", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ",
+		"01jd0000000000000000000001", "01JD000000000000000000000I", "01JD000000000000000000000U", "01JD00000000000000000000-1"} {
+		if _, ok := parseULID([]byte(s)); ok {
+			t.Errorf("parseULID(%q) read a ULID", s)
+		}
 	}
 }
 

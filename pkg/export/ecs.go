@@ -1,8 +1,6 @@
 package export
 
 import (
-	"bufio"
-
 	"github.com/go-json-experiment/json"
 
 	"github.com/claimcheck/claimcheck/pkg/replay"
@@ -14,7 +12,7 @@ import (
 // (testdata/ecs/).
 const ECSVersion = "9.4.0"
 
-type ecsWriter struct{ w *bufio.Writer }
+type ecsWriter struct{ w *aheadWriter }
 
 func (e *ecsWriter) Write(r *replay.Record) error {
 	b, err := json.Marshal(ECSDocument(r), json.Deterministic(true))
@@ -28,7 +26,7 @@ func (e *ecsWriter) Write(r *replay.Record) error {
 }
 
 func (e *ecsWriter) Flush() error { return e.w.Flush() }
-func (e *ecsWriter) Close() error { return e.w.Flush() }
+func (e *ecsWriter) Close() error { return e.w.Close() }
 
 // class is how an entry is categorised in ECS.
 type class struct {

@@ -5,10 +5,10 @@
 package export
 
 import (
-	"bufio"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -54,14 +54,16 @@ type Writer interface {
 // New returns a Writer of format f onto w. appending continues an earlier
 // export (CSV writes no header row).
 func New(f Format, w io.Writer, appending bool) (Writer, error) {
-	bw := bufio.NewWriterSize(w, 256<<10)
+	if !slices.Contains(Formats, f) {
+		return nil, fmt.Errorf("--format %q: want ndjson, csv or ecs", f)
+	}
+	bw := newAheadWriter(w)
 	switch f {
-	case NDJSON:
-		return &ndjsonWriter{w: bw}, nil
 	case CSV:
 		cw := csv.NewWriter(bw)
 		if !appending {
 			if err := cw.Write(Columns); err != nil {
+				_ = bw.Close()
 				return nil, err
 			}
 		}
@@ -69,12 +71,12 @@ func New(f Format, w io.Writer, appending bool) (Writer, error) {
 	case ECS:
 		return &ecsWriter{w: bw}, nil
 	}
-	return nil, fmt.Errorf("--format %q: want ndjson, csv or ecs", f)
+	return &ndjsonWriter{w: bw}, nil
 }
 
 // ndjsonWriter writes each entry as stored, one a line: byte for byte the
 // ledger's canonical entry, so its hash still verifies.
-type ndjsonWriter struct{ w *bufio.Writer }
+type ndjsonWriter struct{ w *aheadWriter }
 
 func (n *ndjsonWriter) Write(r *replay.Record) error {
 	if _, err := n.w.Write(r.Raw); err != nil {
@@ -84,7 +86,7 @@ func (n *ndjsonWriter) Write(r *replay.Record) error {
 }
 
 func (n *ndjsonWriter) Flush() error { return n.w.Flush() }
-func (n *ndjsonWriter) Close() error { return n.w.Flush() }
+func (n *ndjsonWriter) Close() error { return n.w.Close() }
 
 // Columns are the CSV columns, in order.
 var Columns = []string{"pos", "ingested_at", "received_at", "host", "chain", "n", "kind", "hook_event", "tool_name",
@@ -92,7 +94,7 @@ var Columns = []string{"pos", "ingested_at", "received_at", "host", "chain", "n"
 	"redactions", "payload_digest", "hash", "prev_hash", "check", "summary"}
 
 type csvWriter struct {
-	bw  *bufio.Writer
+	bw  *aheadWriter
 	w   *csv.Writer
 	row []string
 }
@@ -117,14 +119,20 @@ func (c *csvWriter) Write(r *replay.Record) error {
 	return c.w.Write(c.row)
 }
 
-func (c *csvWriter) Flush() error { return c.Close() }
-
-func (c *csvWriter) Close() error {
+func (c *csvWriter) Flush() error {
 	c.w.Flush()
 	if err := c.w.Error(); err != nil {
 		return err
 	}
 	return c.bw.Flush()
+}
+
+func (c *csvWriter) Close() error {
+	err := c.Flush()
+	if cerr := c.bw.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // cell neutralises a value a spreadsheet would run as a formula (OWASP,

@@ -72,6 +72,7 @@ type archiveRow struct {
 	d        time.Duration
 	cpu      time.Duration // this whole process: server, reader and writer
 	written  int64         // bytes in the bucket afterwards
+	sync     time.Duration // forensics exports: the file's fsync after the timed window
 	// rotator pass only
 	content, stored int64 // uncompressed and compressed segment bytes
 	segments        int

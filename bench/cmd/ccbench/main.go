@@ -88,8 +88,10 @@ type options struct {
 	// profiling
 	cpuProfile string
 	// ingest
-	ingestWorkloads string
-	drainProfiles   string
+	ingestWorkloads   string
+	drainProfiles     string
+	forensicsProfiles string
+	forensicsECS      bool
 }
 
 func run() error {
@@ -120,11 +122,14 @@ func run() error {
 		"ingest: run only the workloads whose name contains one of these comma-separated words (default: all)")
 	flag.StringVar(&o.drainProfiles, "drain-profiles", "",
 		"ingest: write a CPU profile of each timed drain (not the pre-fill) into this directory")
+	flag.BoolVar(&o.forensicsECS, "forensics-ecs", true, "forensics: include the ECS export row (the slowest)")
+	flag.StringVar(&o.forensicsProfiles, "forensics-profiles", "",
+		"forensics: write a CPU and a heap profile of each timed row run (not the fill) into this directory")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "",
 		"write a CPU profile of this process (the in-process NATS servers, ingest and load generators) to this file")
 	flag.Parse()
-	if o.cpuProfile != "" && o.drainProfiles != "" {
-		return errors.New("-cpuprofile and -drain-profiles cannot be used together")
+	if o.cpuProfile != "" && (o.drainProfiles != "" || o.forensicsProfiles != "") {
+		return errors.New("-cpuprofile cannot be used with -drain-profiles or -forensics-profiles")
 	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
