@@ -59,7 +59,7 @@ Exit 0 when no control needs attention, 1 when one does, 2 on errors.`,
 			if err != nil {
 				return err
 			}
-			defer closeOut()
+			defer func() { _ = closeOut() }() // on the error paths; closed and checked below once written
 			closeAll, err := a.openReplay(cmd, w, "", &cfg)
 			if err != nil {
 				return err
@@ -76,6 +76,9 @@ Exit 0 when no control needs attention, 1 when one does, 2 on errors.`,
 			}
 			if err := write(out, rep); err != nil {
 				return &exitError{ExitError, err}
+			}
+			if err := closeOut(); err != nil {
+				return err
 			}
 			var attention []string
 			for _, c := range rep.Controls {

@@ -347,14 +347,18 @@ Exit 0 when every entry checked out, 1 when a chain is broken, 2 on other errors
 			if err != nil {
 				return err
 			}
-			defer closeOut()
 			closeAll, err := a.openReplay(cmd, w, streamName, &cfg)
 			if err != nil {
+				_ = closeOut()
 				return err
 			}
 			defer closeAll()
 			cfg.Follow = follow
-			return a.runExport(cmd, cfg, exportTarget{format: f, otlp: oc}, out, after != "")
+			err = a.runExport(cmd, cfg, exportTarget{format: f, otlp: oc}, out, after != "")
+			if cerr := closeOut(); err == nil {
+				err = cerr
+			}
+			return err
 		},
 	}
 	w.register(cmd, "start of the window: an RFC 3339 time or a duration back from now (default: the whole ledger)")
@@ -411,10 +415,12 @@ func (t exportTarget) writer(ctx context.Context, out io.Writer, appending bool)
 }
 
 // exportOutput is stdout or --out: a new file, or with --after an
-// existing one appended to.
-func (a *app) exportOutput(path string, resuming bool) (io.Writer, func(), error) {
+// existing one appended to. Its close func reports the file's close error
+// (a write the kernel refused late): the export must not exit 0 on a file
+// that did not take everything. Like cp and tar, it does not fsync.
+func (a *app) exportOutput(path string, resuming bool) (io.Writer, func() error, error) {
 	if path == "" {
-		return a.env.Stdout, func() {}, nil
+		return a.env.Stdout, func() error { return nil }, nil
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if resuming {
@@ -427,7 +433,12 @@ func (a *app) exportOutput(path string, resuming bool) (io.Writer, func(), error
 	if err != nil {
 		return nil, nil, &exitError{ExitError, fmt.Errorf("--out %w", err)}
 	}
-	return f, func() { _ = f.Close() }, nil
+	return f, func() error {
+		if err := f.Close(); err != nil {
+			return &exitError{ExitError, fmt.Errorf("--out %w", err)}
+		}
+		return nil
+	}, nil
 }
 
 func (a *app) runExport(cmd *cobra.Command, cfg replay.Config, target exportTarget, out io.Writer, appending bool) error {
