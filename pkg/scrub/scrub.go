@@ -278,15 +278,11 @@ func (s *Scrubber) find(text string) []finding {
 	// such a search could miss a keyword, so every rule scans the whole
 	// text (see foldSafe).
 	safe := foldSafe(text)
-	lower := ""
-	if safe {
-		lower = lowerASCII(text)
-	}
 	var found []report.Finding
 	var present []bool // of the strings windowed numbers
 	var genericHits []span
 	if safe {
-		found, present, genericHits = s.windowed.find(text, lower)
+		found, present, genericHits = s.windowed.find(text)
 	} else {
 		found = s.windowed.whole.DetectString(text)
 	}

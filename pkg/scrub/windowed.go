@@ -7,7 +7,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/report"
@@ -177,12 +176,15 @@ func windowable(c config.Config, id string, r config.Rule) (windowedRule, []stri
 // windowIndex finds the windowed rules' keywords and clauses in one pass.
 type windowIndex struct {
 	rules []windowedRule
-	trie  *ahocorasick.Trie
+	trie  *foldedAC
 	// of each pattern of the trie: the rules it is a keyword of, and
 	// those it is a clause string of.
 	keywordOf, clauseOf [][]int
 	// isGeneric: the pattern is one of generic-api-key's keywords.
 	isGeneric []bool
+	// once: only the pattern's first occurrence matters (it is neither a
+	// clause string nor one of generic-api-key's keywords).
+	once []bool
 	// whole is the windowed rules as one detector, with their keywords:
 	// for texts the windows cannot be trusted with (see foldSafe).
 	whole *detect.Detector
@@ -220,7 +222,11 @@ func (x *windowIndex) patternsOf(r requirement) [][]int {
 
 // build makes the trie of every string numbered so far.
 func (x *windowIndex) build() {
-	x.trie = ahocorasick.NewTrieBuilder().AddStrings(x.patterns).Build()
+	x.trie = newFoldedAC(x.patterns)
+	x.once = make([]bool, len(x.patterns))
+	for p := range x.patterns {
+		x.once[p] = len(x.clauseOf[p]) == 0 && !x.isGeneric[p]
+	}
 }
 
 // newWindowIndex indexes the windowed rules; the caller numbers any other
@@ -253,23 +259,25 @@ type span struct{ a, b int }
 
 // find runs each windowed rule whose keyword occurs in text over the
 // windows around its clause, and reports which numbered strings occur in
-// text and where generic-api-key's keywords are. lower is
-// lowerASCII(text), and text is foldSafe.
-func (x *windowIndex) find(text, lower string) (found []report.Finding, seen []bool, generic []span) {
+// text and where generic-api-key's keywords are. text is foldSafe: the
+// walk reads it lowered byte by byte (foldedAC).
+func (x *windowIndex) find(text string) (found []report.Finding, seen []bool, generic []span) {
 	on := make([]bool, len(x.rules))
 	seen = make([]bool, len(x.patterns))
 	spans := make([][]span, len(x.rules))
-	x.trie.Walk([]byte(lower), func(end, n, pattern int64) bool {
+	skip := make([]bool, len(x.patterns))
+	x.trie.walk(text, skip, func(end, n, pattern int) {
 		seen[pattern] = true
+		skip[pattern] = x.once[pattern]
 		if x.isGeneric[pattern] {
-			generic = append(generic, span{int(end - n + 1), int(end + 1)})
+			generic = append(generic, span{end - n + 1, end + 1})
 		}
 		for _, r := range x.keywordOf[pattern] {
 			on[r] = true
 		}
 		for _, r := range x.clauseOf[pattern] {
 			w := x.rules[r].width + 1
-			sp := span{max(0, int(end-n+1)-w), min(len(text), int(end+1)+w)}
+			sp := span{max(0, end-n+1-w), min(len(text), end+1+w)}
 			// Occurrences come in order of their ends; a window that
 			// overlaps the last one extends it.
 			if k := len(spans[r]); k > 0 && sp.a <= spans[r][k-1].b {
@@ -279,7 +287,6 @@ func (x *windowIndex) find(text, lower string) (found []report.Finding, seen []b
 			}
 			spans[r] = append(spans[r], sp)
 		}
-		return true
 	})
 	for i, r := range x.rules {
 		if len(spans[i]) == 0 || (r.keywords > 0 && !on[i]) {
