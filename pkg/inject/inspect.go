@@ -76,7 +76,7 @@ func Read(payload []byte) (Inspection, string, error) {
 // members are skipped) and appends the non-empty strings of tool_response
 // that are not member names to parts, in document order.
 func readPostTool(payload []byte, p *PostTool, parts *[]string) error {
-	dec := jsontext.NewDecoder(bytes.NewReader(payload))
+	dec := jsontext.NewDecoder(bytes.NewBuffer(payload)) // parsed in place, not copied
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
@@ -167,7 +167,7 @@ func responseStrings(dec *jsontext.Decoder, parts *[]string) error {
 func ResultText(response jsontext.Value, errText string) string {
 	var parts []string
 	if len(response) > 0 {
-		dec := jsontext.NewDecoder(bytes.NewReader(response))
+		dec := jsontext.NewDecoder(bytes.NewBuffer(response))
 		for {
 			tok, err := dec.ReadToken()
 			if err != nil {
