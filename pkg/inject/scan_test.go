@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,5 +183,34 @@ func BenchmarkScan64KB(b *testing.B) {
 func reportCPU(b *testing.B, cpu time.Duration) {
 	if d := cpuTime() - cpu; cpu > 0 && b.N > 0 {
 		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// fold lowers exactly the ASCII upper-case letters of any bytes, at any
+// length and alignment.
+func TestFoldLowersASCIILettersOnly(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			switch r.IntN(3) {
+			case 0:
+				b[i] = byte('@' + r.IntN(28)) // '@', A-Z, '['
+			case 1:
+				b[i] = byte(r.IntN(256))
+			default:
+				b[i] = byte(0xc0 + r.IntN(28)) // high bytes whose low 7 bits are letters
+			}
+		}
+		want := make([]byte, len(b))
+		for i, c := range b {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			want[i] = c
+		}
+		if got := fold(string(b)); got != string(want) {
+			t.Fatalf("fold(%q) = %q, want %q", b, got, want)
+		}
 	}
 }
