@@ -126,9 +126,10 @@ func FuzzScan(f *testing.F) {
 	})
 }
 
-// BenchmarkScan64KB scans 64 KiB of two kinds: "dense", the benign corpus
-// (text about prompts, agents, injection and encodings: many anchors) and
-// "source", this package's Go source (few). "baseline" is the floor to
+// BenchmarkScan64KB scans 64 KiB of three kinds: "dense", the benign corpus
+// (text about prompts, agents, injection and encodings: many anchors),
+// "source", this package's Go source (few), and "page", the documentation
+// paragraph services/gatekeeper's BenchmarkHandle repeats. "baseline" is the floor to
 // read them against on a shared, noisy machine: strings.ToLower and one
 // strings.Index over the dense text, the least a scan of it could cost.
 // Report Scan's times as ratios to it, measured in the same run.
@@ -143,9 +144,10 @@ func BenchmarkScan64KB(b *testing.B) {
 	}{
 		{"dense", []string{"testdata/corpus/benign_files.txt", "testdata/corpus/benign_remote.txt"}},
 		{"source", source},
+		{"page", nil},
 	} {
 		var text strings.Builder
-		for text.Len() < 64<<10 {
+		for text.Len() < 64<<10 && c.files != nil {
 			for _, f := range c.files {
 				t, err := os.ReadFile(f)
 				if err != nil {
@@ -154,7 +156,10 @@ func BenchmarkScan64KB(b *testing.B) {
 				text.Write(t)
 			}
 		}
-		s := text.String()[:64<<10]
+		s := strings.Repeat(benchPage, 64<<10/len(benchPage)+1)[:64<<10]
+		if c.files != nil {
+			s = text.String()[:64<<10]
+		}
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(s)))
 			cpu := cpuTime()
@@ -177,6 +182,12 @@ func BenchmarkScan64KB(b *testing.B) {
 		}
 	}
 }
+
+// benchPage is services/gatekeeper's benignPage paragraph: the 64 KiB
+// result its BenchmarkHandle inspects is this, repeated.
+const benchPage = "## Configuring the agent\n\nThe assistant reads the system prompt from `prompts/system.md`; follow the instructions " +
+	"in CONTRIBUTING.md before you change it. Previous versions ignored the `rules` key; see the changelog. " +
+	"An AI agent running in CI should use `--no-input`. Encoded examples: `aGVsbG8gd29ybGQ=` is \"hello world\".\n\n"
 
 // reportCPU reports the process's CPU time per operation since cpu: on a
 // shared machine, steadier than ns/op.
