@@ -41,7 +41,12 @@ type windowedRule struct {
 	d        *detect.Detector // the rule alone, without keywords: it runs on every window it is given
 	keywords int              // how many keywords the rule has (0: it always runs, as in gitleaks)
 	width    int              // the most bytes a match spans
+	run      *runRule         // when its matches are also bounded by a run of bytes (runbound.go)
 }
+
+// runWindowsFrom is the bytes of clause windows from which a windowed rule
+// that is also a run rule runs on its run windows instead.
+const runWindowsFrom = 4 << 10
 
 // foldsToASCII are the characters that make lowerASCII differ from
 // gitleaks' and Go's case folding over ASCII letters.
@@ -170,7 +175,11 @@ func windowable(c config.Config, id string, r config.Rule) (windowedRule, []stri
 	c.Rules, c.OrderedRules, c.Keywords = map[string]config.Rule{id: r}, []string{id}, map[string]struct{}{}
 	d := detect.NewDetector(c)
 	d.IgnoreGitleaksAllow, d.MaxDecodeDepth = true, 0
-	return windowedRule{id: id, d: d, keywords: keywords, width: w}, best(req), true
+	run, ok := runShape(re)
+	if ok {
+		run.d = d
+	}
+	return windowedRule{id: id, d: d, keywords: keywords, width: w, run: run}, best(req), true
 }
 
 // windowIndex finds the windowed rules' keywords and clauses in one pass.
@@ -292,7 +301,17 @@ func (x *windowIndex) find(text string) (found []report.Finding, seen []bool, ge
 		if len(spans[i]) == 0 || (r.keywords > 0 && !on[i]) {
 			continue
 		}
-		for _, w := range lines(text, spans[i]) {
+		ws := lines(text, spans[i])
+		if r.run != nil {
+			n := 0
+			for _, w := range ws {
+				n += w.b - w.a
+			}
+			if n >= runWindowsFrom {
+				ws = r.run.windows(text)
+			}
+		}
+		for _, w := range ws {
 			found = append(found, r.d.DetectString(text[w.a:w.b])...)
 		}
 	}
