@@ -17,6 +17,7 @@ type foldedAC struct {
 	// on its suffix chain that has one (-1: none).
 	own, dict []int32
 	plen      []int // of each pattern
+	maxLen    int   // the longest pattern's length
 	firstOut  int
 }
 
@@ -35,6 +36,7 @@ func newFoldedAC(patterns []string) *foldedAC {
 			}
 		}
 		a.plen = append(a.plen, len(p))
+		a.maxLen = max(a.maxLen, len(p))
 	}
 	a.nclass = n
 	for b := range 256 {
@@ -131,24 +133,101 @@ func newFoldedAC(patterns []string) *foldedAC {
 
 // walk calls fn for every occurrence of a pattern in lowerASCII(text), in
 // order of their ends (end is the index of the last byte, n the pattern's
-// length), except those of the patterns skip holds true (nil: none), which
-// fn may set as it goes.
-func (a *foldedAC) walk(text string, skip []bool, fn func(end, n, pattern int)) {
-	s := 0
+// length), except for a pattern once holds true (nil: none), whose first
+// occurrence only is reported.
+//
+// A long text is walked as two halves side by side, in one loop: a byte
+// costs a table look-up that depends on the one before, and two
+// independent chains of them run in about the time of one. The second half
+// is walked from the root maxLen-1 bytes before it: a state is the longest
+// suffix of the bytes read that is a prefix of a pattern, at most maxLen
+// bytes, so from the half's first byte on the state is the one a walk from
+// the text's start has. Its hits are held until the first half's are
+// reported.
+func (a *foldedAC) walk(text string, once []bool, fn func(end, n, pattern int)) {
+	var done []bool
+	// quiet: a state whose patterns are all once and reported (per half)
+	quiet, heldQuiet := make([]bool, len(a.own)), make([]bool, len(a.own))
+	if once != nil {
+		done = make([]bool, len(a.plen))
+	}
+	report := func(i, p int) {
+		if done != nil {
+			if done[p] {
+				return
+			}
+			done[p] = once[p]
+		}
+		fn(i, a.plen[p], p)
+	}
 	nc, firstOut := a.nclass, a.firstOut
 	next, class := a.next, &a.class
-	for i := 0; i < len(text); i++ {
-		s = int(next[s*nc+int(class[text[i]])])
-		if s < firstOut {
-			continue
-		}
-		if p := a.own[s]; p >= 0 && (skip == nil || !skip[p]) {
-			fn(i, a.plen[p], int(p))
-		}
-		for u := a.dict[s]; u >= 0; u = a.dict[u] {
-			if p := a.own[u]; skip == nil || !skip[p] {
-				fn(i, a.plen[p], int(p))
+	mid := len(text) / 2
+	if mid < splitFrom || mid < a.maxLen {
+		s := 0
+		for i := 0; i < len(text); i++ {
+			s = int(next[s*nc+int(class[text[i]])])
+			if s >= firstOut && !quiet[s] {
+				quiet[s] = a.outputs(s, i, once, report)
 			}
 		}
+		return
 	}
+	var held []acHit // the second half's, reported after the first's
+	var heldDone []bool
+	if once != nil {
+		heldDone = make([]bool, len(a.plen))
+	}
+	hold := func(i, p int) {
+		if heldDone != nil {
+			if heldDone[p] {
+				return
+			}
+			heldDone[p] = once[p]
+		}
+		held = append(held, acHit{i, a.plen[p], p})
+	}
+	p0 := mid - (a.maxLen - 1)
+	s, t := 0, 0
+	for i := 0; i < mid; i++ {
+		s = int(next[s*nc+int(class[text[i]])])
+		t = int(next[t*nc+int(class[text[p0+i]])])
+		if s >= firstOut && !quiet[s] {
+			quiet[s] = a.outputs(s, i, once, report)
+		}
+		if t >= firstOut && p0+i >= mid && !heldQuiet[t] {
+			heldQuiet[t] = a.outputs(t, p0+i, once, hold)
+		}
+	}
+	for i := p0 + mid; i < len(text); i++ {
+		t = int(next[t*nc+int(class[text[i]])])
+		if t >= firstOut && !heldQuiet[t] {
+			heldQuiet[t] = a.outputs(t, i, once, hold)
+		}
+	}
+	for _, h := range held {
+		report(h.end, h.pattern)
+	}
+}
+
+// splitFrom is the half length from which walk runs two halves at once.
+const splitFrom = 512
+
+type acHit struct{ end, n, pattern int }
+
+// outputs calls out for each pattern that ends at state s (text index i),
+// and reports whether once holds all of them true (then none is to be
+// reported again).
+func (a *foldedAC) outputs(s, i int, once []bool, out func(i, p int)) bool {
+	all := once != nil
+	if p := a.own[s]; p >= 0 {
+		out(i, int(p))
+		all = all && once[p]
+	}
+	for u := a.dict[s]; u >= 0; u = a.dict[u] {
+		p := a.own[u]
+		out(i, int(p))
+		all = all && once[p]
+	}
+	return all
 }

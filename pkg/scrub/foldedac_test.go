@@ -9,8 +9,6 @@ import (
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 )
 
-type acHit struct{ end, n, pattern int }
-
 // TestFoldedACFindsWhatTheTrieFinds compares the walk of the scrubber's
 // own patterns with an Aho-Corasick trie's over the lowered text
 // (lowerASCII), hit for hit, on texts made of the patterns in any case,
@@ -48,9 +46,13 @@ func TestFoldedACFindsWhatTheTrieFinds(t *testing.T) {
 		return []string{" ", "\n", "-", "_", "=", "\"", "é", "\u212a", "K"}[r.IntN(9)]
 	}
 	hits := 0
-	for range 3000 {
+	for k := range 3000 {
 		var b strings.Builder
-		for range r.IntN(60) {
+		n := r.IntN(60)
+		if k%3 == 0 {
+			n = r.IntN(1200) // long enough to be walked as two halves
+		}
+		for range n {
 			b.WriteString(piece())
 		}
 		text := b.String()
@@ -77,6 +79,25 @@ func TestFoldedACFindsWhatTheTrieFinds(t *testing.T) {
 			t.Fatalf("%q:\n trie %v\n walk %v", text, want, got)
 		}
 		hits += len(got)
+		// With once: the first occurrence of those patterns only.
+		once := make([]bool, len(patterns))
+		for p := range once {
+			once[p] = r.IntN(2) == 0
+		}
+		var first []acHit
+		firstSeen := map[int]bool{}
+		for _, h := range want { // sorted by end
+			if !once[h.pattern] || !firstSeen[h.pattern] {
+				first = append(first, h)
+				firstSeen[h.pattern] = true
+			}
+		}
+		got = got[:0]
+		ac.walk(text, once, func(end, n, p int) { got = append(got, acHit{end, n, p}) })
+		slices.SortFunc(got, cmp)
+		if !slices.Equal(first, got) {
+			t.Fatalf("%q, once:\n want %v\n walk %v", text, first, got)
+		}
 	}
 	if hits < 10000 {
 		t.Fatalf("only %d hits: the texts do not exercise the patterns", hits)

@@ -274,10 +274,8 @@ func (x *windowIndex) find(text string) (found []report.Finding, seen []bool, ge
 	on := make([]bool, len(x.rules))
 	seen = make([]bool, len(x.patterns))
 	spans := make([][]span, len(x.rules))
-	skip := make([]bool, len(x.patterns))
-	x.trie.walk(text, skip, func(end, n, pattern int) {
+	x.trie.walk(text, x.once, func(end, n, pattern int) {
 		seen[pattern] = true
-		skip[pattern] = x.once[pattern]
 		if x.isGeneric[pattern] {
 			generic = append(generic, span{end - n + 1, end + 1})
 		}
