@@ -15,6 +15,7 @@ package inject
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/claimcheck/claimcheck/pkg/digest"
@@ -144,8 +145,9 @@ func scanWindow(text string, lo, hi int) []Finding {
 
 // fold lower-cases ASCII letters; every other byte stays, so offsets into
 // the result are offsets into s. It reads eight bytes at a time: a text
-// without upper-case letters is returned as it is, any other is copied
-// once and lowered in place.
+// without upper-case letters is returned as it is; any other is lowered a
+// chunk at a time in a small buffer, word by word, into the one buffer
+// that becomes the string.
 func fold(s string) string {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
@@ -159,19 +161,28 @@ func fold(s string) string {
 	if i == len(s) {
 		return s
 	}
-	b := []byte(s)
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		if u := upper8(w); u != 0 {
-			binary.LittleEndian.PutUint64(b[i:], w|u>>2) // 0x80>>2: the bit that lowers A-Z
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	var buf [512]byte
+	for i < len(s) {
+		c := buf[:copy(buf[:], s[i:])]
+		k := 0
+		for ; k+8 <= len(c); k += 8 {
+			w := binary.LittleEndian.Uint64(c[k:])
+			if u := upper8(w); u != 0 {
+				binary.LittleEndian.PutUint64(c[k:], w|u>>2) // 0x80>>2: the bit that lowers A-Z
+			}
 		}
-	}
-	for ; i < len(b); i++ {
-		if isUpper(b[i]) {
-			b[i] += 'a' - 'A'
+		for ; k < len(c); k++ {
+			if isUpper(c[k]) {
+				c[k] += 'a' - 'A'
+			}
 		}
+		b.Write(c)
+		i += len(c)
 	}
-	return string(b)
+	return b.String()
 }
 
 // upper8 has the high bit set in each byte of w that is an ASCII
