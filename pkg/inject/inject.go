@@ -13,6 +13,7 @@
 package inject
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -143,10 +144,17 @@ func scanWindow(text string, lo, hi int) []Finding {
 }
 
 // fold lower-cases ASCII letters; every other byte stays, so offsets into
-// the result are offsets into s. It copies the runs between upper-case
-// letters whole, into one buffer that becomes the string.
+// the result are offsets into s. It reads eight bytes at a time: a text
+// without upper-case letters is returned as it is; any other is lowered a
+// chunk at a time in a small buffer, word by word, into the one buffer
+// that becomes the string.
 func fold(s string) string {
 	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if upper8(leUint64(s[i:])) != 0 {
+			break
+		}
+	}
 	for i < len(s) && !isUpper(s[i]) {
 		i++
 	}
@@ -155,16 +163,43 @@ func fold(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	from := 0
-	for ; i < len(s); i++ {
-		if c := s[i]; isUpper(c) {
-			b.WriteString(s[from:i])
-			b.WriteByte(c + 'a' - 'A')
-			from = i + 1
+	b.WriteString(s[:i])
+	var buf [512]byte
+	for i < len(s) {
+		c := buf[:copy(buf[:], s[i:])]
+		k := 0
+		for ; k+8 <= len(c); k += 8 {
+			w := binary.LittleEndian.Uint64(c[k:])
+			if u := upper8(w); u != 0 {
+				binary.LittleEndian.PutUint64(c[k:], w|u>>2) // 0x80>>2: the bit that lowers A-Z
+			}
 		}
+		for ; k < len(c); k++ {
+			if isUpper(c[k]) {
+				c[k] += 'a' - 'A'
+			}
+		}
+		b.Write(c)
+		i += len(c)
 	}
-	b.WriteString(s[from:])
 	return b.String()
+}
+
+// upper8 has the high bit set in each byte of w that is an ASCII
+// upper-case letter, and no other bit. No byte's sum carries into the next.
+func upper8(w uint64) uint64 {
+	const lo7, hi = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	h := w & lo7
+	geA := h + 0x3f3f3f3f3f3f3f3f // high bit: h >= 'A' (0x41)
+	gtZ := h + 0x2525252525252525 // high bit: h > 'Z' (0x5a)
+	return geA &^ gtZ &^ w & hi
+}
+
+// leUint64 reads 8 bytes of s as binary.LittleEndian.Uint64 would.
+func leUint64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }

@@ -52,6 +52,11 @@ func TestInspectTagsAndScansAWebFetch(t *testing.T) {
 	if _, _, err := inject.Read([]byte(`[`)); err == nil {
 		t.Error("Read accepted a payload that is not JSON")
 	}
+	// ReadUndigested is Read without the digest.
+	u, utext, err := inject.ReadUndigested([]byte(payload))
+	if err != nil || u.TextSHA256 != "" || u.Tool != r.Tool || u.ToolUseID != r.ToolUseID || u.Source != r.Source || utext != text {
+		t.Fatalf("ReadUndigested: %+v %q %v", u, utext, err)
+	}
 }
 
 // FuzzInspect: any payload is inspected without panicking; a tool result

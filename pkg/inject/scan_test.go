@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,9 +126,10 @@ func FuzzScan(f *testing.F) {
 	})
 }
 
-// BenchmarkScan64KB scans 64 KiB of two kinds: "dense", the benign corpus
-// (text about prompts, agents, injection and encodings: many anchors) and
-// "source", this package's Go source (few). "baseline" is the floor to
+// BenchmarkScan64KB scans 64 KiB of three kinds: "dense", the benign corpus
+// (text about prompts, agents, injection and encodings: many anchors),
+// "source", this package's Go source (few), and "page", the documentation
+// paragraph services/gatekeeper's BenchmarkHandle repeats. "baseline" is the floor to
 // read them against on a shared, noisy machine: strings.ToLower and one
 // strings.Index over the dense text, the least a scan of it could cost.
 // Report Scan's times as ratios to it, measured in the same run.
@@ -142,9 +144,10 @@ func BenchmarkScan64KB(b *testing.B) {
 	}{
 		{"dense", []string{"testdata/corpus/benign_files.txt", "testdata/corpus/benign_remote.txt"}},
 		{"source", source},
+		{"page", nil},
 	} {
 		var text strings.Builder
-		for text.Len() < 64<<10 {
+		for text.Len() < 64<<10 && c.files != nil {
 			for _, f := range c.files {
 				t, err := os.ReadFile(f)
 				if err != nil {
@@ -153,7 +156,10 @@ func BenchmarkScan64KB(b *testing.B) {
 				text.Write(t)
 			}
 		}
-		s := text.String()[:64<<10]
+		s := strings.Repeat(benchPage, 64<<10/len(benchPage)+1)[:64<<10]
+		if c.files != nil {
+			s = text.String()[:64<<10]
+		}
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(s)))
 			cpu := cpuTime()
@@ -177,10 +183,45 @@ func BenchmarkScan64KB(b *testing.B) {
 	}
 }
 
+// benchPage is services/gatekeeper's benignPage paragraph: the 64 KiB
+// result its BenchmarkHandle inspects is this, repeated.
+const benchPage = "## Configuring the agent\n\nThe assistant reads the system prompt from `prompts/system.md`; follow the instructions " +
+	"in CONTRIBUTING.md before you change it. Previous versions ignored the `rules` key; see the changelog. " +
+	"An AI agent running in CI should use `--no-input`. Encoded examples: `aGVsbG8gd29ybGQ=` is \"hello world\".\n\n"
+
 // reportCPU reports the process's CPU time per operation since cpu: on a
 // shared machine, steadier than ns/op.
 func reportCPU(b *testing.B, cpu time.Duration) {
 	if d := cpuTime() - cpu; cpu > 0 && b.N > 0 {
 		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// fold lowers exactly the ASCII upper-case letters of any bytes, at any
+// length and alignment.
+func TestFoldLowersASCIILettersOnly(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			switch r.IntN(3) {
+			case 0:
+				b[i] = byte('@' + r.IntN(28)) // '@', A-Z, '['
+			case 1:
+				b[i] = byte(r.IntN(256))
+			default:
+				b[i] = byte(0xc0 + r.IntN(28)) // high bytes whose low 7 bits are letters
+			}
+		}
+		want := make([]byte, len(b))
+		for i, c := range b {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			want[i] = c
+		}
+		if got := fold(string(b)); got != string(want) {
+			t.Fatalf("fold(%q) = %q, want %q", b, got, want)
+		}
 	}
 }

@@ -73,6 +73,7 @@ type gatedRule struct {
 	req    requirement
 	reqIDs [][]int // req's strings numbered in windowed
 	d      *detect.Detector
+	run    *runRule // when its matches are bounded by a run of bytes (runbound.go)
 }
 
 // genericRule is gitleaks' generic-api-key. Its expression requires one of
@@ -140,8 +141,11 @@ func New() (*Scrubber, error) {
 		restKeywords = append(restKeywords, k)
 	}
 	sc.restKeywords = sc.windowed.patternsOf(requirement{restKeywords})
-	for i := range sc.gated {
-		sc.gated[i].reqIDs = sc.windowed.patternsOf(sc.gated[i].req)
+	for i, g := range sc.gated {
+		sc.gated[i].reqIDs = sc.windowed.patternsOf(g.req)
+		if g.run != nil && len(g.run.kws) > 0 {
+			g.run.kwIDs = sc.windowed.patternsOf(requirement{g.run.kws})
+		}
 	}
 	for _, k := range kws {
 		sc.windowed.generic(sc.windowed.pattern(k))
@@ -178,9 +182,10 @@ func gate(c config.Config, id string, r config.Rule) (gatedRule, bool) {
 	for _, k := range r.Keywords {
 		c.Keywords[strings.ToLower(k)] = struct{}{}
 	}
+	run, _ := runBound(c, id, r, re)
 	d := detect.NewDetector(c)
 	d.IgnoreGitleaksAllow, d.MaxDecodeDepth = true, 0
-	return gatedRule{id: id, req: req, d: d}, true
+	return gatedRule{id: id, req: req, d: d, run: run}, true
 }
 
 // genericExpr is generic-api-key's expression in the gitleaks version
@@ -278,15 +283,11 @@ func (s *Scrubber) find(text string) []finding {
 	// such a search could miss a keyword, so every rule scans the whole
 	// text (see foldSafe).
 	safe := foldSafe(text)
-	lower := ""
-	if safe {
-		lower = lowerASCII(text)
-	}
 	var found []report.Finding
 	var present []bool // of the strings windowed numbers
 	var genericHits []span
 	if safe {
-		found, present, genericHits = s.windowed.find(text, lower)
+		found, present, genericHits = s.windowed.find(text)
 	} else {
 		found = s.windowed.whole.DetectString(text)
 	}
@@ -295,6 +296,15 @@ func (s *Scrubber) find(text string) []finding {
 	}
 	for _, g := range s.gated {
 		if !safe || g.req == nil || holds(g.reqIDs, present) {
+			if safe && g.run != nil {
+				// gitleaks runs a rule when one of its keywords is in the text
+				if g.run.kwIDs == nil || holds(g.run.kwIDs, present) {
+					for _, w := range g.run.windows(text) {
+						found = append(found, g.run.d.DetectString(text[w.a:w.b])...)
+					}
+				}
+				continue
+			}
 			found = append(found, g.d.DetectString(text)...)
 		}
 	}

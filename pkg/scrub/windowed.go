@@ -7,7 +7,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/report"
@@ -42,7 +41,12 @@ type windowedRule struct {
 	d        *detect.Detector // the rule alone, without keywords: it runs on every window it is given
 	keywords int              // how many keywords the rule has (0: it always runs, as in gitleaks)
 	width    int              // the most bytes a match spans
+	run      *runRule         // when its matches are also bounded by a run of bytes (runbound.go)
 }
+
+// runWindowsFrom is the bytes of clause windows from which a windowed rule
+// that is also a run rule runs on its run windows instead.
+const runWindowsFrom = 4 << 10
 
 // foldsToASCII are the characters that make lowerASCII differ from
 // gitleaks' and Go's case folding over ASCII letters.
@@ -171,18 +175,25 @@ func windowable(c config.Config, id string, r config.Rule) (windowedRule, []stri
 	c.Rules, c.OrderedRules, c.Keywords = map[string]config.Rule{id: r}, []string{id}, map[string]struct{}{}
 	d := detect.NewDetector(c)
 	d.IgnoreGitleaksAllow, d.MaxDecodeDepth = true, 0
-	return windowedRule{id: id, d: d, keywords: keywords, width: w}, best(req), true
+	run, ok := runShape(re)
+	if ok {
+		run.d = d
+	}
+	return windowedRule{id: id, d: d, keywords: keywords, width: w, run: run}, best(req), true
 }
 
 // windowIndex finds the windowed rules' keywords and clauses in one pass.
 type windowIndex struct {
 	rules []windowedRule
-	trie  *ahocorasick.Trie
+	trie  *foldedAC
 	// of each pattern of the trie: the rules it is a keyword of, and
 	// those it is a clause string of.
 	keywordOf, clauseOf [][]int
 	// isGeneric: the pattern is one of generic-api-key's keywords.
 	isGeneric []bool
+	// once: only the pattern's first occurrence matters (it is neither a
+	// clause string nor one of generic-api-key's keywords).
+	once []bool
 	// whole is the windowed rules as one detector, with their keywords:
 	// for texts the windows cannot be trusted with (see foldSafe).
 	whole *detect.Detector
@@ -220,7 +231,11 @@ func (x *windowIndex) patternsOf(r requirement) [][]int {
 
 // build makes the trie of every string numbered so far.
 func (x *windowIndex) build() {
-	x.trie = ahocorasick.NewTrieBuilder().AddStrings(x.patterns).Build()
+	x.trie = newFoldedAC(x.patterns)
+	x.once = make([]bool, len(x.patterns))
+	for p := range x.patterns {
+		x.once[p] = len(x.clauseOf[p]) == 0 && !x.isGeneric[p]
+	}
 }
 
 // newWindowIndex indexes the windowed rules; the caller numbers any other
@@ -253,23 +268,23 @@ type span struct{ a, b int }
 
 // find runs each windowed rule whose keyword occurs in text over the
 // windows around its clause, and reports which numbered strings occur in
-// text and where generic-api-key's keywords are. lower is
-// lowerASCII(text), and text is foldSafe.
-func (x *windowIndex) find(text, lower string) (found []report.Finding, seen []bool, generic []span) {
+// text and where generic-api-key's keywords are. text is foldSafe: the
+// walk reads it lowered byte by byte (foldedAC).
+func (x *windowIndex) find(text string) (found []report.Finding, seen []bool, generic []span) {
 	on := make([]bool, len(x.rules))
 	seen = make([]bool, len(x.patterns))
 	spans := make([][]span, len(x.rules))
-	x.trie.Walk([]byte(lower), func(end, n, pattern int64) bool {
+	x.trie.walk(text, x.once, func(end, n, pattern int) {
 		seen[pattern] = true
 		if x.isGeneric[pattern] {
-			generic = append(generic, span{int(end - n + 1), int(end + 1)})
+			generic = append(generic, span{end - n + 1, end + 1})
 		}
 		for _, r := range x.keywordOf[pattern] {
 			on[r] = true
 		}
 		for _, r := range x.clauseOf[pattern] {
 			w := x.rules[r].width + 1
-			sp := span{max(0, int(end-n+1)-w), min(len(text), int(end+1)+w)}
+			sp := span{max(0, end-n+1-w), min(len(text), end+1+w)}
 			// Occurrences come in order of their ends; a window that
 			// overlaps the last one extends it.
 			if k := len(spans[r]); k > 0 && sp.a <= spans[r][k-1].b {
@@ -279,13 +294,22 @@ func (x *windowIndex) find(text, lower string) (found []report.Finding, seen []b
 			}
 			spans[r] = append(spans[r], sp)
 		}
-		return true
 	})
 	for i, r := range x.rules {
 		if len(spans[i]) == 0 || (r.keywords > 0 && !on[i]) {
 			continue
 		}
-		for _, w := range lines(text, spans[i]) {
+		ws := lines(text, spans[i])
+		if r.run != nil {
+			n := 0
+			for _, w := range ws {
+				n += w.b - w.a
+			}
+			if n >= runWindowsFrom {
+				ws = r.run.windows(text)
+			}
+		}
+		for _, w := range ws {
 			found = append(found, r.d.DetectString(text[w.a:w.b])...)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/claimcheck/claimcheck/pkg/digest"
 	"github.com/claimcheck/claimcheck/pkg/inject"
 	"github.com/claimcheck/claimcheck/pkg/scrub"
 	"github.com/claimcheck/claimcheck/schemas"
@@ -74,16 +75,21 @@ func (s *Service) decidePostTool(ctx context.Context, req schemas.GateRequest, l
 	d := s.base(req)
 	d.Decision, d.Rule = schemas.GateAllow, "posttool.clean"
 	d.LedgerHead = s.view.Head(req.SessionID)
-	in, secrets, err := s.inspect(req.Payload)
+	in, text, secrets, err := s.inspect(req.Payload)
 	if err != nil {
 		d.Rule = "posttool.unreadable"
 		return d
+	}
+	warnAt, _ := confidenceOf(s.cfg.Firewall.WarnAt)
+	injection := in.Result.Max() >= warnAt
+	if injection || len(secrets.found) > 0 { // the text's digest goes only into findings
+		in.TextSHA256 = digest.SHA256([]byte(text))
 	}
 	what := fmt.Sprintf("the result of %s (tool_use_id %s, source %s)", in.Tool, in.ToolUseID, in.Source)
 	if in.ToolUseID == "" { // Gemini CLI, Copilot, Cursor's older events: the agent sends no id
 		what = fmt.Sprintf("the result of %s (source %s)", in.Tool, in.Source)
 	}
-	if warnAt, _ := confidenceOf(s.cfg.Firewall.WarnAt); in.Result.Max() >= warnAt {
+	if injection {
 		s.injectionFound(ctx, req, &d, lv, in, what)
 	}
 	if len(secrets.found) > 0 {
@@ -106,20 +112,22 @@ type secretScan struct {
 const parallelAt = 8 << 10
 
 // inspect reads a tool result and runs the injection scan and the secret
-// scan over its text, side by side when the text is long.
-func (s *Service) inspect(payload []byte) (inject.Inspection, secretScan, error) {
-	in, text, err := inject.Read(payload)
+// scan over its text, side by side when the text is long. The
+// Inspection's TextSHA256 is left for the caller to compute when it
+// records a finding.
+func (s *Service) inspect(payload []byte) (inject.Inspection, string, secretScan, error) {
+	in, text, err := inject.ReadUndigested(payload)
 	if err != nil {
-		return in, secretScan{}, err
+		return in, "", secretScan{}, err
 	}
 	if len(text) < parallelAt {
 		in.Result = inject.Scan(text)
-		return in, s.scanSecrets(text), nil
+		return in, text, s.scanSecrets(text), nil
 	}
 	done := make(chan secretScan, 1)
 	go func() { done <- s.scanSecrets(text) }()
 	in.Result = inject.Scan(text)
-	return in, <-done, nil
+	return in, text, <-done, nil
 }
 
 // scanSecrets finds the secrets in the windows the injection scan reads: a
