@@ -329,7 +329,10 @@ func (f *flow) ask(kind string, req schemas.GateRequest) schemas.GateDecision {
 func (f *flow) askOn(subj string, req schemas.GateRequest) schemas.GateDecision {
 	f.t.Helper()
 	raw, _ := json.Marshal(req)
-	m, err := f.nc.Request(subj, raw, 5*time.Second)
+	// Generous: under the race detector the hostile inputs' scans
+	// (TestLongAndHostileResultsAreScannedWithinBounds) take ten times their
+	// ~0.5 s of CPU.
+	m, err := f.nc.Request(subj, raw, 30*time.Second)
 	if err != nil {
 		f.t.Fatal(err)
 	}
