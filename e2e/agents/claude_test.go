@@ -14,34 +14,50 @@ import (
 	"time"
 )
 
-var (
-	claudeOnce sync.Once
-	claude     client
-	claudeExe  string
-	claudeErr  error
-)
+// pinnedCLI is one of the pinned clients (clients.json), found and checked
+// once per test process (inside the namespace): check compares what its
+// --version says with the pin.
+type pinnedCLI struct {
+	name  string
+	check func(t *testing.T, c client, exe string) error
 
-// claudeCode returns the pinned Claude Code and its executable, checking
-// once (inside the namespace) that it reports the pinned version.
-func claudeCode(t *testing.T) (client, string) {
+	once sync.Once
+	c    client
+	exe  string
+	err  error
+}
+
+// get returns the client and its executable, or fails t.
+func (p *pinnedCLI) get(t *testing.T) (client, string) {
 	t.Helper()
 	needClients(t)
-	claudeOnce.Do(func() {
-		if claude, claudeErr = clientNamed("claude-code"); claudeErr != nil {
+	p.once.Do(func() {
+		if p.c, p.err = clientNamed(p.name); p.err != nil {
 			return
 		}
-		if claudeExe, claudeErr = executable(claude, installDir(claude)); claudeErr != nil {
+		if p.exe, p.err = executable(p.c, installDir(p.c)); p.err != nil {
 			return
 		}
-		out, err := exec.Command(claudeExe, "--version").CombinedOutput()
-		if err != nil || !strings.HasPrefix(string(out), claude.Version+" ") {
-			claudeErr = &versionError{claudeExe, claude.Version, string(out), err}
-		}
+		p.err = p.check(t, p.c, p.exe)
 	})
-	if claudeErr != nil {
-		t.Fatal(claudeErr)
+	if p.err != nil {
+		t.Fatal(p.err)
 	}
-	return claude, claudeExe
+	return p.c, p.exe
+}
+
+var claudePin = &pinnedCLI{name: "claude-code", check: func(_ *testing.T, c client, exe string) error {
+	out, err := exec.Command(exe, "--version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), c.Version+" ") {
+		return &versionError{exe, c.Version, string(out), err}
+	}
+	return nil
+}}
+
+// claudeCode returns the pinned Claude Code and its executable.
+func claudeCode(t *testing.T) (client, string) {
+	t.Helper()
+	return claudePin.get(t)
 }
 
 type versionError struct {

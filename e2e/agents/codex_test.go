@@ -8,41 +8,24 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/claimcheck/claimcheck/pkg/clientcontract"
 )
 
-var (
-	codexOnce sync.Once
-	codexC    client
-	codexExe  string
-	codexErr  error
-)
+var codexPin = &pinnedCLI{name: "codex", check: func(_ *testing.T, c client, exe string) error {
+	out, err := exec.Command(exe, "--version").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "codex-cli "+c.Version {
+		return &versionError{exe, "codex-cli " + c.Version, string(out), err}
+	}
+	return nil
+}}
 
-// codexCLI returns the pinned Codex and its native executable, checking
-// once (inside the namespace) that it reports the pinned version.
+// codexCLI returns the pinned Codex and its native executable.
 func codexCLI(t *testing.T) (client, string) {
 	t.Helper()
-	needClients(t)
-	codexOnce.Do(func() {
-		if codexC, codexErr = clientNamed("codex"); codexErr != nil {
-			return
-		}
-		if codexExe, codexErr = executable(codexC, installDir(codexC)); codexErr != nil {
-			return
-		}
-		out, err := exec.Command(codexExe, "--version").CombinedOutput()
-		if err != nil || strings.TrimSpace(string(out)) != "codex-cli "+codexC.Version {
-			codexErr = &versionError{codexExe, "codex-cli " + codexC.Version, string(out), err}
-		}
-	})
-	if codexErr != nil {
-		t.Fatal(codexErr)
-	}
-	return codexC, codexExe
+	return codexPin.get(t)
 }
 
 // codexItem is an item of `codex exec --json`: agent_message (text),

@@ -9,46 +9,29 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/claimcheck/claimcheck/pkg/clientcontract"
 )
 
-var (
-	geminiOnce sync.Once
-	geminiC    client
-	geminiExe  string
-	geminiErr  error
-)
+var geminiPin = &pinnedCLI{name: "gemini-cli", check: func(t *testing.T, c client, exe string) error {
+	cmd := exec.Command(exe, "--version")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "GEMINI_CLI_NO_RELAUNCH=true")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != c.Version {
+		// It runs on the host's node, which must be 20 or newer (its engines).
+		node, _ := exec.Command("node", "--version").CombinedOutput()
+		return fmt.Errorf("%w (node --version: %s; Gemini CLI needs node >= 20)",
+			&versionError{exe, c.Version, string(out), err}, strings.TrimSpace(string(node)))
+	}
+	return nil
+}}
 
-// geminiCLI returns the pinned Gemini CLI and its script, checking once
-// (inside the namespace) that it reports the pinned version.
+// geminiCLI returns the pinned Gemini CLI and its script.
 func geminiCLI(t *testing.T) (client, string) {
 	t.Helper()
-	needClients(t)
-	geminiOnce.Do(func() {
-		if geminiC, geminiErr = clientNamed("gemini-cli"); geminiErr != nil {
-			return
-		}
-		if geminiExe, geminiErr = executable(geminiC, installDir(geminiC)); geminiErr != nil {
-			return
-		}
-		cmd := exec.Command(geminiExe, "--version")
-		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "GEMINI_CLI_NO_RELAUNCH=true")
-		out, err := cmd.CombinedOutput()
-		if err != nil || strings.TrimSpace(string(out)) != geminiC.Version {
-			// It runs on the host's node, which must be 20 or newer (its engines).
-			node, _ := exec.Command("node", "--version").CombinedOutput()
-			geminiErr = fmt.Errorf("%w (node --version: %s; Gemini CLI needs node >= 20)",
-				&versionError{geminiExe, geminiC.Version, string(out), err}, strings.TrimSpace(string(node)))
-		}
-	})
-	if geminiErr != nil {
-		t.Fatal(geminiErr)
-	}
-	return geminiC, geminiExe
+	return geminiPin.get(t)
 }
 
 // geminiEvent is a line of Gemini CLI's `-o stream-json`: init
