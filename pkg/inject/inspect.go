@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -68,24 +70,27 @@ func Read(payload []byte) (Inspection, string, error) {
 // hashing 64 KiB costs about as much as a tenth of its scans.
 func ReadUndigested(payload []byte) (Inspection, string, error) {
 	var p PostTool
-	var parts []string
-	if err := readPostTool(payload, &p, &parts); err != nil {
+	var text strings.Builder
+	if err := readPostTool(payload, &p, &text); err != nil {
 		return Inspection{}, "", fmt.Errorf("%w: %w", ErrNotPostTool, err)
 	}
 	if p.ToolName == "" {
 		return Inspection{}, "", fmt.Errorf("%w: no tool_name", ErrNotPostTool)
 	}
 	if p.Error != "" {
-		parts = append(parts, p.Error)
+		if text.Len() > 0 {
+			text.WriteByte('\n')
+		}
+		text.WriteString(p.Error)
 	}
-	text := strings.Join(parts, "\n")
-	return Inspection{Tool: p.ToolName, ToolUseID: p.ToolUseID, Source: Source(p.ToolName, p.ToolInput, p.Cwd)}, text, nil
+	return Inspection{Tool: p.ToolName, ToolUseID: p.ToolUseID, Source: Source(p.ToolName, p.ToolInput, p.Cwd)}, text.String(), nil
 }
 
 // readPostTool decodes what Read needs of a payload (a JSON object; other
-// members are skipped) and appends the non-empty strings of tool_response
-// that are not member names to parts, in document order.
-func readPostTool(payload []byte, p *PostTool, parts *[]string) error {
+// members are skipped) and writes the non-empty strings of tool_response
+// that are not member names to text, in document order, one line break
+// between two.
+func readPostTool(payload []byte, p *PostTool, text *strings.Builder) error {
 	dec := jsontext.NewDecoder(bytes.NewBuffer(payload)) // parsed in place, not copied
 	tok, err := dec.ReadToken()
 	if err != nil {
@@ -118,7 +123,7 @@ func readPostTool(payload []byte, p *PostTool, parts *[]string) error {
 			p.ToolInput = bytes.Clone(v)
 			continue
 		case "tool_response":
-			if err := responseStrings(dec, parts); err != nil {
+			if err := responseStrings(dec, text); err != nil {
 				return err
 			}
 			continue
@@ -149,24 +154,108 @@ func readPostTool(payload []byte, p *PostTool, parts *[]string) error {
 	return nil
 }
 
-// responseStrings reads one value (tool_response) and appends its
-// non-empty strings that are not member names to parts.
-func responseStrings(dec *jsontext.Decoder, parts *[]string) error {
+// responseStrings reads one value (tool_response) and writes its non-empty
+// strings that are not member names to text. A string value is read raw
+// (the decoder has validated it) and unquoted straight into text.
+func responseStrings(dec *jsontext.Decoder, text *strings.Builder) error {
 	depth := dec.StackDepth()
 	for {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return err
-		}
-		if tok.Kind() == '"' && !isName(dec) {
-			if s := tok.String(); s != "" {
-				*parts = append(*parts, s)
+		if dec.PeekKind() == '"' && !nextIsName(dec) {
+			raw, err := dec.ReadValue()
+			if err != nil {
+				return err
 			}
+			if len(raw) > 2 { // not ""
+				if text.Len() > 0 {
+					text.WriteByte('\n')
+				}
+				unquote(text, raw)
+			}
+		} else if _, err := dec.ReadToken(); err != nil {
+			return err
 		}
 		if dec.StackDepth() == depth {
 			return nil
 		}
 	}
+}
+
+// nextIsName reports whether the next token is an object member's name.
+func nextIsName(dec *jsontext.Decoder) bool {
+	kind, n := dec.StackIndex(dec.StackDepth())
+	return kind == '{' && n%2 == 0
+}
+
+// unquote writes the string a JSON string literal holds. raw has been
+// validated by a jsontext.Decoder: quoted, no control bytes, valid UTF-8,
+// every escape well formed. Runs without a backslash are copied whole
+// (found with bytes.IndexByte, which reads many bytes a step); escapes are
+// decoded as jsontext decodes them, a lone surrogate as U+FFFD.
+func unquote(text *strings.Builder, raw []byte) {
+	s := raw[1 : len(raw)-1]
+	text.Grow(len(s))
+	for len(s) > 0 {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			text.Write(s)
+			return
+		}
+		text.Write(s[:i])
+		s = s[i:]
+		switch c := s[1]; c {
+		case 'b':
+			text.WriteByte('\b')
+		case 'f':
+			text.WriteByte('\f')
+		case 'n':
+			text.WriteByte('\n')
+		case 'r':
+			text.WriteByte('\r')
+		case 't':
+			text.WriteByte('\t')
+		case 'u':
+			r, n := unicodeEscape(s)
+			text.WriteRune(r)
+			s = s[n:]
+			continue
+		default: // '"', '\\', '/'
+			text.WriteByte(c)
+		}
+		s = s[2:]
+	}
+}
+
+// unicodeEscape decodes the \uXXXX escape s starts with, and the low
+// surrogate's escape after it when it is a high surrogate; n is the bytes
+// read.
+func unicodeEscape(s []byte) (r rune, n int) {
+	r = hex4(s[2:6])
+	if !utf16.IsSurrogate(r) {
+		return r, 6
+	}
+	if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+		if r2 := utf16.DecodeRune(r, hex4(s[8:12])); r2 != utf8.RuneError {
+			return r2, 12
+		}
+	}
+	return utf8.RuneError, 6
+}
+
+// hex4 is the value of four hexadecimal digits.
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // ResultText is the text a tool result puts before the model: every string

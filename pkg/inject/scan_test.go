@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/claimcheck/claimcheck/pkg/digest"
 )
 
@@ -181,6 +183,44 @@ func BenchmarkScan64KB(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkRead64KB reads a PostToolUse payload of a WebFetch whose result
+// is 64 KiB of benchPage: what the gatekeeper does to a request before the
+// scans. "baseline" is strings.ToLower over the same bytes.
+func BenchmarkRead64KB(b *testing.B) {
+	page := strings.Repeat(benchPage, 64<<10/len(benchPage)+1)[:64<<10]
+	resp, err := json.Marshal(map[string]any{"bytes": len(page), "code": 200, "codeText": "OK", "result": page,
+		"url": "https://docs.example.com/setup"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	payload := []byte(`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"WebFetch",` +
+		`"tool_input":{"url":"https://docs.example.com/setup","prompt":"How?"},"tool_use_id":"toolu_01","tool_response":` +
+		string(resp) + `,"duration_ms":215}`)
+	if _, text, err := ReadUndigested(payload); err != nil || !strings.Contains(text, "\n"+page+"\n") {
+		b.Fatalf("read %d bytes, %v", len(text), err)
+	}
+	b.Run("read", func(b *testing.B) {
+		b.SetBytes(int64(len(payload)))
+		cpu := cpuTime()
+		for b.Loop() {
+			if _, _, err := ReadUndigested(payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, cpu)
+	})
+	b.Run("baseline", func(b *testing.B) {
+		b.SetBytes(int64(len(payload)))
+		cpu := cpuTime()
+		for b.Loop() {
+			if strings.ToLower(string(payload)) == "" {
+				b.Fatal("empty")
+			}
+		}
+		reportCPU(b, cpu)
+	})
 }
 
 // benchPage is services/gatekeeper's benignPage paragraph: the 64 KiB
