@@ -241,18 +241,25 @@ func markPunct(out []marker, low string, i int) []marker {
 	return out
 }
 
-// styleMarkers adds the markers of "style" attributes.
+// styleMarkers adds the markers of "style" attributes: "style" (at any
+// byte: it may end a longer word), white space, "=", white space and a
+// quote. It looks for the "=" (rare in prose, where "s", which a search
+// for "style" would stop at, is common) and reads back from it.
 func styleMarkers(out []marker, low string) []marker {
 	for off := 0; ; {
-		i := strings.Index(low[off:], "style")
-		if i < 0 {
+		e := strings.IndexByte(low[off:], '=')
+		if e < 0 {
 			return out
 		}
-		i += off
-		if assigns(low, i+5, '"', '\'') {
-			out = append(out, marker{markStyle, i})
+		e += off
+		off = e + 1
+		k := e
+		for k > 0 && isSpace(low[k-1]) {
+			k--
 		}
-		off = i + 5
+		if k >= 5 && low[k-5:k] == "style" && assigns(low, k, '"', '\'') {
+			out = append(out, marker{markStyle, k - 5})
+		}
 	}
 }
 

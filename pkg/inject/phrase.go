@@ -163,11 +163,14 @@ func words(s string) []string { return strings.Split(s, ";") }
 // anchorIndex lists the anchors by their first two bytes: bucket[b0<<8|b1]
 // indexes buckets (0: none); keys has the bit b0<<8|b1 set for the pairs
 // with a bucket (8 KiB, where bucket is 64), first the bytes an anchor
-// starts with.
+// starts with. quad has the bit quadHash of the first four bytes of each
+// anchor of four bytes or more set, and short the pairs that start a
+// shorter one.
 var anchorIndex = func() (idx struct {
 	bucket  [1 << 16]uint8
 	keys    [1 << 16 / 64]uint64
-	next    [1 << 16 / 64]uint64 // the pairs of an anchor's second and third bytes (any third after two)
+	short   [1 << 16 / 64]uint64
+	quad    [1 << 16 / 64]uint64
 	first   [256]bool
 	buckets [][]anchorRef
 }) {
@@ -215,11 +218,11 @@ var anchorIndex = func() (idx struct {
 			b := idx.bucket[k]
 			idx.buckets[b] = append(idx.buckets[b], anchorRef{a, i, fs})
 			idx.keys[k>>6] |= 1 << (k & 63)
-			for c := range 256 {
-				if len(a) == 2 || int(a[2]) == c {
-					n := uint16(a[1])<<8 | uint16(c)
-					idx.next[n>>6] |= 1 << (n & 63)
-				}
+			if len(a) < 4 {
+				idx.short[k>>6] |= 1 << (k & 63)
+			} else {
+				h := quadHash(a, 0)
+				idx.quad[h>>6] |= 1 << (h & 63)
 			}
 			idx.first[a[0]] = true
 		}
@@ -318,17 +321,25 @@ func phrasesMarking(w, low string, fences []region, mark bool) ([]Finding, []mar
 }
 
 // hasAnchor reports whether an anchor may start at low[i]: one starts
-// with its two bytes, and one has the next two (or ends after two).
+// with its two bytes, and it is one of the anchors shorter than four bytes
+// or the first four bytes from i hash as one of the others' do.
 func hasAnchor(low string, i int) bool {
 	k := uint16(low[i])<<8 | uint16(low[i+1])
 	if anchorIndex.keys[k>>6]&(1<<(k&63)) == 0 {
 		return false
 	}
-	if i+2 == len(low) {
+	if anchorIndex.short[k>>6]&(1<<(k&63)) != 0 || i+4 > len(low) {
 		return true
 	}
-	k = uint16(low[i+1])<<8 | uint16(low[i+2])
-	return anchorIndex.next[k>>6]&(1<<(k&63)) != 0
+	h := quadHash(low, i)
+	return anchorIndex.quad[h>>6]&(1<<(h&63)) != 0
+}
+
+// quadHash hashes s[i:i+4] to 16 bits (Fibonacci hashing).
+func quadHash(s string, i int) uint32 {
+	_ = s[i+3]
+	w := uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
+	return w * 2654435769 >> 16
 }
 
 // phraseScan is the state of one phrases pass.

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -263,5 +264,41 @@ func TestFoldLowersASCIILettersOnly(t *testing.T) {
 		if got := fold(string(b)); got != string(want) {
 			t.Fatalf("fold(%q) = %q, want %q", b, got, want)
 		}
+	}
+}
+
+// styleMarkers finds what a search for every "style" followed by an
+// assignment of a quoted value finds, in the same order.
+func TestStyleMarkersMatchASearchForStyle(t *testing.T) {
+	want := func(low string) (out []marker) {
+		for off := 0; ; {
+			i := strings.Index(low[off:], "style")
+			if i < 0 {
+				return out
+			}
+			i += off
+			if assigns(low, i+5, '"', '\'') {
+				out = append(out, marker{markStyle, i})
+			}
+			off = i + 5
+		}
+	}
+	pieces := []string{"style", "style=\"", "style = '", "styl", "e", "s", " ", "\t", "=", "\"", "'", "x", "stylestyle", "=style"}
+	r := rand.New(rand.NewPCG(5, 7))
+	found := 0
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(16) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		low := b.String()
+		w := want(low)
+		if got := styleMarkers(nil, low); !slices.Equal(got, w) {
+			t.Fatalf("%q: %v, want %v", low, got, w)
+		}
+		found += len(w)
+	}
+	if found < 1000 {
+		t.Fatalf("only %d style attributes in the texts", found)
 	}
 }
