@@ -69,10 +69,38 @@ func Read(payload []byte) (Inspection, string, error) {
 // empty), for a caller that needs it only when it records a finding:
 // hashing 64 KiB costs about as much as a tenth of its scans.
 func ReadUndigested(payload []byte) (Inspection, string, error) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(payload)) // parsed in place, not copied
+	in, text, err := ReadValue(dec)
+	if err == nil {
+		if _, err = dec.ReadToken(); !errors.Is(err, io.EOF) {
+			err = fmt.Errorf("data after the payload's object: %w", err)
+		} else {
+			err = nil
+		}
+	}
+	if err != nil && !errors.Is(err, ErrNotPostTool) {
+		err = fmt.Errorf("%w: %w", ErrNotPostTool, err)
+	}
+	return in, text, err
+}
+
+// ReadValue is ReadUndigested of the payload that is dec's next value, for
+// a caller that decodes it inside a larger document (the gatekeeper's
+// request, whose payload is then read in the same pass as the rest). It
+// reads the whole value whenever it is valid JSON: an error that wraps
+// ErrNotPostTool leaves dec after it, any other is dec's own (the input is
+// not JSON) and leaves dec where it failed.
+func ReadValue(dec *jsontext.Decoder) (Inspection, string, error) {
 	var p PostTool
 	var text strings.Builder
-	if err := readPostTool(payload, &p, &text); err != nil {
-		return Inspection{}, "", fmt.Errorf("%w: %w", ErrNotPostTool, err)
+	depth := dec.StackDepth()
+	if err := readPostTool(dec, &p, &text); err != nil {
+		if errors.Is(err, ErrNotPostTool) {
+			if derr := drain(dec, depth); derr != nil {
+				return Inspection{}, "", derr
+			}
+		}
+		return Inspection{}, "", err
 	}
 	if p.ToolName == "" {
 		return Inspection{}, "", fmt.Errorf("%w: no tool_name", ErrNotPostTool)
@@ -86,18 +114,29 @@ func ReadUndigested(payload []byte) (Inspection, string, error) {
 	return Inspection{Tool: p.ToolName, ToolUseID: p.ToolUseID, Source: Source(p.ToolName, p.ToolInput, p.Cwd)}, text.String(), nil
 }
 
-// readPostTool decodes what Read needs of a payload (a JSON object; other
-// members are skipped) and writes the non-empty strings of tool_response
-// that are not member names to text, in document order, one line break
-// between two.
-func readPostTool(payload []byte, p *PostTool, text *strings.Builder) error {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(payload)) // parsed in place, not copied
+// drain reads dec's tokens until it is back at depth: the rest of a value
+// readPostTool stopped inside.
+func drain(dec *jsontext.Decoder, depth int) error {
+	for dec.StackDepth() > depth {
+		if _, err := dec.ReadToken(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPostTool decodes what Read needs of a payload, dec's next value (a
+// JSON object; other members are skipped), and writes the non-empty
+// strings of tool_response that are not member names to text, in document
+// order, one line break between two. A value of the wrong kind is an error
+// that wraps ErrNotPostTool.
+func readPostTool(dec *jsontext.Decoder, p *PostTool, text *strings.Builder) error {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
 	}
 	if tok.Kind() != '{' {
-		return fmt.Errorf("a payload is a JSON object, not %v", tok.Kind())
+		return fmt.Errorf("%w: a payload is a JSON object, not %v", ErrNotPostTool, tok.Kind())
 	}
 	for dec.PeekKind() != '}' {
 		tok, err := dec.ReadToken()
@@ -142,16 +181,11 @@ func readPostTool(payload []byte, p *PostTool, text *strings.Builder) error {
 			*field = v.String()
 		case 'n':
 		default:
-			return fmt.Errorf("%s: a string, not %v", name, v.Kind())
+			return fmt.Errorf("%w: %s: a string, not %v", ErrNotPostTool, name, v.Kind())
 		}
 	}
-	if _, err := dec.ReadToken(); err != nil { // the closing brace
-		return err
-	}
-	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("data after the payload's object: %w", err)
-	}
-	return nil
+	_, err = dec.ReadToken() // the closing brace
+	return err
 }
 
 // responseStrings reads one value (tool_response) and writes its non-empty

@@ -8,6 +8,7 @@
 package gatekeeper
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 	"github.com/claimcheck/claimcheck/pkg/decision"
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/inject"
 	"github.com/claimcheck/claimcheck/pkg/intake"
 	"github.com/claimcheck/claimcheck/pkg/keyring"
 	"github.com/claimcheck/claimcheck/pkg/policy"
@@ -467,7 +469,7 @@ var ErrBadRequest = errors.New("bad gate request")
 // whose events came from another host is not that host's to ask about.
 func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte, error) {
 	started := time.Now()
-	req, host, err := decodeRequest(subj, data)
+	req, host, post, err := decodeRequest(subj, data)
 	if err == nil {
 		if owner := s.view.Owner(req.SessionID); owner != "" && owner != host {
 			err = fmt.Errorf("%w: session %s is host %s's; host %s may not ask about it", ErrBadRequest, req.SessionID, owner, host)
@@ -477,14 +479,15 @@ func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte,
 	if err != nil {
 		d = s.refusal(req, err)
 	} else {
-		d = s.decide(ctx, req)
+		d = s.decide(ctx, req, post)
 	}
 	return s.finish(ctx, &d, started)
 }
 
 // decide decides a request at the degradation level of its session, host
-// and the fleet, read afresh for every request.
-func (s *Service) decide(ctx context.Context, req schemas.GateRequest) schemas.GateDecision {
+// and the fleet, read afresh for every request. post is a tool result's
+// payload as decodeRequest read it (nil: read it from req.Payload).
+func (s *Service) decide(ctx context.Context, req schemas.GateRequest, post *postRead) schemas.GateDecision {
 	lv := s.effectiveLevel(ctx, req.SessionID, req.Host)
 	var d schemas.GateDecision
 	switch req.HookEvent {
@@ -494,7 +497,7 @@ func (s *Service) decide(ctx context.Context, req schemas.GateRequest) schemas.G
 		d = s.decidePrompt(ctx, req)
 		s.promptAtLevel(&d, lv)
 	case schemas.HookPostToolUse, schemas.HookPostToolUseFailure:
-		d = s.decidePostTool(ctx, req, &lv)
+		d = s.decidePostTool(ctx, req, &lv, post)
 	default:
 		d = s.decideStop(ctx, req)
 		s.stopAtLevel(&d, lv)
@@ -527,16 +530,45 @@ func (s *Service) finish(ctx context.Context, d *schemas.GateDecision, started t
 	return env, nil
 }
 
-// decodeRequest reads a gate request and the host token of its subject.
-func decodeRequest(subj string, data []byte) (schemas.GateRequest, string, error) {
-	var req schemas.GateRequest
+// postRead is a tool result's payload as read while its request was
+// decoded.
+type postRead struct {
+	in   inject.Inspection
+	text string
+	err  error // it wraps inject.ErrNotPostTool: the payload is JSON, but no tool result
+}
+
+// decodeRequest reads a gate request and the host token of its subject. A
+// tool result's payload is read for its inspection as it is decoded (post),
+// in the one pass that validates it, and req.Payload holds its bytes in
+// data (not a copy).
+func decodeRequest(subj string, data []byte) (req schemas.GateRequest, host string, post *postRead, err error) {
 	host, kind, ok := subject.ParseGate(subj)
 	if !ok {
-		return req, "", fmt.Errorf("%w: subject %s is not cc.gate.<host>.<kind>", ErrBadRequest, id.Quote(subj))
+		return req, "", nil, fmt.Errorf("%w: subject %s is not cc.gate.<host>.<kind>", ErrBadRequest, id.Quote(subj))
 	}
-	if err := json.Unmarshal(data, &req, json.RejectUnknownMembers(true)); err != nil {
-		return req, host, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	opts := []json.Options{json.RejectUnknownMembers(true)}
+	if kind == subject.GatePostTool {
+		opts = append(opts, json.WithUnmarshalers(json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *jsontext.Value) error {
+			start := dec.InputOffset() // after the member's name
+			in, text, err := inject.ReadValue(dec)
+			if err != nil && !errors.Is(err, inject.ErrNotPostTool) {
+				return err // not JSON
+			}
+			*v = jsontext.Value(bytes.TrimLeft(data[start:dec.InputOffset()], " \t\r\n:"))
+			post = &postRead{in: in, text: text, err: err}
+			return nil
+		})))
 	}
+	if err := json.Unmarshal(data, &req, opts...); err != nil {
+		return req, host, nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	req, host, err = checkRequest(subj, kind, host, req)
+	return req, host, post, err
+}
+
+// checkRequest checks a decoded request's members against its subject.
+func checkRequest(subj, kind, host string, req schemas.GateRequest) (schemas.GateRequest, string, error) {
 	want := map[string]string{subject.GateStop: schemas.HookStop, subject.GatePreTool: schemas.HookPreToolUse,
 		subject.GatePrompt: schemas.HookUserPromptSubmit, subject.GatePostTool: schemas.HookPostToolUse}[kind]
 	tok, herr := id.HostToken(req.Host)

@@ -118,7 +118,7 @@ func (s *Service) serveClaude(w http.ResponseWriter, r *http.Request) {
 	req := schemas.GateRequest{V: 1, Nonce: hex.EncodeToString(nb[:]), EventID: eventID, SessionID: info.SessionID,
 		HookEvent: info.HookEvent,
 		Host:      host, AgentType: "claude-code", AgentID: "http", Payload: jsontext.Value(raw)}
-	d := s.decide(ctx, req)
+	d := s.decide(ctx, req, nil)
 	if _, err := s.finish(ctx, &d, started); err != nil {
 		s.answerUnchecked(w, r, info, started, "the decision could not be signed: "+err.Error())
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/claimcheck/claimcheck/pkg/digest"
@@ -71,15 +72,22 @@ func (c FirewallConfig) Validate() error {
 // told the result held a secret of that kind, that it was redacted from
 // the audit ledger, and not to repeat, log or send it. A secret informs:
 // it neither blocks the result nor raises the level.
-func (s *Service) decidePostTool(ctx context.Context, req schemas.GateRequest, lv *effective) schemas.GateDecision {
+func (s *Service) decidePostTool(ctx context.Context, req schemas.GateRequest, lv *effective,
+	post *postRead) schemas.GateDecision {
 	d := s.base(req)
 	d.Decision, d.Rule = schemas.GateAllow, "posttool.clean"
 	d.LedgerHead = s.view.Head(req.SessionID)
-	in, text, secrets, err := s.inspect(req.Payload)
-	if err != nil {
+	if post == nil {
+		in, text, err := inject.ReadUndigested(req.Payload)
+		post = &postRead{in: in, text: text, err: err}
+	}
+	if post.err != nil {
 		d.Rule = "posttool.unreadable"
 		return d
 	}
+	in, text := post.in, post.text
+	var secrets secretScan
+	in.Result, secrets = s.inspect(text)
 	warnAt, _ := confidenceOf(s.cfg.Firewall.WarnAt)
 	injection := in.Result.Max() >= warnAt
 	if injection || len(secrets.found) > 0 { // the text's digest goes only into findings
@@ -106,28 +114,36 @@ type secretScan struct {
 	truncated bool
 }
 
-// parallelAt is the text length from which the secret scan runs on its own
-// goroutine beside the injection scan; below it the goroutine costs more
-// than it saves.
+// parallelAt is the text length from which the secret scan is offered to
+// a goroutine of its own beside the injection scan; below it the goroutine
+// costs more than it saves.
 const parallelAt = 8 << 10
 
-// inspect reads a tool result and runs the injection scan and the secret
-// scan over its text, side by side when the text is long. The
-// Inspection's TextSHA256 is left for the caller to compute when it
-// records a finding.
-func (s *Service) inspect(payload []byte) (inject.Inspection, string, secretScan, error) {
-	in, text, err := inject.ReadUndigested(payload)
-	if err != nil {
-		return in, "", secretScan{}, err
-	}
+// inspect runs the injection scan and the secret scan over a tool
+// result's text.
+//
+// On a long text the secret scan is offered to a new goroutine, and
+// whichever of it and this one claims it first runs it: with a core free,
+// the two scans run side by side; when the goroutine has not started by
+// the time the injection scan is done (a virtual machine can take a
+// millisecond to wake an idle core), the scans run one after the other
+// here, never waiting on a goroutine that has yet to run.
+func (s *Service) inspect(text string) (inject.Result, secretScan) {
 	if len(text) < parallelAt {
-		in.Result = inject.Scan(text)
-		return in, text, s.scanSecrets(text), nil
+		return inject.Scan(text), s.scanSecrets(text)
 	}
+	var claimed atomic.Bool
 	done := make(chan secretScan, 1)
-	go func() { done <- s.scanSecrets(text) }()
-	in.Result = inject.Scan(text)
-	return in, text, <-done, nil
+	go func() {
+		if claimed.CompareAndSwap(false, true) {
+			done <- s.scanSecrets(text)
+		}
+	}()
+	r := inject.Scan(text)
+	if claimed.CompareAndSwap(false, true) {
+		return r, s.scanSecrets(text)
+	}
+	return r, <-done
 }
 
 // scanSecrets finds the secrets in the windows the injection scan reads: a
