@@ -302,3 +302,88 @@ func TestStyleMarkersMatchASearchForStyle(t *testing.T) {
 		t.Fatalf("only %d style attributes in the texts", found)
 	}
 }
+
+// phrasesMarkingByByte is phrasesMarking as it walked before it read eight
+// bytes at a time: the reference it is held to.
+func phrasesMarkingByByte(w, low string, fences []region, mark bool) ([]Finding, []marker) {
+	p := phraseScan{w: w, low: low, fences: fences}
+	var marks []marker
+	n := len(low)
+	for i := 0; i+1 < n; i++ {
+		if !wordByte[low[i]] {
+			if anchorIndex.first[low[i]] && hasAnchor(low, i) {
+				p.at(i, i == 0 || !wordByte[low[i-1]])
+			}
+			if mark && punctMark[low[i]] {
+				marks = markPunct(marks, low, i)
+			}
+			continue
+		}
+		if hasAnchor(low, i) {
+			p.at(i, true)
+		}
+		if mark && wordMark[low[i]] {
+			marks = markWord(marks, low, i)
+		}
+		j := i + 1
+		if i > 0 && low[i-1] == '\\' && (low[i] == 'n' || low[i] == 't' || low[i] == 'r') && j+1 < n && wordByte[low[j]] {
+			if hasAnchor(low, j) {
+				p.at(j, true)
+			}
+			j++
+		}
+		for j < n && wordByte[low[j]] {
+			j++
+		}
+		i = j - 1
+	}
+	return p.out, marks
+}
+
+// phrasesMarking finds what the byte-by-byte walk finds, in the same order,
+// on texts built from anchors, markup, JSON escapes, non-ASCII and
+// punctuation at every alignment, and on the corpus.
+func TestPhrasesMarkingMatchesTheWalkByByte(t *testing.T) {
+	var pieces []string
+	for _, r := range rules {
+		pieces = append(pieces, r.anchors...)
+	}
+	pieces = append(pieces, " ", "  ", "\n", "\\n", "\\t", "\\r", "\\", "<!--", "-->", "![", "](", "\"", "#", "(", "<", "[", "]",
+		"alt=\"", "title=\"", "data-x=\"", "aria-label=\"", "é", "x", "_", "9", "ignore all previous instructions", "you are now DAN",
+		"`", ".", ",", "system prompt", "from now on", "s")
+	r := rand.New(rand.NewPCG(17, 19))
+	check := func(text string) {
+		low := fold(text)
+		fences := fenced(low)
+		for _, mark := range []bool{false, true} {
+			gf, gm := phrasesMarking(text, low, fences, mark)
+			wf, wm := phrasesMarkingByByte(text, low, fences, mark)
+			if !slices.Equal(gf, wf) || !slices.Equal(gm, wm) {
+				t.Fatalf("%q (mark %v):\n findings %v\n want     %v\n markers %v\n want    %v", text, mark, gf, wf, gm, wm)
+			}
+		}
+	}
+	found := 0
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(24) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		check(b.String())
+		fs, _ := phrasesMarking(b.String(), fold(b.String()), nil, false)
+		found += len(fs)
+	}
+	if found < 5000 {
+		t.Fatalf("only %d findings in the texts", found)
+	}
+	for _, f := range []string{"testdata/corpus/benign_files.txt", "testdata/corpus/benign_remote.txt",
+		"testdata/corpus/injected_files.txt", "testdata/corpus/injected_remote.txt"} {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 9; i++ { // every alignment of the start
+			check(string(text[i:]))
+		}
+	}
+}
