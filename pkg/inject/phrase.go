@@ -291,7 +291,8 @@ func phrasesMarking(w, low string, fences []region, mark bool) ([]Finding, []mar
 	p := phraseScan{w: w, low: low, fences: fences}
 	var marks []marker
 	n := len(low)
-	var prevWord uint64 // 0x80 when the byte before the chunk is a word byte
+	// prevWord is 0x80 when the byte before the chunk is a word byte.
+	var prevWord uint64
 	for base := 0; base+1 < n; base += 8 { // every anchor is two bytes or more
 		c := low[base:min(n, base+8)]
 		if len(c) < 8 { // the last bytes, padded with zeros (no class)
