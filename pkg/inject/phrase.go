@@ -217,7 +217,7 @@ var anchorIndex = func() (idx struct {
 				idx.buckets = append(idx.buckets, nil)
 			}
 			b := idx.bucket[k]
-			idx.buckets[b] = append(idx.buckets[b], anchorRef{a, i, fs})
+			idx.buckets[b] = append(idx.buckets[b], newAnchorRef(a, i, fs))
 			idx.keys[k>>6] |= 1 << (k & 63)
 			if len(a) < 4 {
 				idx.short[k>>6] |= 1 << (k & 63)
@@ -259,6 +259,34 @@ type anchorRef struct {
 	anchor string
 	rule   int // index into rules
 	forms  []form
+	// head is the anchor's first eight bytes as leUint64 reads them
+	// (zeros past a shorter one's end), mask has the bits of those it has:
+	// an anchor that does not start at i fails (word & mask) == head for
+	// nearly all texts, without a call.
+	head, mask uint64
+}
+
+// newAnchorRef makes the reference to anchor a of rules[rule].
+func newAnchorRef(a string, rule int, forms []form) anchorRef {
+	ref := anchorRef{anchor: a, rule: rule, forms: forms}
+	for k := 0; k < min(8, len(a)); k++ {
+		ref.head |= uint64(a[k]) << (8 * k)
+		ref.mask |= 0xff << (8 * k)
+	}
+	return ref
+}
+
+// word8 is the eight bytes of s from i as leUint64 reads them, zeros past
+// its end.
+func word8(s string, i int) uint64 {
+	if i+8 <= len(s) {
+		return leUint64(s[i:])
+	}
+	var w uint64
+	for k := 0; i+k < len(s); k++ {
+		w |= uint64(s[i+k]) << (8 * k)
+	}
+	return w
 }
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' }
@@ -388,7 +416,11 @@ type phraseScan struct {
 // at tries the anchors that start at low[i]; atWord: i starts a word.
 func (p *phraseScan) at(i int, atWord bool) {
 	low := p.low
+	w := word8(low, i)
 	for _, ref := range anchorIndex.buckets[anchorIndex.bucket[uint16(low[i])<<8|uint16(low[i+1])]] {
+		if w&ref.mask != ref.head {
+			continue
+		}
 		rule := &rules[ref.rule]
 		if !atWord && !rule.markup || !strings.HasPrefix(low[i:], ref.anchor) || p.last[ref.rule] > i {
 			continue
