@@ -59,7 +59,8 @@ func (c FirewallConfig) Validate() error {
 
 // decidePostTool inspects a tool's result (PostToolUse, PostToolUseFailure):
 // its content-source tag, an injection scan (pkg/inject) and a secret scan
-// with ingest's rules (pkg/scrub), the two scans side by side.
+// with ingest's rules (pkg/scrub). post is the payload as decodeRequest read
+// it (nil: it is read here).
 //
 // A result flagged at firewall.warn_at or above is recorded as a signed
 // injection finding in the session's chain, the model is told to treat it
