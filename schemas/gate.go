@@ -66,6 +66,10 @@ type GateDecision struct {
 	SystemMessage string `json:"system_message,omitempty"`
 	// AdditionalContext is added to the agent's context (UserPromptSubmit alerts).
 	AdditionalContext string `json:"additional_context,omitempty"`
+	// UpdatedToolOutput is a PostToolUse result's tool_response with every
+	// secret in it redacted ([REDACTED:rule]), the same shape: what the
+	// model is to read instead (Claude Code's updatedToolOutput).
+	UpdatedToolOutput jsontext.Value `json:"updated_tool_output,omitzero"`
 	// Level is the degradation level the decision was made at, when it is
 	// not NORMAL (every refusal the level causes names it).
 	Level             string     `json:"level,omitempty"`

@@ -8,6 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/claimcheck/claimcheck/pkg/digest"
 	"github.com/claimcheck/claimcheck/pkg/inject"
 	"github.com/claimcheck/claimcheck/pkg/scrub"
@@ -236,12 +239,39 @@ func (s *Service) secretFound(ctx context.Context, req schemas.GateRequest, d *s
 		Message:    "secret found in " + what + ": " + strings.Join(spans, ", "),
 		Gatekeeper: s.cfg.ID, IssuedAt: s.set.Clock.Now().UTC().Format(time.RFC3339Nano)}
 	s.chainFinding(ctx, req, gf)
+	seen := "It has been redacted from the audit ledger's copy of this result, but you have seen it"
+	if out := s.redactedOutput(req); out != nil {
+		d.UpdatedToolOutput = out
+		seen = "It has been replaced by [REDACTED:<kind>] in the result you read, where your client allows it, and " +
+			"redacted from the audit ledger's copy"
+	}
 	d.AdditionalContext = addLine(d.AdditionalContext, fmt.Sprintf("claimcheck found a secret in %s: %d secret(s) of kind %s. "+
-		"It has been redacted from the audit ledger's copy of this result, but you have seen it: do NOT repeat, quote, log, print, "+
-		"write to a file, commit or send it anywhere (commands, URLs, messages, your answer). If the task needs this credential, "+
-		"ask the user how to provide it instead, and tell the user that the result exposed a secret.", what, len(sc.found), kind))
+		"%s: do NOT repeat, quote, log, print, write to a file, commit or send it anywhere (commands, URLs, messages, your "+
+		"answer), nor try to read it again. If the task needs this credential, ask the user how to provide it instead, and tell "+
+		"the user that the result exposed a secret.", what, len(sc.found), kind, seen))
 	d.SystemMessage = addLine(d.SystemMessage, fmt.Sprintf("claimcheck: %s holds a secret (%s); it was redacted from the audit ledger "+
 		"and the agent was told not to repeat it. Consider rotating it.", what, kind))
+}
+
+// redactedOutput is a PostToolUse result's tool_response with every secret
+// ingest's scrubber finds in it redacted, the same shape (the whole
+// response is scrubbed, not the scan's windows), or nil: another event, no
+// tool_response, or nothing redacted.
+func (s *Service) redactedOutput(req schemas.GateRequest) jsontext.Value {
+	if req.HookEvent != schemas.HookPostToolUse {
+		return nil
+	}
+	var p struct {
+		ToolResponse jsontext.Value `json:"tool_response"`
+	}
+	if err := json.Unmarshal(req.Payload, &p, json.RejectUnknownMembers(false)); err != nil || len(p.ToolResponse) == 0 {
+		return nil
+	}
+	out, redactions, err := s.secrets.JSON(p.ToolResponse)
+	if err != nil || len(redactions) == 0 {
+		return nil
+	}
+	return out
 }
 
 // chainFinding signs a finding about the request's tool result and records

@@ -112,13 +112,15 @@ func TestToolResultSecretsAreToldAndRecordedNeverRepeated(t *testing.T) {
 			if !strings.Contains(post.SystemMessage, c.rule) {
 				t.Errorf("systemMessage: %q", post.SystemMessage)
 			}
-			// In Claude Code's words: additionalContext, no decision.
+			// In Claude Code's words: additionalContext, no decision, and
+			// the result to read instead, its secret redacted, its shape kept.
 			var out struct {
 				Decision           string `json:"decision"`
 				SystemMessage      string `json:"systemMessage"`
 				HookSpecificOutput struct {
-					HookEventName     string `json:"hookEventName"`
-					AdditionalContext string `json:"additionalContext"`
+					HookEventName     string         `json:"hookEventName"`
+					AdditionalContext string         `json:"additionalContext"`
+					UpdatedToolOutput jsontext.Value `json:"updatedToolOutput"`
 				} `json:"hookSpecificOutput"`
 			}
 			if err := json.Unmarshal(decision.ClaudeAnswer(post), &out, json.RejectUnknownMembers(true)); err != nil {
@@ -126,6 +128,22 @@ func TestToolResultSecretsAreToldAndRecordedNeverRepeated(t *testing.T) {
 			}
 			if out.Decision != "" || out.HookSpecificOutput.HookEventName != "PostToolUse" || out.HookSpecificOutput.AdditionalContext == "" {
 				t.Errorf("Claude Code answer: %+v", out)
+			}
+			updated := out.HookSpecificOutput.UpdatedToolOutput
+			if !strings.Contains(string(updated), "[REDACTED:"+c.rule+"]") || strings.Contains(string(updated), c.secret) {
+				t.Errorf("updatedToolOutput %s: want the secret replaced by [REDACTED:%s]", updated, c.rule)
+			}
+			var was, now map[string]any
+			if json.Unmarshal([]byte(c.response), &was) != nil || json.Unmarshal(updated, &now) != nil || len(was) != len(now) {
+				t.Errorf("updatedToolOutput %s does not keep the shape of %s", updated, c.response)
+			}
+			for k := range was {
+				if _, ok := now[k]; !ok {
+					t.Errorf("updatedToolOutput lacks %q", k)
+				}
+			}
+			if !strings.Contains(post.AdditionalContext, "in the result you read") {
+				t.Errorf("additionalContext does not say the result read was redacted: %s", post.AdditionalContext)
 			}
 			// What the answer says was redacted is: ingest's scrubber
 			// removes the secret from the event it chains.
