@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // hookAnswer is Claude Code's reading of a hook's stdout (the fields the
@@ -17,10 +18,11 @@ type hookAnswer struct {
 	Reason             string `json:"reason"`
 	SystemMessage      string `json:"systemMessage"`
 	HookSpecificOutput struct {
-		HookEventName            string `json:"hookEventName"`
-		AdditionalContext        string `json:"additionalContext"`
-		PermissionDecision       string `json:"permissionDecision"`
-		PermissionDecisionReason string `json:"permissionDecisionReason"`
+		HookEventName            string         `json:"hookEventName"`
+		AdditionalContext        string         `json:"additionalContext"`
+		PermissionDecision       string         `json:"permissionDecision"`
+		PermissionDecisionReason string         `json:"permissionDecisionReason"`
+		UpdatedToolOutput        jsontext.Value `json:"updatedToolOutput"`
 	} `json:"hookSpecificOutput"`
 }
 
@@ -165,6 +167,11 @@ func TestFirewallAndLevelsEndToEnd(t *testing.T) {
 		!strings.Contains(sec.HookSpecificOutput.AdditionalContext, "redacted from the audit ledger") ||
 		strings.Contains(post.stdout, token[4:36]) {
 		t.Fatalf("a page with a secret: %+v", sec)
+	}
+	// The page Claude Code gives the model instead: the token redacted.
+	if u := string(sec.HookSpecificOutput.UpdatedToolOutput); !strings.Contains(u, "[REDACTED:github-pat]") ||
+		!strings.Contains(u, "git clone https://") {
+		t.Fatalf("a page with a secret: updatedToolOutput %s", u)
 	}
 	var raw string
 	showUntil(t, url, c.session, func(entries []shownEntry) bool {

@@ -13,7 +13,9 @@ import (
 //     reason (+ systemMessage);
 //   - PostToolUse / PostToolUseFailure with a flagged result:
 //     hookSpecificOutput.additionalContext (+ top-level "block" and reason
-//     for PostToolUse at high confidence; + systemMessage);
+//     for PostToolUse at high confidence; + hookSpecificOutput.
+//     updatedToolOutput, the result with its secrets redacted; +
+//     systemMessage);
 //   - UserPromptSubmit and SessionStart: systemMessage and
 //     hookSpecificOutput.additionalContext;
 //   - allow: nothing, or only a systemMessage (an explicit PreToolUse allow
@@ -56,6 +58,10 @@ func ClaudeAnswer(d schemas.GateDecision) []byte {
 		out = append(out, q(d.HookEvent)...)
 		out = append(out, `,"additionalContext":`...)
 		out = append(out, q(ctx)...)
+		if len(d.UpdatedToolOutput) > 0 && d.HookEvent == schemas.HookPostToolUse {
+			out = append(out, `,"updatedToolOutput":`...)
+			out = append(out, d.UpdatedToolOutput...)
+		}
 		out = append(out, '}')
 		sysMsg()
 		out = append(out, "}\n"...)

@@ -253,10 +253,16 @@ func (s *Service) secretFound(ctx context.Context, req schemas.GateRequest, d *s
 		"and the agent was told not to repeat it. Consider rotating it.", what, kind))
 }
 
+// maxUpdatedOutput bounds the redacted result a decision carries: the
+// signed decision, base64-encoded in its envelope, must stay within the
+// hook's 64 KiB reply limit. A larger result is not replaced (the model is
+// told it has seen the secret).
+const maxUpdatedOutput = 32 << 10
+
 // redactedOutput is a PostToolUse result's tool_response with every secret
 // ingest's scrubber finds in it redacted, the same shape (the whole
 // response is scrubbed, not the scan's windows), or nil: another event, no
-// tool_response, or nothing redacted.
+// tool_response, nothing redacted, or a result over maxUpdatedOutput.
 func (s *Service) redactedOutput(req schemas.GateRequest) jsontext.Value {
 	if req.HookEvent != schemas.HookPostToolUse {
 		return nil
@@ -267,8 +273,11 @@ func (s *Service) redactedOutput(req schemas.GateRequest) jsontext.Value {
 	if err := json.Unmarshal(req.Payload, &p, json.RejectUnknownMembers(false)); err != nil || len(p.ToolResponse) == 0 {
 		return nil
 	}
+	if len(p.ToolResponse) > maxUpdatedOutput {
+		return nil
+	}
 	out, redactions, err := s.secrets.JSON(p.ToolResponse)
-	if err != nil || len(redactions) == 0 {
+	if err != nil || len(redactions) == 0 || len(out) > maxUpdatedOutput {
 		return nil
 	}
 	return out

@@ -215,6 +215,12 @@ func TestLongAndHostileResultsAreScannedWithinBounds(t *testing.T) {
 		strings.Contains(post.AdditionalContext, "github-pat") {
 		t.Fatalf("long result: %+v", post)
 	}
+	// Too long to be replaced within the hook's reply limit: the model is
+	// told it has seen the secret, and the answer still verifies.
+	if len(post.UpdatedToolOutput) != 0 || !strings.Contains(post.AdditionalContext, "you have seen it") {
+		t.Fatalf("a 400 KiB result was replaced (%d bytes) or the model not told it saw the secret: %s",
+			len(post.UpdatedToolOutput), post.AdditionalContext)
+	}
 	g := f.findingsOf(schemas.FindingSecret, 1)[0]
 	if !g.Truncated || g.Scanned != inject.Head+inject.Tail || len(g.Secrets) != 1 || out[g.Secrets[0].Start:g.Secrets[0].End] != testAWSKey {
 		t.Fatalf("long result's finding: %+v", g)
