@@ -136,82 +136,121 @@ func newFoldedAC(patterns []string) *foldedAC {
 // length), except for a pattern once holds true (nil: none), whose first
 // occurrence only is reported.
 //
-// A long text is walked as two halves side by side, in one loop: a byte
-// costs a table look-up that depends on the one before, and two
-// independent chains of them run in about the time of one. The second half
-// is walked from the root maxLen-1 bytes before it: a state is the longest
-// suffix of the bytes read that is a prefix of a pattern, at most maxLen
-// bytes, so from the half's first byte on the state is the one a walk from
-// the text's start has. Its hits are held until the first half's are
-// reported.
+// A long text is walked as four parts side by side, in one loop: a byte
+// costs a table look-up that depends on the one before, and independent
+// chains of them overlap. Each part after the first starts from the state
+// its maxLen-1 bytes before it lead to from the root: a state is the
+// longest suffix of the bytes read that is a prefix of a pattern, at most
+// maxLen bytes, so from the part's first byte on the state is the one a
+// walk from the text's start has. A part's hits are held until those of
+// the parts before it are reported.
 func (a *foldedAC) walk(text string, once []bool, fn func(end, n, pattern int)) {
-	var done []bool
-	// quiet: a state whose patterns are all once and reported (per half)
-	quiet, heldQuiet := make([]bool, len(a.own)), make([]bool, len(a.own))
-	if once != nil {
-		done = make([]bool, len(a.plen))
-	}
-	report := func(i, p int) {
-		if done != nil {
-			if done[p] {
-				return
-			}
-			done[p] = once[p]
-		}
-		fn(i, a.plen[p], p)
-	}
-	nc, firstOut := a.nclass, a.firstOut
-	next, class := a.next, &a.class
-	mid := len(text) / 2
-	if mid < splitFrom || mid < a.maxLen {
-		s := 0
-		for i := 0; i < len(text); i++ {
-			s = int(next[s*nc+int(class[text[i]])])
-			if s >= firstOut && !quiet[s] {
-				quiet[s] = a.outputs(s, i, once, report)
-			}
-		}
+	q := len(text) / chains
+	if q < splitFrom || q < a.maxLen {
+		a.run(a.newChain(once, fn, nil), text, 0, len(text), 0)
 		return
 	}
-	var held []acHit // the second half's, reported after the first's
-	var heldDone []bool
-	if once != nil {
-		heldDone = make([]bool, len(a.plen))
+	var cs [chains]*chain
+	var held [chains][]acHit
+	var st [chains]int
+	for k := range cs {
+		var h *[]acHit
+		if k > 0 {
+			h = &held[k]
+			st[k] = a.run(nil, text, k*q-(a.maxLen-1), k*q, 0) // the state at the part's start
+		}
+		cs[k] = a.newChain(once, fn, h)
 	}
-	hold := func(i, p int) {
-		if heldDone != nil {
-			if heldDone[p] {
-				return
+	for i := 0; i < q; {
+		i = a.step4(text[:q], text[q:2*q], text[2*q:3*q], text[3*q:4*q], i, &st)
+		if i == q {
+			break
+		}
+		for k, s := range st {
+			if s >= a.firstOut && !cs[k].quiet[s] {
+				cs[k].quiet[s] = a.outputs(s, k*q+i, once, cs[k].out)
 			}
-			heldDone[p] = once[p]
 		}
-		held = append(held, acHit{i, a.plen[p], p})
+		i++
 	}
-	p0 := mid - (a.maxLen - 1)
-	s, t := 0, 0
-	for i := 0; i < mid; i++ {
-		s = int(next[s*nc+int(class[text[i]])])
-		t = int(next[t*nc+int(class[text[p0+i]])])
-		if s >= firstOut && !quiet[s] {
-			quiet[s] = a.outputs(s, i, once, report)
+	a.run(cs[chains-1], text, chains*q, len(text), st[chains-1]) // the bytes past the last part
+	report := cs[0].out
+	for _, hs := range held[1:] {
+		for _, h := range hs {
+			report(h.end, h.pattern)
 		}
-		if t >= firstOut && p0+i >= mid && !heldQuiet[t] {
-			heldQuiet[t] = a.outputs(t, p0+i, once, hold)
-		}
-	}
-	for i := p0 + mid; i < len(text); i++ {
-		t = int(next[t*nc+int(class[text[i]])])
-		if t >= firstOut && !heldQuiet[t] {
-			heldQuiet[t] = a.outputs(t, i, once, hold)
-		}
-	}
-	for _, h := range held {
-		report(h.end, h.pattern)
 	}
 }
 
-// splitFrom is the half length from which walk runs two halves at once.
-const splitFrom = 512
+// chains is how many parts of a long text walk reads side by side.
+const chains = 4
+
+// A chain is the reporting state of one part of a walk.
+type chain struct {
+	once  []bool
+	quiet []bool // a state whose patterns are all once and reported
+	done  []bool // a once pattern reported
+	out   func(i, p int)
+}
+
+// newChain reports to fn, or holds the hits in held when it is not nil.
+func (a *foldedAC) newChain(once []bool, fn func(end, n, pattern int), held *[]acHit) *chain {
+	c := &chain{once: once, quiet: make([]bool, len(a.own))}
+	if once != nil {
+		c.done = make([]bool, len(a.plen))
+	}
+	c.out = func(i, p int) {
+		if c.done != nil {
+			if c.done[p] {
+				return
+			}
+			c.done[p] = once[p]
+		}
+		if held != nil {
+			*held = append(*held, acHit{i, a.plen[p], p})
+			return
+		}
+		fn(i, a.plen[p], p)
+	}
+	return c
+}
+
+// run walks text[from:to] from state s, reports to c (nil: to none), and
+// returns the state it ends in.
+func (a *foldedAC) run(c *chain, text string, from, to, s int) int {
+	next, class, nc, firstOut := a.next, &a.class, a.nclass, a.firstOut
+	for i := from; i < to; i++ {
+		s = int(next[s*nc+int(class[text[i]])])
+		if s >= firstOut && c != nil && !c.quiet[s] {
+			c.quiet[s] = a.outputs(s, i, c.once, c.out)
+		}
+	}
+	return s
+}
+
+// step4 walks x0..x3 (of one length) side by side from index i, the
+// states in st, and returns the index of the byte after which one of them
+// is in a state with output (st holds the states after it), or len(x0).
+func (a *foldedAC) step4(x0, x1, x2, x3 string, i int, st *[chains]int) int {
+	next, class, nc, firstOut := a.next, &a.class, a.nclass, a.firstOut
+	s0, s1, s2, s3 := st[0], st[1], st[2], st[3]
+	x1, x2, x3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)]
+	for ; i < len(x0); i++ {
+		s0 = int(next[s0*nc+int(class[x0[i]])])
+		s1 = int(next[s1*nc+int(class[x1[i]])])
+		s2 = int(next[s2*nc+int(class[x2[i]])])
+		s3 = int(next[s3*nc+int(class[x3[i]])])
+		if max(s0, s1, s2, s3) >= firstOut {
+			break
+		}
+	}
+	st[0], st[1], st[2], st[3] = s0, s1, s2, s3
+	return i
+}
+
+// splitFrom is the part length from which walk runs a text's parts side
+// by side.
+const splitFrom = 256
 
 type acHit struct{ end, n, pattern int }
 

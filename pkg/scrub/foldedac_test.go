@@ -20,87 +20,125 @@ func TestFoldedACFindsWhatTheTrieFinds(t *testing.T) {
 	}
 	patterns := s.windowed.patterns
 	trie := ahocorasick.NewTrieBuilder().AddStrings(patterns).Build()
-	ac := s.windowed.trie
+	ac := newFoldedAC(patterns)
 	r := rand.New(rand.NewPCG(20, 11))
-	piece := func() string {
+	hits := 0
+	for k := range 3000 {
+		n := r.IntN(60)
+		if k%3 == 0 {
+			n = r.IntN(1200) // long enough to be walked as parts side by side
+		}
+		text := patternText(r, patterns, n, true)
+		once := make([]bool, len(patterns))
+		for p := range once {
+			once[p] = r.IntN(2) == 0
+		}
+		hits += compareWalk(t, trie, ac, text, once)
+	}
+	if hits < 10000 {
+		t.Fatalf("only %d hits: the texts do not exercise the patterns", hits)
+	}
+	t.Logf("%d patterns, %d hits", len(patterns), hits)
+}
+
+// FuzzFoldedAC holds the walk to the trie on any text, its length cut
+// at every part boundary the walk has.
+func FuzzFoldedAC(f *testing.F) {
+	s, err := New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	patterns := s.windowed.patterns
+	trie := ahocorasick.NewTrieBuilder().AddStrings(patterns).Build()
+	ac := newFoldedAC(patterns)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 10, 300, 700} {
+		f.Add(patternText(r, patterns, n, true), uint64(n))
+	}
+	f.Fuzz(func(t *testing.T, text string, seed uint64) {
+		once := make([]bool, len(patterns))
+		for p := range once {
+			once[p] = (seed>>(p%64))&1 == 1
+		}
+		compareWalk(t, trie, ac, text, once)
+	})
+}
+
+// compareWalk checks ac's walk of text against the trie's over the
+// lowered text, without and with once, and returns the hits.
+func compareWalk(t *testing.T, trie *ahocorasick.Trie, ac *foldedAC, text string, once []bool) int {
+	t.Helper()
+	var want, got []acHit
+	trie.Walk([]byte(lowerASCII(text)), func(end, n, p int64) bool {
+		want = append(want, acHit{int(end), int(n), int(p)})
+		return true
+	})
+	ac.walk(text, nil, func(end, n, p int) { got = append(got, acHit{end, n, p}) })
+	// The trie reports the hits ending at one byte longest first; the
+	// walk's order there may differ.
+	cmp := func(x, y acHit) int {
+		if x.end != y.end {
+			return x.end - y.end
+		}
+		return x.pattern - y.pattern
+	}
+	if !slices.IsSortedFunc(got, func(x, y acHit) int { return x.end - y.end }) {
+		t.Fatalf("%q: hits not in order of their ends: %v", text, got)
+	}
+	slices.SortFunc(want, cmp)
+	slices.SortFunc(got, cmp)
+	if !slices.Equal(want, got) {
+		t.Fatalf("%q:\n trie %v\n walk %v", text, want, got)
+	}
+	// With once: the first occurrence of those patterns only.
+	var first []acHit
+	firstSeen := map[int]bool{}
+	for _, h := range want { // sorted by end
+		if !once[h.pattern] || !firstSeen[h.pattern] {
+			first = append(first, h)
+			firstSeen[h.pattern] = true
+		}
+	}
+	n := len(got)
+	got = got[:0]
+	ac.walk(text, once, func(end, n, p int) { got = append(got, acHit{end, n, p}) })
+	slices.SortFunc(got, cmp)
+	if !slices.Equal(first, got) {
+		t.Fatalf("%q, once:\n want %v\n walk %v", text, first, got)
+	}
+	return n
+}
+
+// patternText is n pieces of text: patterns in any case, their prefixes
+// and suffixes, random bytes (ASCII and not), separators, and, with
+// folding, the characters that fold to ASCII letters.
+func patternText(r *rand.Rand, patterns []string, n int, folding bool) string {
+	var b strings.Builder
+	for range n {
 		switch r.IntN(6) {
 		case 0, 1:
 			p := patterns[r.IntN(len(patterns))]
 			if r.IntN(2) == 0 {
 				p = strings.ToUpper(p)
 			}
-			return p
+			b.WriteString(p)
 		case 2:
 			p := patterns[r.IntN(len(patterns))]
-			return p[:r.IntN(len(p)+1)]
+			b.WriteString(p[:r.IntN(len(p)+1)])
 		case 3:
 			p := patterns[r.IntN(len(patterns))]
-			return p[r.IntN(len(p)+1):]
+			b.WriteString(p[r.IntN(len(p)+1):])
 		case 4:
-			b := make([]byte, r.IntN(8))
-			for i := range b {
-				b[i] = byte(r.IntN(256))
+			for range r.IntN(8) {
+				b.WriteByte(byte(r.IntN(256)))
 			}
-			return string(b)
-		}
-		return []string{" ", "\n", "-", "_", "=", "\"", "é", "\u212a", "K"}[r.IntN(9)]
-	}
-	hits := 0
-	for k := range 3000 {
-		var b strings.Builder
-		n := r.IntN(60)
-		if k%3 == 0 {
-			n = r.IntN(1200) // long enough to be walked as two halves
-		}
-		for range n {
-			b.WriteString(piece())
-		}
-		text := b.String()
-		var want, got []acHit
-		trie.Walk([]byte(lowerASCII(text)), func(end, n, p int64) bool {
-			want = append(want, acHit{int(end), int(n), int(p)})
-			return true
-		})
-		ac.walk(text, nil, func(end, n, p int) { got = append(got, acHit{end, n, p}) })
-		// The trie reports the hits ending at one byte longest first; the
-		// walk's order there may differ.
-		cmp := func(x, y acHit) int {
-			if x.end != y.end {
-				return x.end - y.end
+		default:
+			seps := []string{" ", "\n", "-", "_", "=", "\"", "é", "K", "\u212a"}
+			if !folding {
+				seps = seps[:len(seps)-1]
 			}
-			return x.pattern - y.pattern
-		}
-		if !slices.IsSortedFunc(got, func(x, y acHit) int { return x.end - y.end }) {
-			t.Fatalf("%q: hits not in order of their ends: %v", text, got)
-		}
-		slices.SortFunc(want, cmp)
-		slices.SortFunc(got, cmp)
-		if !slices.Equal(want, got) {
-			t.Fatalf("%q:\n trie %v\n walk %v", text, want, got)
-		}
-		hits += len(got)
-		// With once: the first occurrence of those patterns only.
-		once := make([]bool, len(patterns))
-		for p := range once {
-			once[p] = r.IntN(2) == 0
-		}
-		var first []acHit
-		firstSeen := map[int]bool{}
-		for _, h := range want { // sorted by end
-			if !once[h.pattern] || !firstSeen[h.pattern] {
-				first = append(first, h)
-				firstSeen[h.pattern] = true
-			}
-		}
-		got = got[:0]
-		ac.walk(text, once, func(end, n, p int) { got = append(got, acHit{end, n, p}) })
-		slices.SortFunc(got, cmp)
-		if !slices.Equal(first, got) {
-			t.Fatalf("%q, once:\n want %v\n walk %v", text, first, got)
+			b.WriteString(seps[r.IntN(len(seps))])
 		}
 	}
-	if hits < 10000 {
-		t.Fatalf("only %d hits: the texts do not exercise the patterns", hits)
-	}
-	t.Logf("%d patterns, %d hits", len(patterns), hits)
+	return b.String()
 }

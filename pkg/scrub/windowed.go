@@ -194,6 +194,14 @@ type windowIndex struct {
 	// once: only the pattern's first occurrence matters (it is neither a
 	// clause string nor one of generic-api-key's keywords).
 	once []bool
+	// The trie holds the patterns but the single bytes that matter once
+	// (a requirement's ":", "@", "e"): in prose a fourth of the bytes
+	// end one, and whether a text holds a byte is a memchr. inTrie
+	// numbers the trie's patterns as patterns does; onceBytes are the
+	// others.
+	inTrie    []int
+	trieOnce  []bool
+	onceBytes []int
 	// whole is the windowed rules as one detector, with their keywords:
 	// for texts the windows cannot be trusted with (see foldSafe).
 	whole *detect.Detector
@@ -231,11 +239,30 @@ func (x *windowIndex) patternsOf(r requirement) [][]int {
 
 // build makes the trie of every string numbered so far.
 func (x *windowIndex) build() {
-	x.trie = newFoldedAC(x.patterns)
 	x.once = make([]bool, len(x.patterns))
-	for p := range x.patterns {
+	var trie []string
+	for p, s := range x.patterns {
 		x.once[p] = len(x.clauseOf[p]) == 0 && !x.isGeneric[p]
+		if x.once[p] && len(s) == 1 {
+			x.onceBytes = append(x.onceBytes, p)
+			continue
+		}
+		trie = append(trie, s)
+		x.inTrie = append(x.inTrie, p)
+		x.trieOnce = append(x.trieOnce, x.once[p])
 	}
+	x.trie = newFoldedAC(trie)
+}
+
+// holdsByte reports whether lowerASCII(text) holds c.
+func holdsByte(text string, c byte) bool {
+	if 'A' <= c && c <= 'Z' {
+		return false // lowerASCII holds none
+	}
+	if 'a' <= c && c <= 'z' && strings.IndexByte(text, c-('a'-'A')) >= 0 {
+		return true
+	}
+	return strings.IndexByte(text, c) >= 0
 }
 
 // newWindowIndex indexes the windowed rules; the caller numbers any other
@@ -274,7 +301,16 @@ func (x *windowIndex) find(text string) (found []report.Finding, seen []bool, ge
 	on := make([]bool, len(x.rules))
 	seen = make([]bool, len(x.patterns))
 	spans := make([][]span, len(x.rules))
-	x.trie.walk(text, x.once, func(end, n, pattern int) {
+	for _, p := range x.onceBytes {
+		if holdsByte(text, x.patterns[p][0]) {
+			seen[p] = true
+			for _, r := range x.keywordOf[p] {
+				on[r] = true
+			}
+		}
+	}
+	x.trie.walk(text, x.trieOnce, func(end, n, pattern int) {
+		pattern = x.inTrie[pattern]
 		seen[pattern] = true
 		if x.isGeneric[pattern] {
 			generic = append(generic, span{end - n + 1, end + 1})

@@ -1,12 +1,16 @@
 package scrub
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
+
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
 )
 
 // sample writes a random string that re may match (assertions are not
@@ -202,5 +206,63 @@ func TestMaxWidth(t *testing.T) {
 		if got := maxWidth(re); got != tc.want {
 			t.Errorf("maxWidth(%q) = %d, want %d", tc.pattern, got, tc.want)
 		}
+	}
+}
+
+// TestFindSeesWhatTheTextHolds holds windowIndex.find's report of which
+// numbered strings a text holds, and where generic-api-key's keywords
+// are, to an Aho-Corasick trie of every string over the lowered text: the
+// single bytes that matter once are found by a byte search rather than
+// by the walk, and must be seen all the same (in either case; never
+// as an upper-case pattern byte, which lowerASCII cannot hold).
+func TestFindSeesWhatTheTextHolds(t *testing.T) {
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := s.windowed
+	if len(x.onceBytes) == 0 {
+		t.Fatal("no single byte is searched apart from the walk: the test checks nothing of it")
+	}
+	trie := ahocorasick.NewTrieBuilder().AddStrings(x.patterns).Build()
+	r := rand.New(rand.NewPCG(7, 3))
+	bytesSeen := 0
+	for k := range 1500 {
+		n := r.IntN(40)
+		if k%5 == 0 {
+			n = r.IntN(1500)
+		}
+		text := patternText(r, x.patterns, n, false)
+		if k%7 == 0 { // few bytes: most single-byte strings absent
+			text = strings.ToUpper(text[:min(len(text), r.IntN(6))])
+		}
+		want := make([]bool, len(x.patterns))
+		var wantGeneric []span
+		trie.Walk([]byte(lowerASCII(text)), func(end, n, p int64) bool {
+			want[p] = true
+			if x.isGeneric[p] {
+				wantGeneric = append(wantGeneric, span{int(end - n + 1), int(end + 1)})
+			}
+			return true
+		})
+		_, seen, generic := x.find(text)
+		for p := range want {
+			if seen[p] != want[p] {
+				t.Fatalf("%q: %q seen %v, the trie says %v", text, x.patterns[p], seen[p], want[p])
+			}
+		}
+		for _, p := range x.onceBytes {
+			if seen[p] {
+				bytesSeen++
+			}
+		}
+		slices.SortFunc(wantGeneric, func(a, b span) int { return cmp.Or(a.b-b.b, a.a-b.a) })
+		slices.SortFunc(generic, func(a, b span) int { return cmp.Or(a.b-b.b, a.a-b.a) })
+		if !slices.Equal(generic, wantGeneric) {
+			t.Fatalf("%q: generic keywords at %v, the trie says %v", text, generic, wantGeneric)
+		}
+	}
+	if bytesSeen < 1000 {
+		t.Fatalf("single bytes seen only %d times: the texts do not exercise them", bytesSeen)
 	}
 }
