@@ -488,6 +488,9 @@ func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte,
 // and the fleet, read afresh for every request. post is a tool result's
 // payload as decodeRequest read it (nil: read it from req.Payload).
 func (s *Service) decide(ctx context.Context, req schemas.GateRequest, post *postRead) schemas.GateDecision {
+	if post != nil && post.err == nil && (req.HookEvent == schemas.HookPostToolUse || req.HookEvent == schemas.HookPostToolUseFailure) {
+		post.offered = s.offerInspection(post.text) // the scans run while the level reads wait (offer)
+	}
 	lv := s.effectiveLevel(ctx, req.SessionID, req.Host)
 	var d schemas.GateDecision
 	switch req.HookEvent {
@@ -533,9 +536,10 @@ func (s *Service) finish(ctx context.Context, d *schemas.GateDecision, started t
 // postRead is a tool result's payload as read while its request was
 // decoded.
 type postRead struct {
-	in   inject.Inspection
-	text string
-	err  error // it wraps inject.ErrNotPostTool: the payload is JSON, but no tool result
+	in      inject.Inspection
+	text    string
+	err     error       // it wraps inject.ErrNotPostTool: the payload is JSON, but no tool result
+	offered *inspection // the text's scans, once offered
 }
 
 // decodeRequest reads a gate request and the host token of its subject. A
