@@ -183,7 +183,12 @@ func (s *Service) offerInspection(text string) *inspection {
 // injection scan, or both run in line for a short text).
 func (s *Service) inspect(text string, offered *inspection) (inject.Result, secretScan) {
 	if offered != nil {
-		return offered.scan.result(), offered.secrets.result()
+		if offered.scan.claimed.Load() { // a goroutine runs it: take the secret scan meanwhile
+			secrets := offered.secrets.result()
+			return offered.scan.result(), secrets
+		}
+		scan := offered.scan.result()
+		return scan, offered.secrets.result()
 	}
 	if len(text) < parallelAt {
 		return inject.Scan(text), s.scanSecrets(text)

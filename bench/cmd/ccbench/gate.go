@@ -166,8 +166,8 @@ func gateBench(o options, tmp string) error {
 	}
 	l.print(n, chained, tally, verified)
 	fmt.Println()
-	// 2n/5 requests: 4,000 by default, 2,000 of each kind at 100/s (40 s), so
-	// that the p99 is the 20th slowest of its kind, not the 5th.
+	// 2n/5 requests: 2,000 by default, 1,000 of each kind at 100/s (20 s), so
+	// that the p99 is the 10th slowest of its kind, not the 5th.
 	if err := ge.postToolRows(max(gateChunk*4, 2*n/5/gateChunk*gateChunk)); err != nil {
 		return err
 	}
