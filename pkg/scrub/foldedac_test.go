@@ -14,13 +14,7 @@ import (
 // (lowerASCII), hit for hit, on texts made of the patterns in any case,
 // their prefixes and suffixes, and random bytes (ASCII and not).
 func TestFoldedACFindsWhatTheTrieFinds(t *testing.T) {
-	s, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	patterns := s.windowed.patterns
-	trie := ahocorasick.NewTrieBuilder().AddStrings(patterns).Build()
-	ac := newFoldedAC(patterns)
+	patterns, trie, ac := walkers(t)
 	r := rand.New(rand.NewPCG(20, 11))
 	hits := 0
 	for k := range 3000 {
@@ -41,16 +35,10 @@ func TestFoldedACFindsWhatTheTrieFinds(t *testing.T) {
 	t.Logf("%d patterns, %d hits", len(patterns), hits)
 }
 
-// FuzzFoldedAC holds the walk to the trie on any text, its length cut
-// at every part boundary the walk has.
+// FuzzFoldedAC holds the walk to the trie on any text (the longer seeds
+// are walked as parts side by side), with any strings reported once.
 func FuzzFoldedAC(f *testing.F) {
-	s, err := New()
-	if err != nil {
-		f.Fatal(err)
-	}
-	patterns := s.windowed.patterns
-	trie := ahocorasick.NewTrieBuilder().AddStrings(patterns).Build()
-	ac := newFoldedAC(patterns)
+	patterns, trie, ac := walkers(f)
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{0, 10, 300, 700} {
 		f.Add(patternText(r, patterns, n, true), uint64(n))
@@ -62,6 +50,17 @@ func FuzzFoldedAC(f *testing.F) {
 		}
 		compareWalk(t, trie, ac, text, once)
 	})
+}
+
+// walkers returns the scrubber's numbered strings, a library trie of them
+// and their foldedAC.
+func walkers(tb testing.TB) ([]string, *ahocorasick.Trie, *foldedAC) {
+	s, err := New()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	patterns := s.windowed.patterns
+	return patterns, ahocorasick.NewTrieBuilder().AddStrings(patterns).Build(), newFoldedAC(patterns)
 }
 
 // compareWalk checks ac's walk of text against the trie's over the
