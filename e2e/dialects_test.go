@@ -384,6 +384,7 @@ func TestCursorAndCopilotSessionsEndToEnd(t *testing.T) {
 				if ans := answerOf(t, r); !s.denied(ans) {
 					t.Fatalf("rm -rf / in the VS Code-compatible format answered %v", ans)
 				}
+				copilotReadsSecretsRedacted(t, env, prompt)
 			}
 			if agent == "cursor" { // beforeReadFile cannot ask: claimcheck's ask is a deny there
 				ans := answerOf(t, a.cursor(`"hook_event_name":"beforeReadFile","file_path":"/repo/.env","content":"API_KEY=abc\n","attachments":[]`))
@@ -450,5 +451,39 @@ func TestCursorAndCopilotSessionsEndToEnd(t *testing.T) {
 				t.Fatalf("session status after the cap: %+v", st)
 			}
 		})
+	}
+}
+
+// copilotReadsSecretsRedacted: a Copilot result holding a secret is
+// answered with modifiedResult, its text the result with the secret
+// replaced by the rule's marker, and the warning in additionalContext;
+// the answer never holds the secret (a session of its own).
+func copilotReadsSecretsRedacted(t *testing.T, env []string, prompt string) {
+	t.Helper()
+	const token = "ghp_x1V9rK3sQ7bT2mN8pL4wZ6cY0dF5gH1jK9aB"
+	a := &dialectAgent{t: t, env: env, agent: "copilot", session: "8f2d5c1a-4b7e-4e0f-9c3d-2a6b1e8f7d62"}
+	answerOf(t, a.copilot("userPromptSubmitted", fmt.Sprintf(`"prompt":%q`, prompt)))
+	args := fmt.Sprintf(`"toolName":"bash","toolArgs":%q`, `{"command":"cat notes.txt","description":"read the notes"}`)
+	if ans := answerOf(t, a.copilot("preToolUse", args)); len(ans) != 0 {
+		t.Fatalf("cat notes.txt answered %v", ans)
+	}
+	out := "deploy notes\nGITHUB_TOKEN=" + token + "\nrun make deploy\n"
+	r := a.copilot("postToolUse", args+fmt.Sprintf(`,"toolResult":{"resultType":"success","textResultForLlm":%q}`, out))
+	if r.code != 0 || strings.Contains(r.stdout, token) {
+		t.Fatalf("postToolUse of a result holding a secret: exit %d, answer %q", r.code, r.stdout)
+	}
+	var ans struct {
+		ModifiedResult struct {
+			ResultType string `json:"resultType"`
+			Text       string `json:"textResultForLlm"`
+		} `json:"modifiedResult"`
+		AdditionalContext string `json:"additionalContext"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &ans); err != nil {
+		t.Fatalf("answer %q: %v", r.stdout, err)
+	}
+	if ans.ModifiedResult.ResultType != "success" || ans.ModifiedResult.Text != strings.Replace(out, token, "[REDACTED:github-pat]", 1) ||
+		!strings.Contains(ans.AdditionalContext, "secret") {
+		t.Fatalf("the result holding a secret was answered %+v", ans)
 	}
 }

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/claimcheck/claimcheck/pkg/decision"
@@ -61,7 +62,8 @@ func (a Agent) Answer(d schemas.GateDecision) []byte {
 //     prompt; a flagged tool result gets {"additionalContext"}, appended to
 //     the result the model reads, and a blocked one (postToolUse) has its
 //     result replaced through modifiedResult by CopilotWithheld and the
-//     reason; sessionStart's context is {"additionalContext"}. Copilot has
+//     reason, one holding a secret by its text redacted (the decision's
+//     updated output); sessionStart's context is {"additionalContext"}. Copilot has
 //     no message for the user (a capped stop's NOT verified is not shown).
 func (a Agent) AnswerEvent(agentEvent string, d schemas.GateDecision) []byte {
 	switch a {
@@ -153,6 +155,11 @@ func (a Agent) answerOther(agentEvent string, d schemas.GateDecision) []byte {
 			// The result the model would read is replaced: what a block of a
 			// result means here (postToolUse's modifiedResult).
 			out = `"modifiedResult":{"resultType":"success","textResultForLlm":` + q(CopilotWithheld+d.Reason) + `}`
+		} else if text, ok := redactedText(d); ok {
+			// A result holding a secret: the model reads it redacted. The
+			// hook maps textResultForLlm to tool_response, a string, so the
+			// redacted output is that string.
+			out = `"modifiedResult":{"resultType":"success","textResultForLlm":` + q(text) + `}`
 		}
 		if d.AdditionalContext != "" {
 			if out != "" {
@@ -177,4 +184,17 @@ func (a Agent) answerOther(agentEvent string, d schemas.GateDecision) []byte {
 	default:
 		return []byte(`{"decision":"block","reason":` + q(d.Reason) + "}\n")
 	}
+}
+
+// redactedText is a PostToolUse decision's redacted output when it is a
+// string (a Copilot result's text, as the hook maps it).
+func redactedText(d schemas.GateDecision) (string, bool) {
+	if d.HookEvent != schemas.HookPostToolUse || d.UpdatedToolOutput.Kind() != '"' {
+		return "", false
+	}
+	var text string
+	if json.Unmarshal(d.UpdatedToolOutput, &text) != nil {
+		return "", false
+	}
+	return text, true
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -81,6 +82,18 @@ func TestAnswerShapes(t *testing.T) {
 			schemas.GateDecision{HookEvent: schemas.HookPostToolUseFailure, Decision: schemas.GateBlock, Reason: "R", AdditionalContext: "C"},
 			`{"additionalContext":"C"}`},
 		{"copilot clean result", dialect.Copilot, schemas.GateDecision{HookEvent: schemas.HookPostToolUse, Decision: schemas.GateAllow}, ""},
+		{"copilot result with a secret: read redacted", dialect.Copilot, schemas.GateDecision{HookEvent: schemas.HookPostToolUse,
+			Decision: schemas.GateAllow, AdditionalContext: "C", UpdatedToolOutput: jsontext.Value(`"t=[REDACTED:github-pat]\n\"q\""`)},
+			`{"modifiedResult":{"resultType":"success","textResultForLlm":"t=[REDACTED:github-pat]\n\"q\""},"additionalContext":"C"}`},
+		{"copilot result with a secret, blocked: withheld", dialect.Copilot, schemas.GateDecision{HookEvent: schemas.HookPostToolUse,
+			Decision: schemas.GateBlock, Reason: "R", AdditionalContext: "C", UpdatedToolOutput: jsontext.Value(`"t=[REDACTED:x]"`)},
+			`{"modifiedResult":{"resultType":"success","textResultForLlm":"` + dialect.CopilotWithheld + `R"},"additionalContext":"C"}`},
+		{"copilot redacted output not a text (no Copilot shape)", dialect.Copilot, schemas.GateDecision{HookEvent: schemas.HookPostToolUse,
+			Decision: schemas.GateAllow, AdditionalContext: "C", UpdatedToolOutput: jsontext.Value(`{"stdout":"[REDACTED:x]"}`)},
+			`{"additionalContext":"C"}`},
+		{"copilot failure with a redacted output (an error is not replaced)", dialect.Copilot, schemas.GateDecision{
+			HookEvent: schemas.HookPostToolUseFailure, Decision: schemas.GateAllow, AdditionalContext: "C",
+			UpdatedToolOutput: jsontext.Value(`"[REDACTED:x]"`)}, `{"additionalContext":"C"}`},
 		{"copilot stop block", dialect.Copilot, block, `{"decision":"block","reason":"R"}`},
 		{"copilot allow", dialect.Copilot, allow, ""},
 		{"copilot capped allow (no message field)", dialect.Copilot, capped, ""},
