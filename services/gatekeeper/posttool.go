@@ -130,10 +130,13 @@ const parallelAt = 8 << 10
 // Decide offers a long result's two scans before it reads the levels:
 // the new goroutines wait on the request's own processor, which runs them
 // as soon as the request blocks on the level reads' round trips to NATS,
-// so the scans fill that wait; the runtime also wakes an idle processor for
-// them. (On this project's 2-core build VM a goroutine handed to the
-// other, idle core starts a median 0.13-0.36 ms later: offered only when
-// the scans were due, as before, it started too late to overlap them.)
+// and the runtime wakes an idle processor for them. With a second core
+// awake in time, a scan and the round trips overlap the other scan; on
+// this project's 2-core build VM the idle core wakes too late (a median
+// 0.13-0.36 ms), one core runs both scans, and the round trips complete
+// after them (the runtime polls the network only when that core has no
+// goroutine to run): what is gained is that the core never idles, and
+// halts, between the three round trips (docs/firewall.md, third round).
 type offer[T any] struct {
 	claimed atomic.Bool
 	done    chan T
