@@ -114,24 +114,41 @@ func RunServerAt(tb testing.TB, dir, listen string) *embedded.Server {
 // RunCluster starts n clustered JetStream servers in this process.
 func RunCluster(tb testing.TB, n int) []*embedded.Server {
 	tb.Helper()
+	return StartCluster(tb, n).Servers
+}
+
+// Cluster is n clustered JetStream servers in this process whose nodes can
+// be stopped and started again on their own data and route addresses.
+type Cluster struct {
+	Servers []*embedded.Server
+	configs []embedded.Config
+}
+
+// StartCluster starts n clustered JetStream servers and waits until each
+// answers JetStream API requests.
+func StartCluster(tb testing.TB, n int) *Cluster {
+	tb.Helper()
 	routes := make([]string, n)
 	listens := make([]string, n)
 	for i := range n {
 		listens[i] = fmt.Sprintf("127.0.0.1:%d", FreePort(tb))
 		routes[i] = "nats-route://" + listens[i]
 	}
-	servers := make([]*embedded.Server, n)
+	c := &Cluster{Servers: make([]*embedded.Server, n), configs: make([]embedded.Config, n)}
+	for i := range n {
+		c.configs[i] = embedded.Config{
+			StoreDir:     tb.TempDir(),
+			Listen:       "127.0.0.1:0",
+			Name:         fmt.Sprintf("cc-%d", i),
+			Cluster:      &embedded.ClusterConfig{Name: "cc", Listen: listens[i], Routes: routes},
+			ReadyTimeout: time.Minute,
+		}
+	}
 	errs := make(chan error, n)
 	for i := range n {
 		go func() {
-			s, err := embedded.Start(context.Background(), embedded.Config{
-				StoreDir:     tb.TempDir(),
-				Listen:       "127.0.0.1:0",
-				Name:         fmt.Sprintf("cc-%d", i),
-				Cluster:      &embedded.ClusterConfig{Name: "cc", Listen: listens[i], Routes: routes},
-				ReadyTimeout: time.Minute,
-			}, nil)
-			servers[i] = s
+			s, err := embedded.Start(context.Background(), c.configs[i], nil)
+			c.Servers[i] = s
 			errs <- err
 		}()
 	}
@@ -140,16 +157,43 @@ func RunCluster(tb testing.TB, n int) []*embedded.Server {
 			tb.Fatalf("start cluster: %v", err)
 		}
 	}
-	for _, s := range servers {
-		tb.Cleanup(s.Shutdown)
-	}
+	tb.Cleanup(func() {
+		for _, s := range c.Servers {
+			s.Shutdown()
+		}
+	})
 	// A JetStream API request sent before the cluster has a meta leader
 	// gets no answer at all (the caller waits out its deadline), so wait
 	// until every server answers one.
-	for _, s := range servers {
+	for _, s := range c.Servers {
 		waitJetStream(tb, s.ClientURL(), time.Minute)
 	}
-	return servers
+	return c
+}
+
+// Named is the server called name (a stream's Cluster.Leader) and its
+// index, or -1.
+func (c *Cluster) Named(name string) (*embedded.Server, int) {
+	for i, s := range c.Servers {
+		if s.NATS().Name() == name {
+			return s, i
+		}
+	}
+	return nil, -1
+}
+
+// Restart starts node i again (after its Shutdown) on its own store and
+// route address; its client port is a new one. It does not wait for the
+// cluster to answer: a node alone in its restart has no quorum to answer.
+func (c *Cluster) Restart(tb testing.TB, i int) *embedded.Server {
+	tb.Helper()
+	c.Servers[i].Shutdown()
+	s, err := embedded.Start(context.Background(), c.configs[i], nil)
+	if err != nil {
+		tb.Fatalf("restart %s: %v", c.configs[i].Name, err)
+	}
+	c.Servers[i] = s
+	return s
 }
 
 // waitJetStream polls url with account info requests until one is answered.

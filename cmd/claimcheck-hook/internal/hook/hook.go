@@ -99,9 +99,11 @@ type hook struct {
 	// refused: NATS refused this host's credentials (revoked, expired,
 	// unknown); events are spooled, and the hook says so.
 	refused error
-	info    payload.Info
-	eventID string
-	agent   dialect.Agent // the dialect of the payload read
+	// movedToFailed counts spooled events flush moved to failed/.
+	movedToFailed int
+	info          payload.Info
+	eventID       string
+	agent         dialect.Agent // the dialect of the payload read
 	// agentEvent is the event as the agent named it (Cursor answers its
 	// events in different shapes).
 	agentEvent string
@@ -403,6 +405,7 @@ func (h *hook) flush(ctx context.Context, c *oneshot.Conn) bool {
 		case permanent(err):
 			fmt.Fprintf(h.stderr, "claimcheck-hook: NATS refused spooled event %s for good (%v); moved to failed/\n", e.eventID, err)
 			_ = h.sp.fail(e.name)
+			h.movedToFailed++
 		default:
 			if errors.Is(err, oneshot.ErrRefused) {
 				h.refused = err
@@ -431,7 +434,12 @@ func (h *hook) flushCommand(ctx context.Context, stdout io.Writer) int {
 	defer func() { _ = c.Close() }()
 	ok := h.flush(ctx, c)
 	after, _ := h.sp.list()
-	fmt.Fprintf(stdout, "delivered %d spooled events, %d remain\n", len(before)-len(after), len(after))
+	if h.movedToFailed > 0 {
+		fmt.Fprintf(stdout, "delivered %d spooled events, moved %d to failed/, %d remain\n",
+			len(before)-len(after)-h.movedToFailed, h.movedToFailed, len(after))
+	} else {
+		fmt.Fprintf(stdout, "delivered %d spooled events, %d remain\n", len(before)-len(after), len(after))
+	}
 	if h.refused != nil {
 		fmt.Fprintf(h.stderr, "claimcheck-hook: %v; this host needs new credentials (claimcheck creds issue --role hook)\n", h.refused)
 	}
@@ -479,9 +487,23 @@ func publish(ctx context.Context, c *oneshot.Conn, subject, eventID string, data
 	return err
 }
 
+// JetStream refusals that are 4xx yet pass: the stream leader still holds
+// an earlier publish of the same Nats-Msg-Id it has not committed (a
+// retry right after a timed-out attempt, or a group that lost its quorum
+// with the proposal in hand), and too many publishes in flight. Retrying
+// the same id later gets the stored copy's ack or stores it.
+const (
+	errCodeDuplicateInProcess = 10158 // 409 "duplicate message id is in process"
+	codeTooManyRequests       = 429
+)
+
 // permanent reports a refusal that retrying cannot fix (a 4xx JetStream
-// error such as a message above the stream's size limit).
+// error such as a message above the stream's size limit), which sends the
+// event to failed/ instead of the spool.
 func permanent(err error) bool {
 	var apiErr *oneshot.APIError
-	return errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500
+	if !errors.As(err, &apiErr) || apiErr.Code < 400 || apiErr.Code >= 500 {
+		return false
+	}
+	return apiErr.ErrCode != errCodeDuplicateInProcess && apiErr.Code != codeTooManyRequests
 }

@@ -327,6 +327,64 @@ func TestFlushCommand(t *testing.T) {
 	}
 }
 
+// A clustered stream's leader that lost its followers takes a publish as
+// a proposal it cannot commit: the hook's attempt times out and spools,
+// and a retry of the same Nats-Msg-Id is refused with 409 "duplicate
+// message id is in process". That refusal is not for good: the event
+// stays spooled (not failed/) and is delivered, once, when the followers
+// are back.
+func TestAnEventStillInProcessStaysSpooled(t *testing.T) {
+	c := natstest.StartCluster(t, 3)
+	_, js := natstest.Connect(t, c.Servers[0].ClientURL())
+	o := stream.DefaultOptions()
+	o.Replicas = 3
+	natstest.Bootstrap(t, js, &o)
+	st, err := js.Stream(t.Context(), stream.Intake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, li := c.Named(st.CachedInfo().Cluster.Leader)
+	if leader == nil {
+		t.Fatalf("INTAKE's leader %q is none of the servers", st.CachedInfo().Cluster.Leader)
+	}
+	var down []int
+	for i, s := range c.Servers {
+		if i != li {
+			s.Shutdown()
+			down = append(down, i)
+		}
+	}
+	f := setup(t, false)
+	f.env["CLAIMCHECK_NATS_URL"] = leader.ClientURL()
+	f.env["CLAIMCHECK_HOOK_RETRY_AFTER"] = "0s"
+	state := f.env["CLAIMCHECK_HOOK_STATE_DIR"]
+	if r := runHook(t, f.env, hookJSON("s", "PostToolUse", "")); r.code != 0 {
+		t.Fatalf("the hook without quorum: %+v", r)
+	}
+	r := runHook(t, f.env, "", "flush")
+	failed, _ := filepath.Glob(filepath.Join(state, "failed", "*.evt"))
+	spooled, _ := filepath.Glob(filepath.Join(state, "spool", "*.evt"))
+	if r.code == 0 || len(failed) != 0 || len(spooled) != 1 {
+		t.Fatalf("flush while the leader holds the event uncommitted: %+v; spooled %v, failed %v", r, spooled, failed)
+	}
+	for _, i := range down {
+		c.Restart(t, i)
+	}
+	natstest.Eventually(t, time.Minute, func() error {
+		if r := runHook(t, f.env, "", "flush"); r.code != 0 {
+			return fmt.Errorf("flush with the followers back: %+v", r)
+		}
+		return nil
+	})
+	_, f.js = natstest.Connect(t, leader.ClientURL())
+	if envs := f.intake(t); len(envs) != 1 || envs[0].HookEvent != "PostToolUse" {
+		t.Fatalf("INTAKE holds %d events, want the one PostToolUse: %+v", len(envs), envs)
+	}
+	if failed, _ := filepath.Glob(filepath.Join(state, "failed", "*.evt")); len(failed) != 0 {
+		t.Fatalf("failed/ holds %v", failed)
+	}
+}
+
 func TestConcurrentHooksKeepDistinctSequences(t *testing.T) {
 	f := setup(t, true)
 	const n = 20
