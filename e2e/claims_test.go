@@ -22,6 +22,7 @@ import (
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 
 	"github.com/claimcheck/claimcheck/pkg/clientcontract"
+	"github.com/claimcheck/claimcheck/pkg/natstest"
 	"github.com/claimcheck/claimcheck/schemas"
 )
 
@@ -132,6 +133,31 @@ const (
 	goTestPass   = "ok  \tgithub.com/acme/app/store\t0.412s\nok  \tgithub.com/acme/app/api\t0.120s\n"
 	goTestFail   = "Exit code 1\n--- FAIL: TestStore (0.00s)\n    store_test.go:9: got 2, want 3\nFAIL\nFAIL\tgithub.com/acme/app/store\t0.013s\nFAIL"
 )
+
+// TestClaimDeliversItsSessionsSpooledEventsFirst: the test run of a
+// session reaches the hook while NATS is out of its reach, so the hook
+// spools it (exit 0, as Claude Code needs); the claim right after delivers
+// the spool before it asks, so the run is in the chain before the claim
+// and the verdict is PASS, not "no run found".
+func TestClaimDeliversItsSessionsSpooledEventsFirst(t *testing.T) {
+	dir := t.TempDir()
+	_, url := up(t, filepath.Join(dir, "data"), "127.0.0.1:0")
+	state := filepath.Join(dir, "hook")
+	env := []string{"CLAIMCHECK_NATS_URL=" + url, "CLAIMCHECK_HOOK_STATE_DIR=" + state, "CLAIMCHECK_HOOK_GATE=false"}
+	a := newAgent(t, env, "spooled-run")
+	a.prompt(matrixPrompt)
+	a.edit("/repo/src/app.test.ts")
+	away := newAgent(t, append(env[:len(env):len(env)], fmt.Sprintf("CLAIMCHECK_NATS_URL=nats://127.0.0.1:%d", natstest.FreePort(t))), a.session)
+	away.promptID = a.promptID
+	away.bash("go test ./...", goTestPass)
+	if spooled, _ := filepath.Glob(filepath.Join(state, "spool", "*.spooled-run.*.evt")); len(spooled) != 2 {
+		t.Fatalf("the run's PreToolUse and PostToolUse were not spooled: %v", spooled)
+	}
+	v, r := a.claim("done", "test_pass", `{"command_substring":"go test ./..."}`)
+	if r.code != 0 || v.Verdict != schemas.Pass || !strings.Contains(r.stderr, "delivered this session's 2 spooled events before the claim") {
+		t.Fatalf("claim after a spooled run: %+v %+v", v, r)
+	}
+}
 
 // TestValidatorMatrixEndToEnd: every validator × PASS / FAIL / REFUSED,
 // from Claude Code hook payloads through claimcheck-hook, ingest, the

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -54,16 +57,8 @@ func (a *app) claimSession(flag string) string {
 	return flag
 }
 
-func (a *app) claimCommand() *cobra.Command {
-	var (
-		claimType, validator, args, session string
-		asJSON                              bool
-		timeout                             time.Duration
-	)
-	cmd := &cobra.Command{
-		Use:   "claim --claim TYPE --validator NAME --args JSON",
-		Short: "Back a claim with evidence from this session's ledger (what the agent runs)",
-		Long: `claim asks the verifiers whether this session's ledger backs a claim. The
+// claimLong is claim --help's text.
+const claimLong = `claim asks the verifiers whether this session's ledger backs a claim. The
 request is recorded in the session's chain after everything the agent did
 before it; a verifier checks the validator's arguments against the session's
 contract and scans the ledger, records the verdict, and for a PASS signs an
@@ -83,8 +78,20 @@ appears in it.
 
 Exit status: 0 PASS, 2 FAIL (no matching evidence: do the next step it
 prints), 3 REFUSED (wrong validator or arguments not bound to the prompt),
-1 bad input (malformed --args, unknown session), 4 NATS unreachable or no
-verdict within --timeout.`,
+1 bad input (malformed --args, unknown session), 4 NATS unreachable, no
+verdict within --timeout, or events of the session still in this host's
+hook spool (the claim delivers the spool first: claimcheck-hook flush).`
+
+func (a *app) claimCommand() *cobra.Command {
+	var (
+		claimType, validator, args, session string
+		asJSON                              bool
+		timeout                             time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "claim --claim TYPE --validator NAME --args JSON",
+		Short: "Back a claim with evidence from this session's ledger (what the agent runs)",
+		Long:  claimLong,
 		Example: `  claimcheck claim --claim done --validator test_pass --args '{"command_substring":"go test ./..."}'
   claimcheck claim --claim done --validator file_diff_present --args '{"path":"src/app.ts"}' --json`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -132,6 +139,9 @@ verdict within --timeout.`,
 				return &exitError{ClaimTransport, errors.Unwrap(err)}
 			}
 			defer nc.Close()
+			if err := a.deliverSpooled(cmd.Context(), session); err != nil {
+				return err
+			}
 			// A hook identity (what the agent holds) may not read the
 			// ledger; the verifier then says whether the session is known.
 			if canRead {
@@ -336,4 +346,72 @@ func printVerdict(w interface{ Write([]byte) (int, error) }, v schemas.Verdict) 
 			fmt.Fprintf(w, "next step: %s\n", v.NextStep)
 		}
 	}
+}
+
+// spooledOf counts the events of session in claimcheck-hook's spool
+// directory, which names each <n>.<event id>.<chain>.<event token>.evt.
+func spooledOf(dir, session string) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".evt")
+		if parts := strings.Split(name, "."); ok && len(parts) == 4 && parts[2] == session {
+			n++
+		}
+	}
+	return n
+}
+
+// deliverSpooled delivers this host's hook spool before a claim when it
+// holds events of the claim's session. Those are events NATS did not take
+// when the hook ran; published after the claim, they would reach the
+// chain after it, and the verifier would judge the session without them
+// (a test run the hook spooled would read as no run at all). It runs
+// claimcheck-hook flush with this command's NATS URL and hook credentials,
+// and refuses to ask while any of the session's events remain spooled.
+func (a *app) deliverSpooled(ctx context.Context, session string) error {
+	dir := hookStateDir(a.env.Getenv)
+	if dir == "" {
+		return nil
+	}
+	spool := filepath.Join(dir, "spool")
+	n := spooledOf(spool, session)
+	if n == 0 {
+		return nil
+	}
+	name := "claimcheck-hook"
+	if needsTLS(a.natsURL()) {
+		name = "claimcheck-hook-tls"
+	}
+	var out bytes.Buffer
+	path, err := findBeside(name)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		c := exec.CommandContext(ctx, path, "flush")
+		c.Env = append(os.Environ(), "CLAIMCHECK_HOOK_STATE_DIR="+dir, "CLAIMCHECK_NATS_URL="+a.natsURL())
+		if creds := a.creds(identity.RoleHook); creds != "" {
+			c.Env = append(c.Env, "CLAIMCHECK_NATS_CREDS="+creds)
+		}
+		c.Stdout, c.Stderr = &out, &out
+		if err = c.Run(); err != nil {
+			err = fmt.Errorf("%s flush: %w: %s", name, err, strings.TrimSpace(out.String()))
+		}
+	}
+	left := spooledOf(spool, session)
+	if left == 0 {
+		fmt.Fprintf(a.env.Stderr, "claimcheck: delivered this session's %d spooled events before the claim\n", n)
+		return nil
+	}
+	why := ""
+	if err != nil {
+		why = " (" + err.Error() + ")"
+	}
+	return &exitError{ClaimTransport, fmt.Errorf(
+		"%d events of session %s are still in this host's hook spool (%s): NATS did not take them when the hook ran, "+
+			"and a verdict now would judge the session without them; run claimcheck-hook flush once NATS is reachable, "+
+			"then claim again%s", left, session, spool, why)}
 }

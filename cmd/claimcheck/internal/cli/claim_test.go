@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/claimcheck/claimcheck/pkg/natstest"
 )
 
 func TestClaimArgs(t *testing.T) {
@@ -91,5 +95,43 @@ func TestClaimUsageErrorsNeverLookLikeVerdicts(t *testing.T) {
 		"claim", "--claim", "done", "--validator", "test_pass", "--args", `{"command_substring":"go test"}`)
 	if r.code != ClaimBadInput || !strings.Contains(r.stderr, "Gemini CLI gives the commands it runs no session id; pass --session") {
 		t.Errorf("inside Gemini CLI without --session: %+v", r)
+	}
+}
+
+// A claim never asks while events of its session sit in this host's hook
+// spool: they would be chained after the claim and judged as missing.
+// Here claimcheck-hook is nowhere to be found (not beside this test
+// binary, $PATH empty), so the spool cannot be delivered and the claim
+// refuses with exit 4, naming the spool; another session's spooled
+// events do not hold it up.
+func TestClaimRefusesWhileItsSessionIsSpooled(t *testing.T) {
+	s := natstest.RunServer(t)
+	_, js := natstest.Connect(t, s.ClientURL())
+	natstest.Bootstrap(t, js, nil)
+	state := t.TempDir()
+	spool := filepath.Join(state, "spool")
+	if err := os.MkdirAll(spool, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"0000000000000001.01M8HXKGBXAD4SNNA4VBMCTDME.s1.PostToolUse.evt",
+		"0000000000000002.01M8HXKGBXAD4SNNA4VBMCTDMF.s1.PreToolUse.evt", "0000000000000003.01M8HXKGBXAD4SNNA4VBMCTDMG.other.Stop.evt"} {
+		if err := os.WriteFile(filepath.Join(spool, name), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", t.TempDir())
+	claim := func(session string) res {
+		return runCLI(t, map[string]string{"CLAIMCHECK_NATS_URL": s.ClientURL(), "CLAIMCHECK_HOOK_STATE_DIR": state, "CLAUDE_CODE_SESSION_ID": session},
+			"claim", "--claim", "done", "--validator", "test_pass", "--args", `{"command_substring":"go test"}`, "--timeout", "1s")
+	}
+	r := claim("s1")
+	if r.code != ClaimTransport || !strings.Contains(r.stderr, "2 events of session s1 are still in this host's hook spool ("+spool+")") ||
+		!strings.Contains(r.stderr, "claimcheck-hook not found") {
+		t.Fatalf("claim with its session spooled: %+v", r)
+	}
+	// Nothing of s2 is spooled: the claim goes on (to the ledger, which
+	// has never seen s2).
+	if r := claim("s2"); r.code != ClaimBadInput || !strings.Contains(r.stderr, "unknown session s2") {
+		t.Fatalf("claim of a session with nothing spooled: %+v", r)
 	}
 }

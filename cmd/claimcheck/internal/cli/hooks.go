@@ -189,6 +189,22 @@ func (a *app) sandboxSpec() sandboxSpec {
 	return spec
 }
 
+// findBeside finds the executable name next to this claimcheck binary,
+// else on $PATH.
+func findBeside(name string) (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		cand := filepath.Join(filepath.Dir(exe), name)
+		if fi, err := os.Stat(cand); err == nil && !fi.IsDir() {
+			return cand, nil
+		}
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s not found next to claimcheck or on $PATH", name)
+	}
+	return p, nil
+}
+
 // hookCommandLine builds the shell command Claude Code runs. For tls://
 // NATS URLs it picks claimcheck-hook-tls: the plain claimcheck-hook is the
 // lean build without TLS (its start-up is shorter by TLS's package
@@ -211,19 +227,11 @@ func (a *app) hookCommandLine(path string, withURL bool) (string, error) {
 		name = "claimcheck-hook-tls" // the lean build has no TLS
 	}
 	if path == "" {
-		if exe, err := os.Executable(); err == nil {
-			cand := filepath.Join(filepath.Dir(exe), name)
-			if fi, err := os.Stat(cand); err == nil && !fi.IsDir() {
-				path = cand
-			}
+		p, err := findBeside(name)
+		if err != nil {
+			return "", fmt.Errorf("%w; build it (make build) or pass --hook-command", err)
 		}
-		if path == "" {
-			p, err := exec.LookPath(name)
-			if err != nil {
-				return "", fmt.Errorf("%s not found next to claimcheck or on $PATH; build it (make build) or pass --hook-command", name)
-			}
-			path = p
-		}
+		path = p
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
