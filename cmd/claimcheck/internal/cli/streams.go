@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/spf13/cobra"
 
 	"github.com/claimcheck/claimcheck/pkg/config"
@@ -61,8 +64,85 @@ for it, saying on stderr why, and gives up with the last error.`,
 		},
 	}
 	ensure.Flags().DurationVar(&wait, "wait", time.Minute, "how long to wait for JetStream to be ready (0: try once)")
-	streams.AddCommand(ensure)
+	streams.AddCommand(ensure, a.streamsStatusCommand())
 	return streams
+}
+
+func (a *app) streamsStatusCommand() *cobra.Command {
+	var (
+		asJSON bool
+		per    time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show whether every stream and bucket has a leader and current replicas",
+		Long: `status asks the cluster about each of claimcheck's streams, buckets and object
+store at once: its leader, its replicas as the leader sees them, and its message
+count. It exits 1 when any has no leader, does not answer within --timeout (a
+raft group without a leader does not answer at all), or has a replica that is
+offline or behind.
+
+nats-server's /healthz counts a raft group with no leader as current once its
+log is applied, so check this too before taking down the next node of a rolling
+restart: after a double failure a group can stay without a leader while every
+node's /healthz answers 200 (docs/deploy.md).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := config.SetDefaults(a.v, "streams", stream.DefaultOptions()); err != nil {
+				return err
+			}
+			var o stream.Options
+			if err := config.Decode(a.v, "streams", &o); err != nil {
+				return &exitError{ExitError, fmt.Errorf("streams: %w", err)}
+			}
+			nc, js, err := a.connectAs(cmd.Context(), identity.RoleOperator)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			hs := stream.Status(cmd.Context(), js, stream.Names(o), per)
+			bad := 0
+			for _, h := range hs {
+				if len(h.Problems) > 0 {
+					bad++
+				}
+			}
+			if asJSON {
+				b, err := json.Marshal(hs)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(a.env.Stdout, string(b))
+			} else {
+				printStreamStatus(a.env.Stdout, hs)
+			}
+			if bad > 0 {
+				return &exitError{ExitError, fmt.Errorf("%d of %d streams cannot take writes and reads now", bad, len(hs))}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON array, a stream per element")
+	cmd.Flags().DurationVar(&per, "timeout", 3*time.Second, "how long each stream's answer may take")
+	return cmd
+}
+
+func printStreamStatus(w io.Writer, hs []stream.Health) {
+	for _, h := range hs {
+		state := "ok"
+		if len(h.Problems) > 0 {
+			state = strings.Join(h.Problems, "; ")
+		}
+		leader := h.Leader
+		if leader == "" {
+			leader = "-"
+		}
+		var peers []string
+		for _, p := range h.Peers {
+			peers = append(peers, fmt.Sprintf("%s current=%t", p.Name, p.Current))
+		}
+		fmt.Fprintf(w, "%-16s R%d  leader %-10s %8d msgs  %s  %s\n", h.Name, h.Replicas, leader, h.Msgs, strings.Join(peers, ", "), state)
+	}
 }
 
 // lastOf is the last error an errors.Join holds (EnsureRetry joins the

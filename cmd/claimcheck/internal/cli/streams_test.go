@@ -39,3 +39,27 @@ func TestStreamsEnsureWaitsForJetStream(t *testing.T) {
 		t.Fatalf("ensure with JetStream: %+v", r)
 	}
 }
+
+// streams status: 0 and a line per stream when every stream answers; 1
+// naming the streams that do not (here, before ensure has made them), and
+// --json is one array.
+func TestStreamsStatus(t *testing.T) {
+	s := natstest.RunServer(t)
+	env := map[string]string{"CLAIMCHECK_NATS_URL": s.ClientURL(), "HOME": t.TempDir()}
+	r := runCLI(t, env, "streams", "status", "--timeout", "1s")
+	if r.code != ExitError || !strings.Contains(r.stdout, "LEDGER") || !strings.Contains(r.stdout, "stream not found") ||
+		!strings.Contains(r.stderr, "12 of 12 streams cannot take writes and reads now") {
+		t.Fatalf("status before ensure: %+v", r)
+	}
+	if r := runCLI(t, env, "streams", "ensure"); r.code != 0 {
+		t.Fatalf("ensure: %+v", r)
+	}
+	r = runCLI(t, env, "streams", "status")
+	if r.code != 0 || strings.Count(r.stdout, "\n") != 12 || strings.Count(r.stdout, "  ok\n") != 12 || !strings.Contains(r.stdout, "KV_levels") {
+		t.Fatalf("status after ensure: %+v", r)
+	}
+	r = runCLI(t, env, "streams", "status", "--json")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, `[{"name":"INTAKE","replicas":1,`) {
+		t.Fatalf("status --json: %+v", r)
+	}
+}
