@@ -171,6 +171,17 @@ func StartCluster(tb testing.TB, n int) *Cluster {
 	return c
 }
 
+// Bootstrap creates claimcheck's streams with a replica on every node and
+// returns a JetStream client connected to the first.
+func (c *Cluster) Bootstrap(tb testing.TB) jetstream.JetStream {
+	tb.Helper()
+	_, js := Connect(tb, c.Servers[0].ClientURL())
+	o := stream.DefaultOptions()
+	o.Replicas = len(c.Servers)
+	Bootstrap(tb, js, &o)
+	return js
+}
+
 // Named is the server called name (a stream's Cluster.Leader) and its
 // index, or -1.
 func (c *Cluster) Named(name string) (*embedded.Server, int) {

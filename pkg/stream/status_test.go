@@ -27,11 +27,8 @@ func problems(hs []stream.Health) string {
 // its bound; with them back, healthy again.
 func TestStatusSeesAClusterLoseAndRegainItsQuorum(t *testing.T) {
 	c := natstest.StartCluster(t, 3)
-	_, js := natstest.Connect(t, c.Servers[0].ClientURL())
-	o := stream.DefaultOptions()
-	o.Replicas = 3
-	natstest.Bootstrap(t, js, &o)
-	names := stream.Names(o)
+	js := c.Bootstrap(t)
+	names := stream.Names(stream.DefaultOptions())
 	if len(names) != 12 || names[0] != stream.Intake || names[len(names)-1] != "OBJ_"+stream.ObjectArtifacts {
 		t.Fatalf("names: %v", names)
 	}

@@ -335,10 +335,7 @@ func TestFlushCommand(t *testing.T) {
 // are back.
 func TestAnEventStillInProcessStaysSpooled(t *testing.T) {
 	c := natstest.StartCluster(t, 3)
-	_, js := natstest.Connect(t, c.Servers[0].ClientURL())
-	o := stream.DefaultOptions()
-	o.Replicas = 3
-	natstest.Bootstrap(t, js, &o)
+	js := c.Bootstrap(t)
 	st, err := js.Stream(t.Context(), stream.Intake)
 	if err != nil {
 		t.Fatal(err)

@@ -33,12 +33,9 @@ JetStream request until it has elected its leaders: ensure waits up to --wait
 for it, saying on stderr why, and gives up with the last error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := config.SetDefaults(a.v, "streams", stream.DefaultOptions()); err != nil {
+			o, err := a.streamOptions()
+			if err != nil {
 				return err
-			}
-			var o stream.Options
-			if err := config.Decode(a.v, "streams", &o); err != nil {
-				return &exitError{ExitError, fmt.Errorf("streams: %w", err)}
 			}
 			nc, js, err := a.connectAs(cmd.Context(), identity.RoleAdmin)
 			if err != nil {
@@ -88,12 +85,9 @@ restart: after a double failure a group can stay without a leader while every
 node's /healthz answers 200 (docs/deploy.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := config.SetDefaults(a.v, "streams", stream.DefaultOptions()); err != nil {
+			o, err := a.streamOptions()
+			if err != nil {
 				return err
-			}
-			var o stream.Options
-			if err := config.Decode(a.v, "streams", &o); err != nil {
-				return &exitError{ExitError, fmt.Errorf("streams: %w", err)}
 			}
 			nc, js, err := a.connectAs(cmd.Context(), identity.RoleOperator)
 			if err != nil {
@@ -143,6 +137,18 @@ func printStreamStatus(w io.Writer, hs []stream.Health) {
 		}
 		fmt.Fprintf(w, "%-16s R%d  leader %-10s %8d msgs  %s  %s\n", h.Name, h.Replicas, leader, h.Msgs, strings.Join(peers, ", "), state)
 	}
+}
+
+// streamOptions are the streams section of the configuration.
+func (a *app) streamOptions() (stream.Options, error) {
+	var o stream.Options
+	if err := config.SetDefaults(a.v, "streams", stream.DefaultOptions()); err != nil {
+		return o, err
+	}
+	if err := config.Decode(a.v, "streams", &o); err != nil {
+		return o, &exitError{ExitError, fmt.Errorf("streams: %w", err)}
+	}
+	return o, nil
 }
 
 // lastOf is the last error an errors.Join holds (EnsureRetry joins the
