@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -81,8 +82,22 @@ func (s *Service) effectiveLevel(ctx context.Context, session, host string) effe
 	if tok, err := id.HostToken(host); err == nil && host != "" {
 		keys = append(keys, struct{ scope, name string }{schemas.ScopeHost, tok})
 	}
+	// The reads go out together: one round trip to NATS instead of three
+	// in a row, on every gated request.
+	type read struct {
+		st  schemas.LevelState
+		rev uint64
+		err error
+	}
+	got := make([]read, len(keys))
+	var wg sync.WaitGroup
+	for i := 1; i < len(keys); i++ {
+		wg.Go(func() { got[i].st, got[i].rev, got[i].err = s.readLevel(ctx, LevelKey(keys[i].scope, keys[i].name)) })
+	}
+	got[0].st, got[0].rev, got[0].err = s.readLevel(ctx, LevelKey(keys[0].scope, keys[0].name))
+	wg.Wait()
 	for i, k := range keys {
-		st, rev, err := s.readLevel(ctx, LevelKey(k.scope, k.name))
+		st, rev, err := got[i].st, got[i].rev, got[i].err
 		if err != nil {
 			out.unavailable = err
 			return out

@@ -427,6 +427,18 @@ func TestCrashBurstsRaiseTheHostLevelWhenConfigured(t *testing.T) {
 
 func TestUnreadableLevelsDenyToolCalls(t *testing.T) {
 	f := newFlow(t, nil)
+	// One unreadable level of the three read together (the fleet's, read
+	// beside the session's) is enough.
+	kv, err := f.js.KeyValue(t.Context(), "levels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(t.Context(), gatekeeper.LevelKey(schemas.ScopeFleet, ""), []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	if pre, _ := f.call("sess-badfleet", "Read", readmeInput, ""); pre.Decision != schemas.GateDeny || pre.Rule != schemas.RuleLevelUnknown {
+		t.Fatalf("a read with the fleet's level unreadable: %+v", pre)
+	}
 	if err := f.js.DeleteKeyValue(t.Context(), "levels"); err != nil {
 		t.Fatal(err)
 	}
