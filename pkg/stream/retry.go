@@ -74,5 +74,21 @@ func Transient(err error) bool {
 		}
 	}
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.Code == http.StatusServiceUnavailable
+	return errors.As(err, &apiErr) && apiErr.Code == http.StatusServiceUnavailable || InProcess(err)
+}
+
+// errCodeDuplicateInProcess is JetStream's 409 "duplicate message id is in
+// process".
+const errCodeDuplicateInProcess = 10158
+
+// InProcess reports a publish refused for now, not for good, though its
+// code is 4xx: the stream's leader still holds an earlier publish of the
+// same Nats-Msg-Id that it has not committed (409, err_code 10158: a retry
+// right after an attempt that timed out, or a group that lost its quorum
+// with the proposal in hand), or too many publishes are in flight (429).
+// A later retry of the same message id gets the stored copy's
+// acknowledgement, or stores it.
+func InProcess(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == errCodeDuplicateInProcess || apiErr.Code == http.StatusTooManyRequests)
 }

@@ -379,9 +379,10 @@ func transient(err error) bool {
 	}
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
-		// 503 and 10077 (resources exceeded) and 500 (internal) may pass;
-		// 4xx configuration errors will not.
-		return apiErr.Code >= 500 || apiErr.Code == 0
+		// 503 and 10077 (resources exceeded) and 500 (internal) may pass,
+		// and so does an earlier attempt of the same message still in
+		// process; other 4xx configuration errors will not.
+		return apiErr.Code >= 500 || apiErr.Code == 0 || stream.InProcess(err)
 	}
 	return true // timeouts, no responders, connection problems
 }
