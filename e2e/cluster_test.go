@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -225,6 +226,39 @@ func (c *cluster) healthy(t *testing.T, timeout time.Duration) {
 		}
 		return nil
 	})
+}
+
+// settled waits until the nodes are healthy and every claimcheck stream
+// has a leader and current replicas (claimcheck streams status): a node's
+// /healthz counts a raft group without a leader as current, and a fault
+// started while groups are still electing or catching up tests NATS's
+// recovery from a double failure rather than claimcheck.
+func (c *cluster) settled(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	start := time.Now()
+	c.servicesAlive(t)
+	c.healthy(t, timeout)
+	var last result
+	natstest.Eventually(t, max(timeout-time.Since(start), time.Second), func() error {
+		last = runBin(t, c.as(identity.RoleOperator), nil, "claimcheck", "streams", "status", "--timeout", "2s")
+		if last.code != 0 {
+			time.Sleep(500 * time.Millisecond)
+			return fmt.Errorf("streams status: exit %d\n%s%s\nraft groups:\n%s", last.code, last.stdout, last.stderr, c.raftReport())
+		}
+		return nil
+	})
+}
+
+// servicesAlive fails the test when a service has exited: one that died
+// in a fault (ingest, once, on a refusal it took for good) otherwise shows
+// only later, as a gate that stops answering.
+func (c *cluster) servicesAlive(t *testing.T) {
+	t.Helper()
+	for name, p := range c.svcs {
+		if exit, done := p.Wait(0); done {
+			t.Fatalf("%s exited: %v\n%s", name, exit, p.Output())
+		}
+	}
 }
 
 func (c *cluster) mustRun(t *testing.T, env []string, name string, args ...string) string {
@@ -463,7 +497,7 @@ func (c *cluster) run(t *testing.T) {
 		if err := wait(); err != nil {
 			t.Fatal(err)
 		}
-		c.healthy(t, 90*time.Second)
+		c.settled(t, 90*time.Second)
 		if n := c.leader(t); n == nil {
 			t.Fatal("no leader after the restart")
 		}
@@ -481,7 +515,7 @@ func (c *cluster) run(t *testing.T) {
 		if err := wait(); err != nil {
 			t.Fatal(err)
 		}
-		c.healthy(t, 90*time.Second)
+		c.settled(t, 90*time.Second)
 	})
 	step("rolling restart in lame-duck mode", func(t *testing.T) {
 		stop := make(chan struct{})
@@ -494,7 +528,7 @@ func (c *cluster) run(t *testing.T) {
 			}
 			left := time.Since(start)
 			c.startNode(n)
-			c.healthy(t, 90*time.Second)
+			c.settled(t, 90*time.Second)
 			t.Logf("%s: left in lame-duck mode in %s, back and current %s later", n.name, left.Round(time.Millisecond),
 				(time.Since(start) - left).Round(time.Millisecond))
 		}
@@ -524,11 +558,12 @@ func (c *cluster) run(t *testing.T) {
 		for _, n := range down {
 			c.startNode(n)
 		}
-		c.healthy(t, 90*time.Second)
+		c.settled(t, 120*time.Second)
 		// Once the cluster has its quorum back, the gate answers again
 		// (the hook retries NATS a second after a failure).
-		attempt, back := 0, time.Now()
+		attempt, back, dumped := 0, time.Now(), false
 		natstest.Eventually(t, 120*time.Second, func() error {
+			c.servicesAlive(t)
 			attempt++
 			session := fmt.Sprintf("quorum-back-%s-%d", hosts[1].tok, attempt)
 			s, p, _ := c.probeGate(t, hosts[1], session)
@@ -537,8 +572,18 @@ func (c *cluster) run(t *testing.T) {
 			c.sentMu.Unlock()
 			if strings.Contains(p.stdout, "deny") || strings.Contains(s.stdout, "fail closed") {
 				time.Sleep(time.Second)
-				return fmt.Errorf("quorum back: stop %q, pre-tool %q; %d of the session's 3 events chained so far; services' last warnings:\n%s",
-					s.stderr, p.stderr, len(c.events(t, session)), c.lastWarnings(4))
+				report := "(the streams' and raft groups' state is reported on the last attempts)"
+				if time.Since(back) > 90*time.Second {
+					report = "streams:\n" + c.streamReport(t) + "ingest's consumers:\n" + c.consumerReport(t) + "raft groups:\n" + c.raftReport()
+					if !dumped {
+						// Where ingest waits: its goroutines, on its stderr
+						// (printed below with its output).
+						dumped = true
+						_ = c.svcs[identity.RoleIngest].Signal(syscall.SIGQUIT)
+					}
+				}
+				return fmt.Errorf("quorum back: stop %q, pre-tool %q; %d of the session's 3 events chained so far; services' last warnings:\n%s\n%s",
+					s.stderr, p.stderr, len(c.events(t, session)), c.lastWarnings(4), report)
 			}
 			return nil
 		})
@@ -547,6 +592,155 @@ func (c *cluster) run(t *testing.T) {
 	if ok {
 		c.checkNothingLost(t, hosts)
 	}
+}
+
+// streamReport is what the cluster says of claimcheck's streams (leader,
+// replicas, counts), for a failure message: a group that reports a leader
+// and current replicas while nothing commits looks different from one
+// with no leader.
+func (c *cluster) streamReport(t *testing.T) string {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	nc, js := c.connect(t, identity.RoleAuditor)
+	defer nc.Close()
+	var b strings.Builder
+	for _, name := range clusterStreams {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			fmt.Fprintf(&b, "  %s: %v\n", name, err)
+			continue
+		}
+		info := s.CachedInfo()
+		fmt.Fprintf(&b, "  %s: msgs %d, seqs %d-%d; %s\n", name, info.State.Msgs, info.State.FirstSeq, info.State.LastSeq, describeCluster(info.Cluster))
+	}
+	return b.String()
+}
+
+// consumerReport is ingest's INTAKE consumers as the cluster sees them
+// (asked with ingest's own credentials): what is pending, waiting and
+// unacknowledged, and where their leaders are.
+func (c *cluster) consumerReport(t *testing.T) string {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	nc, js := c.connect(t, identity.RoleIngest)
+	defer nc.Close()
+	var b strings.Builder
+	for p := range 4 {
+		name := fmt.Sprintf("ingest-p%d", p)
+		cons, err := js.Consumer(ctx, stream.Intake, name)
+		if err != nil {
+			fmt.Fprintf(&b, "  %s: %v\n", name, err)
+			continue
+		}
+		i := cons.CachedInfo()
+		fmt.Fprintf(&b, "  %s: pending %d, waiting pulls %d, ack pending %d, delivered %d, ack floor %d; %s\n", name, i.NumPending,
+			i.NumWaiting, i.NumAckPending, i.Delivered.Stream, i.AckFloor.Stream, describeCluster(i.Cluster))
+	}
+	return b.String()
+}
+
+// jszAccount is an account of a node's /jsz?accounts=true&streams=true:
+// its streams and their raft groups.
+type jszAccount struct {
+	ID      string `json:"id"`
+	Streams []struct {
+		Name    string `json:"name"`
+		Cluster struct {
+			RaftGroup string `json:"raft_group"`
+		} `json:"cluster"`
+	} `json:"stream_detail"`
+}
+
+// raftzGroup is a raft group as a node's /raftz shows it.
+type raftzGroup struct {
+	State      string `json:"state"`
+	Leader     string `json:"leader"`
+	Term       uint64 `json:"term"`
+	Vote       string `json:"voted_for"`
+	PTerm      uint64 `json:"pterm"`
+	PIndex     uint64 `json:"pindex"`
+	Committed  uint64 `json:"committed"`
+	Applied    uint64 `json:"applied"`
+	CatchingUp bool   `json:"catching_up"`
+	Paused     bool   `json:"paused"`
+	Ever       bool   `json:"ever_had_leader"`
+}
+
+// raftReport is each node's view of the raft groups of claimcheck's
+// streams (from its monitoring port's /jsz and /raftz): state, leader,
+// term and vote, last log entry, commit and applied index, catch-up.
+func (c *cluster) raftReport() string {
+	get := func(url string, v any) error {
+		resp, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		return json.UnmarshalRead(resp.Body, v, json.RejectUnknownMembers(false))
+	}
+	var b strings.Builder
+	for _, n := range c.nodes {
+		base := "http://" + n.monitor
+		var jsz struct {
+			Accounts []jszAccount `json:"account_details"`
+		}
+		if err := get(base+"/jsz?accounts=true&streams=true&raft=true", &jsz); err != nil {
+			fmt.Fprintf(&b, "  %s: /jsz: %v\n", n.name, err)
+			continue
+		}
+		// /raftz shows the system account's groups unless asked for an
+		// account's (a stream's group runs in its own account when the
+		// operator names no system account).
+		groups := map[string]raftzGroup{}
+		for _, query := range []string{"", "?acc=" + firstID(jsz.Accounts)} {
+			var raftz map[string]map[string]raftzGroup
+			if err := get(base+"/raftz"+query, &raftz); err != nil {
+				fmt.Fprintf(&b, "  %s: /raftz%s: %v\n", n.name, query, err)
+			}
+			for _, gs := range raftz {
+				maps.Copy(groups, gs)
+			}
+		}
+		for _, acc := range jsz.Accounts {
+			for _, st := range acc.Streams {
+				if g, ok := groups[st.Cluster.RaftGroup]; ok {
+					fmt.Fprintf(&b, "  %s %s: %s leader=%q term=%d vote=%q pterm=%d pindex=%d commit=%d applied=%d catchup=%t paused=%t ever=%t\n",
+						n.name, st.Name, g.State, g.Leader, g.Term, g.Vote, g.PTerm, g.PIndex, g.Committed, g.Applied, g.CatchingUp, g.Paused, g.Ever)
+				} else {
+					fmt.Fprintf(&b, "  %s %s: group %q not in /raftz\n", n.name, st.Name, st.Cluster.RaftGroup)
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+func firstID(accs []jszAccount) string {
+	for _, a := range accs {
+		if a.ID != "" {
+			return a.ID
+		}
+	}
+	return ""
+}
+
+// clusterStreams are the streams of claimcheck's streams and buckets.
+var clusterStreams = []string{stream.Intake, stream.Ledger, stream.Claims, stream.Attest, "KV_" + stream.BucketContracts,
+	"KV_" + stream.BucketSessions, "KV_" + stream.BucketHeads, "KV_" + stream.BucketKeys, "KV_" + stream.BucketPolicies,
+	"KV_" + stream.BucketTlog, "KV_" + stream.BucketLevels, "OBJ_" + stream.ObjectArtifacts}
+
+func describeCluster(ci *jetstream.ClusterInfo) string {
+	if ci == nil {
+		return "no cluster info"
+	}
+	out := "leader " + ci.Leader
+	if ci.Leader == "" {
+		out = "no leader"
+	}
+	for _, r := range ci.Replicas {
+		out += fmt.Sprintf(", %s current=%t offline=%t lag=%d active=%s", r.Name, r.Current, r.Offline, r.Lag, r.Active.Round(time.Millisecond))
+	}
+	return out
 }
 
 // lastWarnings is each service's last n log lines at level WARN or ERROR,
@@ -637,6 +831,14 @@ func (c *cluster) checkNothingLost(t *testing.T, hosts []*host) {
 			}
 			return nil
 		})
+	}
+	// An event a hook took and later moved to failed/ (refused for good)
+	// is lost to the ledger: nothing here is refused for good.
+	for _, h := range hosts {
+		dir := filepath.Join(c.dir, "state-"+h.name, "failed")
+		if names, _ := filepath.Glob(filepath.Join(dir, "*.evt")); len(names) > 0 {
+			t.Errorf("%s: %d events refused for good and kept in %s: %v", h.name, len(names), dir, names)
+		}
 	}
 	c.sentMu.Lock()
 	sent := make(map[string]int, len(c.sent))
