@@ -604,7 +604,7 @@ func (c *cluster) streamReport(t *testing.T) string {
 	nc, js := c.connect(t, identity.RoleAuditor)
 	defer nc.Close()
 	var b strings.Builder
-	for _, name := range clusterStreams {
+	for _, name := range stream.Names(stream.DefaultOptions()) {
 		s, err := js.Stream(ctx, name)
 		if err != nil {
 			fmt.Fprintf(&b, "  %s: %v\n", name, err)
@@ -723,11 +723,6 @@ func firstID(accs []jszAccount) string {
 	}
 	return ""
 }
-
-// clusterStreams are the streams of claimcheck's streams and buckets.
-var clusterStreams = []string{stream.Intake, stream.Ledger, stream.Claims, stream.Attest, "KV_" + stream.BucketContracts,
-	"KV_" + stream.BucketSessions, "KV_" + stream.BucketHeads, "KV_" + stream.BucketKeys, "KV_" + stream.BucketPolicies,
-	"KV_" + stream.BucketTlog, "KV_" + stream.BucketLevels, "OBJ_" + stream.ObjectArtifacts}
 
 func describeCluster(ci *jetstream.ClusterInfo) string {
 	if ci == nil {
