@@ -365,6 +365,11 @@ func spooledOf(dir, session string) int {
 	return n
 }
 
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
 // deliverSpooled delivers this host's hook spool before a claim when it
 // holds events of the claim's session. Those are events NATS did not take
 // when the hook ran; published after the claim, they would reach the
@@ -386,8 +391,16 @@ func (a *app) deliverSpooled(ctx context.Context, session string) error {
 	if needsTLS(a.natsURL()) {
 		name = "claimcheck-hook-tls"
 	}
+	// Only the hook installed beside this claimcheck, never one found on
+	// $PATH: the claim runs outside the agent's sandbox (hooks install
+	// --sandbox excludes it), and the agent chooses its own $PATH.
 	var out bytes.Buffer
-	path, err := findBeside(name)
+	path, err := "", error(nil)
+	if exe, xerr := os.Executable(); xerr != nil {
+		err = xerr
+	} else if path = filepath.Join(filepath.Dir(exe), name); !isExecutable(path) {
+		err = fmt.Errorf("%s not found beside %s", name, exe)
+	}
 	if err == nil {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()

@@ -100,10 +100,11 @@ func TestClaimUsageErrorsNeverLookLikeVerdicts(t *testing.T) {
 
 // A claim never asks while events of its session sit in this host's hook
 // spool: they would be chained after the claim and judged as missing.
-// Here claimcheck-hook is nowhere to be found (not beside this test
-// binary, $PATH empty), so the spool cannot be delivered and the claim
-// refuses with exit 4, naming the spool; another session's spooled
-// events do not hold it up.
+// Here no claimcheck-hook is beside this test binary (the only place the
+// claim takes it from: one on $PATH, here a fake that succeeds, is never
+// run), so the spool cannot be delivered and the claim refuses with exit
+// 4, naming the spool; another session's spooled events do not hold it
+// up.
 func TestClaimRefusesWhileItsSessionIsSpooled(t *testing.T) {
 	s := natstest.RunServer(t)
 	_, js := natstest.Connect(t, s.ClientURL())
@@ -119,14 +120,14 @@ func TestClaimRefusesWhileItsSessionIsSpooled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("PATH", t.TempDir())
+	t.Setenv("PATH", filepath.Dir(fakeHook(t)))
 	claim := func(session string) res {
 		return runCLI(t, map[string]string{"CLAIMCHECK_NATS_URL": s.ClientURL(), "CLAIMCHECK_HOOK_STATE_DIR": state, "CLAUDE_CODE_SESSION_ID": session},
 			"claim", "--claim", "done", "--validator", "test_pass", "--args", `{"command_substring":"go test"}`, "--timeout", "1s")
 	}
 	r := claim("s1")
 	if r.code != ClaimTransport || !strings.Contains(r.stderr, "2 events of session s1 are still in this host's hook spool ("+spool+")") ||
-		!strings.Contains(r.stderr, "claimcheck-hook not found") {
+		!strings.Contains(r.stderr, "claimcheck-hook not found beside") {
 		t.Fatalf("claim with its session spooled: %+v", r)
 	}
 	// Nothing of s2 is spooled: the claim goes on (to the ledger, which
