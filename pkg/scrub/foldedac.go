@@ -144,22 +144,29 @@ func newFoldedAC(patterns []string) *foldedAC {
 // maxLen bytes, so from the part's first byte on the state is the one a
 // walk from the text's start has. A part's hits are held until those of
 // the parts before it are reported.
-func (a *foldedAC) walk(text string, once []bool, fn func(end, n, pattern int)) {
+//
+// ws is the memory the walk's chains use (nil: allocated for this walk);
+// the walk clears what it reuses.
+func (a *foldedAC) walk(text string, once []bool, ws *walkScratch, fn func(end, n, pattern int)) {
+	if ws == nil {
+		ws = new(walkScratch)
+	}
 	q := len(text) / chains
 	if q < splitFrom || q < a.maxLen {
-		a.run(a.newChain(once, fn, nil), text, 0, len(text), 0)
+		a.run(a.newChain(&ws.chains[0], once, fn, nil), text, 0, len(text), 0)
 		return
 	}
 	var cs [chains]*chain
-	var held [chains][]acHit
+	held := &ws.held
 	var st [chains]int
 	for k := range cs {
 		var h *[]acHit
 		if k > 0 {
+			held[k] = held[k][:0]
 			h = &held[k]
 			st[k] = a.run(nil, text, k*q-(a.maxLen-1), k*q, 0) // the state at the part's start
 		}
-		cs[k] = a.newChain(once, fn, h)
+		cs[k] = a.newChain(&ws.chains[k], once, fn, h)
 	}
 	for i := 0; i < q; {
 		i = a.step4(text[:q], text[q:2*q], text[2*q:3*q], text[3*q:4*q], i, &st)
@@ -193,11 +200,31 @@ type chain struct {
 	out   func(i, p int)
 }
 
-// newChain reports to fn, or holds the hits in held when it is not nil.
-func (a *foldedAC) newChain(once []bool, fn func(end, n, pattern int), held *[]acHit) *chain {
-	c := &chain{once: once, quiet: make([]bool, len(a.own))}
+// A walkScratch is the memory of a walk's chains, kept between walks (a
+// 64 KiB text's four chains hold a few thousand hits and a flag per
+// state of the automaton each).
+type walkScratch struct {
+	chains [chains]chain
+	held   [chains][]acHit
+}
+
+// cleared is b, or a new slice when b is too short, holding n false.
+func cleared(b []bool, n int) []bool {
+	if cap(b) < n {
+		return make([]bool, n)
+	}
+	b = b[:n]
+	clear(b)
+	return b
+}
+
+// newChain makes c (its slices reused) report to fn, or hold the hits in
+// held when it is not nil.
+func (a *foldedAC) newChain(c *chain, once []bool, fn func(end, n, pattern int), held *[]acHit) *chain {
+	done := c.done
+	c.once, c.quiet, c.done = once, cleared(c.quiet, len(a.own)), nil
 	if once != nil {
-		c.done = make([]bool, len(a.plen))
+		c.done = cleared(done, len(a.plen))
 	}
 	c.out = func(i, p int) {
 		if c.done != nil {

@@ -287,7 +287,9 @@ func (s *Scrubber) find(text string) []finding {
 	var present []bool // of the strings windowed numbers
 	var genericHits []span
 	if safe {
-		found, present, genericHits = s.windowed.find(text)
+		fs := findPool.Get().(*findScratch)
+		defer findPool.Put(fs) // present and genericHits are fs's
+		found, present, genericHits = s.windowed.find(text, fs)
 	} else {
 		found = s.windowed.whole.DetectString(text)
 	}

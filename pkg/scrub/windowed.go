@@ -4,6 +4,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -293,14 +294,36 @@ func newWindowIndex(c config.Config, rules []windowedRule, clauses [][]string) *
 
 type span struct{ a, b int }
 
+// A findScratch is the memory one windowIndex.find uses, kept between
+// calls in findPool: a 64 KiB text's walk and windows would otherwise
+// allocate about 60 KB a call (half a gatekeeper's inspection's garbage).
+type findScratch struct {
+	on, seen []bool
+	spans    [][]span
+	generic  []span
+	walk     walkScratch
+}
+
+var findPool = sync.Pool{New: func() any { return new(findScratch) }}
+
 // find runs each windowed rule whose keyword occurs in text over the
 // windows around its clause, and reports which numbered strings occur in
 // text and where generic-api-key's keywords are. text is foldSafe: the
 // walk reads it lowered byte by byte (foldedAC).
-func (x *windowIndex) find(text string) (found []report.Finding, seen []bool, generic []span) {
-	on := make([]bool, len(x.rules))
-	seen = make([]bool, len(x.patterns))
-	spans := make([][]span, len(x.rules))
+//
+// fs holds the memory find uses; seen and generic are fs's until the
+// caller puts it back in findPool.
+func (x *windowIndex) find(text string, fs *findScratch) (found []report.Finding, seen []bool, generic []span) {
+	on := cleared(fs.on, len(x.rules))
+	seen = cleared(fs.seen, len(x.patterns))
+	if cap(fs.spans) < len(x.rules) {
+		fs.spans = make([][]span, len(x.rules))
+	}
+	spans := fs.spans[:len(x.rules)] // each rule's windows, their arrays kept
+	for i := range spans {
+		spans[i] = spans[i][:0]
+	}
+	generic = fs.generic[:0]
 	for _, p := range x.onceBytes {
 		if holdsByte(text, x.patterns[p][0]) {
 			seen[p] = true
@@ -309,7 +332,7 @@ func (x *windowIndex) find(text string) (found []report.Finding, seen []bool, ge
 			}
 		}
 	}
-	x.trie.walk(text, x.trieOnce, func(end, n, pattern int) {
+	x.trie.walk(text, x.trieOnce, &fs.walk, func(end, n, pattern int) {
 		pattern = x.inTrie[pattern]
 		seen[pattern] = true
 		if x.isGeneric[pattern] {
@@ -349,6 +372,7 @@ func (x *windowIndex) find(text string) (found []report.Finding, seen []bool, ge
 			found = append(found, r.d.DetectString(text[w.a:w.b])...)
 		}
 	}
+	fs.on, fs.seen, fs.generic = on, seen, generic
 	return found, seen, generic
 }
 
