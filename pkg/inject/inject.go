@@ -15,8 +15,9 @@ package inject
 import (
 	"encoding/binary"
 	"slices"
-	"strings"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/claimcheck/claimcheck/pkg/digest"
 )
@@ -130,7 +131,18 @@ func runeStart(s string, i int) int {
 // scanWindow scans text[lo:hi]; offsets of its findings are into text.
 func scanWindow(text string, lo, hi int) []Finding {
 	w := text[lo:hi]
-	low := fold(w)
+	// low is read only during this call, from a buffer kept between scans
+	// (foldPool): nothing of it outlives the call (findings hold offsets,
+	// rule names and digests of text), so the buffer can be reused. A
+	// fresh 64 KiB fold per scan was a third of a gatekeeper inspection's
+	// garbage.
+	low := w
+	buf := foldPool.Get().(*[]byte)
+	defer foldPool.Put(buf)
+	if b := foldTo((*buf)[:0], w); b != nil {
+		*buf = b
+		low = unsafe.String(unsafe.SliceData(b), len(b))
+	}
 	fences := fenced(low)
 	fs, marks := phrasesMarking(w, low, fences, true)
 	fs = append(fs, invisible(w)...)
@@ -143,12 +155,24 @@ func scanWindow(text string, lo, hi int) []Finding {
 	return fs
 }
 
+// foldPool holds the buffers scanWindow folds a window into.
+var foldPool = sync.Pool{New: func() any { return new([]byte) }}
+
 // fold lower-cases ASCII letters; every other byte stays, so offsets into
-// the result are offsets into s. It reads eight bytes at a time: a text
-// without upper-case letters is returned as it is; any other is lowered a
-// chunk at a time in a small buffer, word by word, into the one buffer
-// that becomes the string.
+// the result are offsets into s. A text without upper-case letters is
+// returned as it is.
 func fold(s string) string {
+	if b := foldTo(nil, s); b != nil {
+		return string(b)
+	}
+	return s
+}
+
+// foldTo appends s, its ASCII letters lower-cased, to dst and returns it,
+// or returns nil when s has no upper-case letter. It reads eight bytes at
+// a time, and lowers the text past the first upper-case letter in place,
+// a word at a time.
+func foldTo(dst []byte, s string) []byte {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
 		if upper8(leUint64(s[i:])) != 0 {
@@ -159,30 +183,24 @@ func fold(s string) string {
 		i++
 	}
 	if i == len(s) {
-		return s
+		return nil
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	b.WriteString(s[:i])
-	var buf [512]byte
-	for i < len(s) {
-		c := buf[:copy(buf[:], s[i:])]
-		k := 0
-		for ; k+8 <= len(c); k += 8 {
-			w := binary.LittleEndian.Uint64(c[k:])
-			if u := upper8(w); u != 0 {
-				binary.LittleEndian.PutUint64(c[k:], w|u>>2) // 0x80>>2: the bit that lowers A-Z
-			}
+	from := len(dst)
+	dst = append(dst, s...)
+	c := dst[from+i:]
+	k := 0
+	for ; k+8 <= len(c); k += 8 {
+		w := binary.LittleEndian.Uint64(c[k:])
+		if u := upper8(w); u != 0 {
+			binary.LittleEndian.PutUint64(c[k:], w|u>>2) // 0x80>>2: the bit that lowers A-Z
 		}
-		for ; k < len(c); k++ {
-			if isUpper(c[k]) {
-				c[k] += 'a' - 'A'
-			}
-		}
-		b.Write(c)
-		i += len(c)
 	}
-	return b.String()
+	for ; k < len(c); k++ {
+		if isUpper(c[k]) {
+			c[k] += 'a' - 'A'
+		}
+	}
+	return dst
 }
 
 // upper8 has the high bit set in each byte of w that is an ASCII

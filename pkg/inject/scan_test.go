@@ -1,11 +1,15 @@
 package inject
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -242,6 +246,7 @@ func reportCPU(b *testing.B, cpu time.Duration) {
 // length and alignment.
 func TestFoldLowersASCIILettersOnly(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 9))
+	var reused []byte
 	for range 20000 {
 		b := make([]byte, r.IntN(40))
 		for i := range b {
@@ -263,6 +268,57 @@ func TestFoldLowersASCIILettersOnly(t *testing.T) {
 		}
 		if got := fold(string(b)); got != string(want) {
 			t.Fatalf("fold(%q) = %q, want %q", b, got, want)
+		}
+		// as scanWindow folds: into the last call's buffer, whatever it holds
+		if got := foldTo(reused[:0], string(b)); got != nil {
+			if string(got) != string(want) {
+				t.Fatalf("foldTo(%q) = %q, want %q", b, got, want)
+			}
+			reused = got
+		} else if !bytes.Equal(b, want) {
+			t.Fatalf("foldTo(%q) = nil: it has upper-case letters", b)
+		}
+	}
+}
+
+// Scans reuse their fold buffers (foldPool): a result must hold nothing of
+// a buffer a later scan, on this goroutine or another, writes over, and
+// scans at once must not share one. Every corpus text is scanned, then
+// scanned again on four goroutines in another order, and each result
+// compared with its first.
+func TestScansShareNoFoldBuffer(t *testing.T) {
+	var texts []string
+	for _, c := range loadCorpus(t, "testdata/corpus") {
+		if fold(c.text) != c.text { // the scan folds it into a buffer
+			texts = append(texts, c.text)
+		}
+	}
+	if len(texts) < 100 {
+		t.Fatalf("%d corpus texts with upper-case letters: too few to share buffers", len(texts))
+	}
+	first := make([]Result, len(texts))
+	for i, s := range texts {
+		first[i] = Scan(s)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, len(texts))
+	for g := range 4 {
+		wg.Go(func() {
+			for i := len(texts) - 1 - g; i >= 0; i -= 4 {
+				if r := Scan(texts[i]); !reflect.DeepEqual(r, first[i]) {
+					errs <- fmt.Sprintf("text %d: %+v, first scanned %+v", i, r, first[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	for i := range texts { // and the first results were not written over
+		if r := Scan(texts[i]); !reflect.DeepEqual(r, first[i]) {
+			t.Errorf("text %d: kept result %+v, scanned again %+v", i, first[i], r)
 		}
 	}
 }
