@@ -7,6 +7,8 @@ package intake
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/claimcheck/claimcheck/pkg/envelope"
 	"github.com/claimcheck/claimcheck/pkg/id"
+	"github.com/claimcheck/claimcheck/pkg/stream"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 )
 
@@ -47,6 +50,49 @@ func (p Publisher) Publish(ctx context.Context, chain, hookEvent, msgID string, 
 func (p Publisher) PublishAsync(chain, hookEvent, msgID string, env []byte) (jetstream.PubAckFuture, error) {
 	return p.JS.PublishMsgAsync(p.Msg(chain, hookEvent, msgID, env))
 }
+
+// Settle waits for fut, the acknowledgement of PublishAsync(chain,
+// hookEvent, msgID, env), and when it is a failure retrying can cure
+// (stream.Transient: above all JetStream's 409 "duplicate message id is
+// in process", its answer while the stream's leader holds an uncommitted
+// earlier copy of the same message id, such as the hook's copy of the same
+// gate decision while the group has no quorum; or no answer in time)
+// publishes env again, with the same dedupe id, backing off, until one is
+// acknowledged (stored, or a duplicate of the stored copy) or ctx ends.
+// Any other failure is returned at once, as is a connection closed or
+// draining (it will not publish again).
+func (p Publisher) Settle(ctx context.Context, fut jetstream.PubAckFuture, chain, hookEvent, msgID string, env []byte) error {
+	var err error
+	select {
+	case <-fut.Ok():
+		return nil
+	case err = <-fut.Err():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for wait := settleFirst; stream.Transient(err) && !errors.Is(err, nats.ErrConnectionClosed) &&
+		!errors.Is(err, nats.ErrConnectionDraining); wait = min(2*wait, settleMax) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (retried until: %w)", err, ctx.Err())
+		case <-time.After(wait):
+		}
+		try, cancel := context.WithTimeout(ctx, settleTry)
+		err = p.Publish(try, chain, hookEvent, msgID, env)
+		cancel()
+		if err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// Settle's backoff, and the bound of each try.
+const (
+	settleFirst = 50 * time.Millisecond
+	settleMax   = time.Second
+	settleTry   = 2 * time.Second
+)
 
 // Event wraps raw, a valid event of session, in an envelope
 // (envelope.Event) and publishes it with its event id as the dedupe id.

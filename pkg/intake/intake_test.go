@@ -91,3 +91,73 @@ func TestEnvelopeAndPublishErrorsAreTold(t *testing.T) {
 		t.Fatalf("no stream: %v, want a *PublishError wrapping ErrNoStreamResponse", err)
 	}
 }
+
+// A gate decision's record is published by the hook and the gatekeeper
+// with one dedupe id. While INTAKE's leader holds one copy uncommitted (its
+// followers gone), the other copy is refused with a 409 "in process";
+// Settle publishes it again until the group commits the first, and the
+// stream then holds the record once.
+func TestSettleOutlastsACopyInProcess(t *testing.T) {
+	c := natstest.StartCluster(t, 3)
+	js := c.Bootstrap(t)
+	st, err := js.Stream(t.Context(), stream.Intake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, li := c.Named(st.CachedInfo().Cluster.Leader)
+	if leader == nil {
+		t.Fatalf("INTAKE's leader %q is none of the servers", st.CachedInfo().Cluster.Leader)
+	}
+	_, js = natstest.Connect(t, leader.ClientURL())
+	var down []int
+	for i, s := range c.Servers {
+		if i != li {
+			s.Shutdown()
+			down = append(down, i)
+		}
+	}
+	pub := intake.Publisher{JS: js, Origin: subject.OriginGatekeeper, Name: "gk-1"}
+	const eventID = "01KAB0000000000000000000GD"
+	env, err := envelope.Event(eventID, "s-1", schemas.GateDecisionEvent, 0, time.Now(),
+		envelope.Source{Host: "h1", AgentType: "claimcheck-gatekeeper", AgentID: "gk-1"}, []byte(`{"session_id":"s-1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first copy: the leader proposes it and cannot commit it.
+	first, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	if err := pub.Publish(first, "s-1", schemas.GateDecisionEvent, eventID, env); err == nil {
+		t.Fatal("a publish without quorum was acknowledged")
+	}
+	fut, err := pub.PublishAsync("s-1", schemas.GateDecisionEvent, eventID, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		settled <- pub.Settle(ctx, fut, "s-1", schemas.GateDecisionEvent, eventID, env)
+	}()
+	select {
+	case err := <-settled:
+		t.Fatalf("settled without quorum: %v", err)
+	case <-time.After(2 * time.Second): // several tries, each refused in process
+	}
+	for _, i := range down {
+		c.Restart(t, i)
+	}
+	if err := <-settled; err != nil {
+		t.Fatalf("the second copy, once the group has its quorum back: %v", err)
+	}
+	if st, err = js.Stream(t.Context(), stream.Intake); err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Fatalf("INTAKE holds %d messages, want the record once", info.State.Msgs)
+	}
+}

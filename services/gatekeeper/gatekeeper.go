@@ -693,21 +693,29 @@ func (s *Service) recordEvent(session, hookEvent, eventID, msgID string, raw []b
 			slog.String("session", session), slog.Any("err", err))
 		return
 	}
-	fut, err := intake.Publisher{JS: s.js, Origin: subject.OriginGatekeeper, Name: s.set.Name}.PublishAsync(session, hookEvent, msgID, data)
+	pub := intake.Publisher{JS: s.js, Origin: subject.OriginGatekeeper, Name: s.set.Name}
+	fut, err := pub.PublishAsync(session, hookEvent, msgID, data)
 	if err != nil {
 		s.m.failures.WithLabelValues("record").Inc()
 		return
 	}
 	s.records.Go(func() {
-		select {
-		case <-fut.Ok():
-		case err := <-fut.Err():
+		// A decision's record is also published by the hook, with the same
+		// dedupe id: while the stream's leader holds the other copy
+		// uncommitted, this one is refused "in process" and settled later.
+		ctx, cancel := context.WithTimeout(context.Background(), recordSettle)
+		defer cancel()
+		if err := pub.Settle(ctx, fut, session, hookEvent, msgID, data); err != nil {
 			s.m.failures.WithLabelValues("record").Inc()
 			s.set.Logger.Warn("gatekeeper: a record was not written", slog.String("event", hookEvent), slog.String("id", eventID),
 				slog.String("session", session), slog.Any("err", err))
 		}
 	})
 }
+
+// recordSettle bounds how long a record is retried (intake.Publisher.Settle);
+// a stopping gatekeeper waits for its records up to it.
+const recordSettle = 10 * time.Second
 
 // RecordPayload is the payload of a GateDecisionEvent record: the decision
 // and, when env is its signed envelope, the envelope's signatures
