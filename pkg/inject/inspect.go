@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -72,7 +70,7 @@ func Read(payload []byte) (Inspection, string, error) {
 // hashing 64 KiB costs about as much as a tenth of its scans.
 func ReadUndigested(payload []byte) (Inspection, string, error) {
 	dec := jsontext.NewDecoder(bytes.NewBuffer(payload)) // parsed in place, not copied
-	in, text, err := ReadValue(dec, nil)
+	in, text, err := ReadValue(dec)
 	if err == nil {
 		if _, err = dec.ReadToken(); !errors.Is(err, io.EOF) {
 			err = fmt.Errorf("data after the payload's object: %w", err)
@@ -92,48 +90,28 @@ func ReadUndigested(payload []byte) (Inspection, string, error) {
 // reads the whole value whenever it is valid JSON: an error that wraps
 // ErrNotPostTool leaves dec after it, any other is dec's own (the input is
 // not JSON) and leaves dec where it failed.
-//
-// With buf, the text is written into *buf's memory (grown when short, and
-// kept in *buf) instead of memory of its own: it reads what *buf holds,
-// and is valid only until the caller writes *buf again, which it may do
-// only once nothing reads the text (a gatekeeper reuses one buffer for
-// its requests' 64 KiB results instead of collecting one a request).
-func ReadValue(dec *jsontext.Decoder, buf *[]byte) (Inspection, string, error) {
+func ReadValue(dec *jsontext.Decoder) (Inspection, string, error) {
 	var p PostTool
-	var b []byte
-	if buf != nil {
-		b = (*buf)[:0]
-	}
-	in, err := readValue(dec, &p, &b)
-	if buf != nil {
-		*buf = b
-	}
-	if err != nil {
-		return in, "", err
-	}
-	return in, unsafe.String(unsafe.SliceData(b), len(b)), nil
-}
-
-func readValue(dec *jsontext.Decoder, p *PostTool, text *[]byte) (Inspection, error) {
+	var text strings.Builder
 	depth := dec.StackDepth()
-	if err := readPostTool(dec, p, text); err != nil {
+	if err := readPostTool(dec, &p, &text); err != nil {
 		if errors.Is(err, ErrNotPostTool) {
 			if derr := drain(dec, depth); derr != nil {
-				return Inspection{}, derr
+				return Inspection{}, "", derr
 			}
 		}
-		return Inspection{}, err
+		return Inspection{}, "", err
 	}
 	if p.ToolName == "" {
-		return Inspection{}, fmt.Errorf("%w: no tool_name", ErrNotPostTool)
+		return Inspection{}, "", fmt.Errorf("%w: no tool_name", ErrNotPostTool)
 	}
 	if p.Error != "" {
-		if len(*text) > 0 {
-			*text = append(*text, '\n')
+		if text.Len() > 0 {
+			text.WriteByte('\n')
 		}
-		*text = append(*text, p.Error...)
+		text.WriteString(p.Error)
 	}
-	return Inspection{Tool: p.ToolName, ToolUseID: p.ToolUseID, Source: Source(p.ToolName, p.ToolInput, p.Cwd)}, nil
+	return Inspection{Tool: p.ToolName, ToolUseID: p.ToolUseID, Source: Source(p.ToolName, p.ToolInput, p.Cwd)}, text.String(), nil
 }
 
 // drain reads dec's tokens until it is back at depth: the rest of a value
@@ -152,7 +130,7 @@ func drain(dec *jsontext.Decoder, depth int) error {
 // strings of tool_response that are not member names to text, in document
 // order, one line break between two. A value of the wrong kind is an error
 // that wraps ErrNotPostTool.
-func readPostTool(dec *jsontext.Decoder, p *PostTool, text *[]byte) error {
+func readPostTool(dec *jsontext.Decoder, p *PostTool, text *strings.Builder) error {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
@@ -213,7 +191,7 @@ func readPostTool(dec *jsontext.Decoder, p *PostTool, text *[]byte) error {
 // responseStrings reads one value (tool_response) and writes its non-empty
 // strings that are not member names to text. A string value is read raw
 // (the decoder has validated it) and unquoted straight into text.
-func responseStrings(dec *jsontext.Decoder, text *[]byte) error {
+func responseStrings(dec *jsontext.Decoder, text *strings.Builder) error {
 	depth := dec.StackDepth()
 	for {
 		if dec.PeekKind() == '"' && !nextIsName(dec) {
@@ -222,10 +200,10 @@ func responseStrings(dec *jsontext.Decoder, text *[]byte) error {
 				return err
 			}
 			if len(raw) > 2 { // not ""
-				if len(*text) > 0 {
-					*text = append(*text, '\n')
+				if text.Len() > 0 {
+					text.WriteByte('\n')
 				}
-				*text = unquote(*text, raw)
+				unquote(text, raw)
 			}
 		} else if _, err := dec.ReadToken(); err != nil {
 			return err
@@ -247,38 +225,38 @@ func nextIsName(dec *jsontext.Decoder) bool {
 // every escape well formed. Runs without a backslash are copied whole
 // (found with bytes.IndexByte, which reads many bytes a step); escapes are
 // decoded as jsontext decodes them, a lone surrogate as U+FFFD.
-func unquote(text, raw []byte) []byte {
+func unquote(text *strings.Builder, raw []byte) {
 	s := raw[1 : len(raw)-1]
-	text = slices.Grow(text, len(s))
+	text.Grow(len(s))
 	for len(s) > 0 {
 		i := bytes.IndexByte(s, '\\')
 		if i < 0 {
-			return append(text, s...)
+			text.Write(s)
+			return
 		}
-		text = append(text, s[:i]...)
+		text.Write(s[:i])
 		s = s[i:]
 		switch c := s[1]; c {
 		case 'b':
-			text = append(text, '\b')
+			text.WriteByte('\b')
 		case 'f':
-			text = append(text, '\f')
+			text.WriteByte('\f')
 		case 'n':
-			text = append(text, '\n')
+			text.WriteByte('\n')
 		case 'r':
-			text = append(text, '\r')
+			text.WriteByte('\r')
 		case 't':
-			text = append(text, '\t')
+			text.WriteByte('\t')
 		case 'u':
 			r, n := unicodeEscape(s)
-			text = utf8.AppendRune(text, r)
+			text.WriteRune(r)
 			s = s[n:]
 			continue
 		default: // '"', '\\', '/'
-			text = append(text, c)
+			text.WriteByte(c)
 		}
 		s = s[2:]
 	}
-	return text
 }
 
 // unicodeEscape decodes the \uXXXX escape s starts with, and the low

@@ -172,9 +172,7 @@ func FuzzReadValueReadsOneValue(f *testing.F) {
 		if _, err := dec.ReadToken(); err != nil {
 			t.Fatal(err)
 		}
-		// into a buffer an earlier read left text in, as the gatekeeper reuses one
-		buf := []byte("the stale text of an earlier result")
-		in, text, err := inject.ReadValue(dec, &buf)
+		in, text, err := inject.ReadValue(dec)
 		if !valid {
 			return // the decoder refuses it, here or at its next read
 		}
@@ -187,9 +185,6 @@ func FuzzReadValueReadsOneValue(f *testing.F) {
 		rin, rtext, rerr := inject.ReadUndigested(payload)
 		if (err == nil) != (rerr == nil) || err == nil && (in.Tool != rin.Tool || in.ToolUseID != rin.ToolUseID || in.Source != rin.Source || text != rtext) {
 			t.Fatalf("%q: ReadValue %+v %q %v, ReadUndigested %+v %q %v", payload, in, text, err, rin, rtext, rerr)
-		}
-		if err == nil && text != string(buf) {
-			t.Fatalf("%q: ReadValue's text %q is not the buffer's %q", payload, text, buf)
 		}
 	})
 }

@@ -37,7 +37,7 @@ func FuzzDecodeRequestReadsThePayloadOnce(f *testing.F) {
 			" :\t" + string(payload) + "\n,\"host\":\"laptop\"}")
 		var plain schemas.GateRequest
 		plainErr := json.Unmarshal(data, &plain, json.RejectUnknownMembers(true))
-		req, _, post, err := decodeRequest(subj, data, new([]byte))
+		req, _, post, err := decodeRequest(subj, data)
 		if (err != nil) != (plainErr != nil) {
 			t.Fatalf("payload %q: decodeRequest error %v, unmarshal error %v", payload, err, plainErr)
 		}

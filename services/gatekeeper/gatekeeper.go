@@ -469,8 +469,7 @@ var ErrBadRequest = errors.New("bad gate request")
 // whose events came from another host is not that host's to ask about.
 func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte, error) {
 	started := time.Now()
-	text := textPool.Get().(*[]byte)
-	req, host, post, err := decodeRequest(subj, data, text)
+	req, host, post, err := decodeRequest(subj, data)
 	if err == nil {
 		if owner := s.view.Owner(req.SessionID); owner != "" && owner != host {
 			err = fmt.Errorf("%w: session %s is host %s's; host %s may not ask about it", ErrBadRequest, req.SessionID, owner, host)
@@ -482,23 +481,8 @@ func (s *Service) Handle(ctx context.Context, subj string, data []byte) ([]byte,
 	} else {
 		d = s.decide(ctx, req, post)
 	}
-	// Nothing reads a tool result's text once it is decided: its scans
-	// have returned (inspect waits for both, offered or not), and the
-	// decision, its findings and records hold offsets, digests and copies.
-	// A panic leaves the buffer to the collector.
-	if cap(*text) <= maxPooledText {
-		textPool.Put(text)
-	}
 	return s.finish(ctx, &d, started)
 }
-
-// textPool holds the buffers decodeRequest reads tool results' texts into,
-// one a request in flight: a fresh 64 KiB text a request was a third of an
-// inspection's garbage.
-var textPool = sync.Pool{New: func() any { return new([]byte) }}
-
-// maxPooledText: a buffer a larger result grew is left to the collector.
-const maxPooledText = 1 << 20
 
 // decide decides a request at the degradation level of its session, host
 // and the fleet, read afresh for every request. post is a tool result's
@@ -560,9 +544,9 @@ type postRead struct {
 
 // decodeRequest reads a gate request and the host token of its subject. A
 // tool result's payload is read for its inspection as it is decoded (post),
-// in the one pass that validates it, into text's memory (see
-// inject.ReadValue), and req.Payload holds its bytes in data (not a copy).
-func decodeRequest(subj string, data []byte, text *[]byte) (req schemas.GateRequest, host string, post *postRead, err error) {
+// in the one pass that validates it, and req.Payload holds its bytes in
+// data (not a copy).
+func decodeRequest(subj string, data []byte) (req schemas.GateRequest, host string, post *postRead, err error) {
 	host, kind, ok := subject.ParseGate(subj)
 	if !ok {
 		return req, "", nil, fmt.Errorf("%w: subject %s is not cc.gate.<host>.<kind>", ErrBadRequest, id.Quote(subj))
@@ -571,12 +555,12 @@ func decodeRequest(subj string, data []byte, text *[]byte) (req schemas.GateRequ
 	if kind == subject.GatePostTool {
 		opts = append(opts, json.WithUnmarshalers(json.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *jsontext.Value) error {
 			start := dec.InputOffset() // after the member's name
-			in, t, err := inject.ReadValue(dec, text)
+			in, text, err := inject.ReadValue(dec)
 			if err != nil && !errors.Is(err, inject.ErrNotPostTool) {
 				return err // not JSON
 			}
 			*v = jsontext.Value(bytes.TrimLeft(data[start:dec.InputOffset()], " \t\r\n:"))
-			post = &postRead{in: in, text: t, err: err}
+			post = &postRead{in: in, text: text, err: err}
 			return nil
 		})))
 	}

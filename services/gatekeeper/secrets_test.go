@@ -265,11 +265,11 @@ func TestAFailedToolsErrorWithASecretIsTold(t *testing.T) {
 	}
 }
 
-// Requests reuse the buffers their results' texts are read into: results
-// decided at once, of different lengths, each get the decision of their own
-// text (a text that kept a longer one's stale tail, or shared a buffer with
-// a request in flight, would be flagged for another's injection or secret,
-// or not for its own).
+// The scans reuse their buffers (the injection scan's fold, the secret
+// scan's scratch: sync.Pools): results decided at once, of different
+// lengths, each get the decision of their own text (a scan that kept a
+// longer text's stale state, or shared a buffer with a scan in flight,
+// would flag a result for another's injection or secret, or miss its own).
 func TestConcurrentResultsAreDecidedOnTheirOwnText(t *testing.T) {
 	f := newFlow(t, nil)
 	tok, _ := id.HostToken("laptop")
