@@ -99,23 +99,8 @@ func TestEnvelopeAndPublishErrorsAreTold(t *testing.T) {
 // stream then holds the record once.
 func TestSettleOutlastsACopyInProcess(t *testing.T) {
 	c := natstest.StartCluster(t, 3)
-	js := c.Bootstrap(t)
-	st, err := js.Stream(t.Context(), stream.Intake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader, li := c.Named(st.CachedInfo().Cluster.Leader)
-	if leader == nil {
-		t.Fatalf("INTAKE's leader %q is none of the servers", st.CachedInfo().Cluster.Leader)
-	}
-	_, js = natstest.Connect(t, leader.ClientURL())
-	var down []int
-	for i, s := range c.Servers {
-		if i != li {
-			s.Shutdown()
-			down = append(down, i)
-		}
-	}
+	leader, down := c.IsolateLeader(t, c.Bootstrap(t), stream.Intake)
+	_, js := natstest.Connect(t, leader.ClientURL())
 	pub := intake.Publisher{JS: js, Origin: subject.OriginGatekeeper, Name: "gk-1"}
 	const eventID = "01KAB0000000000000000000GD"
 	env, err := envelope.Event(eventID, "s-1", schemas.GateDecisionEvent, 0, time.Now(),
@@ -150,7 +135,8 @@ func TestSettleOutlastsACopyInProcess(t *testing.T) {
 	if err := <-settled; err != nil {
 		t.Fatalf("the second copy, once the group has its quorum back: %v", err)
 	}
-	if st, err = js.Stream(t.Context(), stream.Intake); err != nil {
+	st, err := js.Stream(t.Context(), stream.Intake)
+	if err != nil {
 		t.Fatal(err)
 	}
 	info, err := st.Info(t.Context())

@@ -193,6 +193,30 @@ func (c *Cluster) Named(name string) (*embedded.Server, int) {
 	return nil, -1
 }
 
+// IsolateLeader shuts down every server but the leader of stream name (of
+// js's cluster): the leader then proposes what it is sent and can commit
+// nothing. It returns the leader and the indexes of the servers shut down
+// (Restart each to give the group its quorum back).
+func (c *Cluster) IsolateLeader(tb testing.TB, js jetstream.JetStream, name string) (*embedded.Server, []int) {
+	tb.Helper()
+	st, err := js.Stream(tb.Context(), name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	leader, li := c.Named(st.CachedInfo().Cluster.Leader)
+	if leader == nil {
+		tb.Fatalf("%s's leader %q is none of the servers", name, st.CachedInfo().Cluster.Leader)
+	}
+	var down []int
+	for i, s := range c.Servers {
+		if i != li {
+			s.Shutdown()
+			down = append(down, i)
+		}
+	}
+	return leader, down
+}
+
 // Restart starts node i again (after its Shutdown) on its own store and
 // route address; its client port is a new one. It does not wait for the
 // cluster to answer: a node alone in its restart has no quorum to answer.

@@ -335,22 +335,7 @@ func TestFlushCommand(t *testing.T) {
 // are back.
 func TestAnEventStillInProcessStaysSpooled(t *testing.T) {
 	c := natstest.StartCluster(t, 3)
-	js := c.Bootstrap(t)
-	st, err := js.Stream(t.Context(), stream.Intake)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader, li := c.Named(st.CachedInfo().Cluster.Leader)
-	if leader == nil {
-		t.Fatalf("INTAKE's leader %q is none of the servers", st.CachedInfo().Cluster.Leader)
-	}
-	var down []int
-	for i, s := range c.Servers {
-		if i != li {
-			s.Shutdown()
-			down = append(down, i)
-		}
-	}
+	leader, down := c.IsolateLeader(t, c.Bootstrap(t), stream.Intake)
 	f := setup(t, false)
 	f.env["CLAIMCHECK_NATS_URL"] = leader.ClientURL()
 	f.env["CLAIMCHECK_HOOK_RETRY_AFTER"] = "0s"
