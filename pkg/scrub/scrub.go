@@ -288,7 +288,7 @@ func (s *Scrubber) find(text string) []finding {
 	var genericHits []span
 	if safe {
 		fs := findPool.Get().(*findScratch)
-		defer findPool.Put(fs) // present and genericHits are fs's
+		defer fs.release() // present and genericHits are fs's
 		found, present, genericHits = s.windowed.find(text, fs)
 	} else {
 		found = s.windowed.whole.DetectString(text)

@@ -306,13 +306,38 @@ type findScratch struct {
 
 var findPool = sync.Pool{New: func() any { return new(findScratch) }}
 
+// maxKeptHits bounds the held hits (24 bytes each) and windows a scratch
+// keeps for the next find: the memory of an exceptionally long or hit-dense
+// text (ingest scrubs whole events) goes back to the collector instead of
+// staying with the pool.
+const maxKeptHits = 16 << 10
+
+// release puts fs back in findPool, without the slices a text grew past
+// maxKeptHits.
+func (fs *findScratch) release() {
+	for k, h := range fs.walk.held {
+		if cap(h) > maxKeptHits {
+			fs.walk.held[k] = nil
+		}
+	}
+	if cap(fs.generic) > maxKeptHits {
+		fs.generic = nil
+	}
+	for i, sp := range fs.spans {
+		if cap(sp) > maxKeptHits {
+			fs.spans[i] = nil
+		}
+	}
+	findPool.Put(fs)
+}
+
 // find runs each windowed rule whose keyword occurs in text over the
 // windows around its clause, and reports which numbered strings occur in
 // text and where generic-api-key's keywords are. text is foldSafe: the
 // walk reads it lowered byte by byte (foldedAC).
 //
 // fs holds the memory find uses; seen and generic are fs's until the
-// caller puts it back in findPool.
+// caller releases it.
 func (x *windowIndex) find(text string, fs *findScratch) (found []report.Finding, seen []bool, generic []span) {
 	on := cleared(fs.on, len(x.rules))
 	seen = cleared(fs.seen, len(x.patterns))

@@ -267,3 +267,37 @@ func TestFindSeesWhatTheTextHolds(t *testing.T) {
 		t.Fatalf("single bytes seen only %d times: the texts do not exercise them", bytesSeen)
 	}
 }
+
+// A scratch goes back to the pool without what an exceptionally long or
+// hit-dense text grew it to, and keeps what a usual one did.
+func TestReleaseDropsWhatALongTextGrew(t *testing.T) {
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := s.windowed
+	// Every other byte ends a keyword: many more hits than a scratch keeps.
+	dense := strings.Repeat("key=", maxKeptHits*chains)
+	fs := new(findScratch)
+	x.find(dense, fs)
+	grown := 0
+	for _, h := range fs.walk.held {
+		grown = max(grown, cap(h))
+	}
+	if grown <= maxKeptHits {
+		t.Fatalf("the dense text's held hits reached %d, not past %d: the test checks nothing", grown, maxKeptHits)
+	}
+	fs.release()
+	for k, h := range fs.walk.held {
+		if cap(h) > maxKeptHits {
+			t.Errorf("chain %d keeps %d hits", k, cap(h))
+		}
+	}
+	small := new(findScratch)
+	x.find(strings.Repeat("key=", 256*chains), small)
+	kept := cap(small.walk.held[1])
+	small.release()
+	if kept == 0 || cap(small.walk.held[1]) != kept {
+		t.Errorf("a usual text's %d held hits were not kept (%d)", kept, cap(small.walk.held[1]))
+	}
+}
