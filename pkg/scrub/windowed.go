@@ -296,7 +296,8 @@ type span struct{ a, b int }
 
 // A findScratch is the memory one windowIndex.find uses, kept between
 // calls in findPool: a 64 KiB text's walk and windows would otherwise
-// allocate about 60 KB a call (half a gatekeeper's inspection's garbage).
+// allocate about 68 KB a call (about a third of a gatekeeper inspection's
+// garbage).
 type findScratch struct {
 	on, seen []bool
 	spans    [][]span
