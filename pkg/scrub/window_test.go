@@ -145,3 +145,60 @@ func TestGenericExpressionIsTheOneTheFilterWasDerivedFrom(t *testing.T) {
 		t.Fatalf("gitleaks' generic-api-key is now\n%s\nnot\n%s\nderive afterGenericKeyword again", got, genericExpr)
 	}
 }
+
+// assignmentTexts are texts that follow a keyword: assignments in the
+// forms generic-api-key reads, and prose, with bytes the prefilter treats
+// apart (operators, quotes, blanks, multi-byte characters) mixed in.
+func assignmentTexts(r *rand.Rand, n int) []string {
+	parts := []string{"_id", "-key", ".v2", " ", "\t", "\n", "'", `"`, "`", "=", ":", "::=", ":=", "=>", "||", "?=", ",", ">", ";", "(",
+		"\u212a", "\u017f", "é", "AbCdEf0123456789", "abcdefghijkl", "x/y+z==", " refreshed", " is", "  ", "ok"}
+	out := make([]string, n)
+	for i := range out {
+		var b strings.Builder
+		for range 1 + r.IntN(8) {
+			b.WriteString(parts[r.IntN(len(parts))])
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+// mayAssign never rules out a text afterGenericKeyword matches, and rules
+// out prose: a prefilter that said yes to everything, or one that skipped
+// a match, fails here.
+func TestMayAssignKeepsEveryMatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	matched, ruledOut := 0, 0
+	for _, s := range assignmentTexts(r, 20000) {
+		s = s[:min(len(s), afterGenericSpan)]
+		m := afterGenericKeyword.MatchString(s)
+		if m && !mayAssign(s) {
+			t.Fatalf("mayAssign(%q) = false, but afterGenericKeyword matches it", s)
+		}
+		if m {
+			matched++
+		} else if !mayAssign(s) {
+			ruledOut++
+		}
+	}
+	if matched < 500 || ruledOut < 4000 {
+		t.Fatalf("of 20,000 texts %d matched and %d were ruled out: the texts do not exercise the prefilter", matched, ruledOut)
+	}
+	for _, s := range []string{"; see the changelog", " refreshed every hour in the background", "(see below)", "`rules` key"} {
+		if mayAssign(s) {
+			t.Errorf("mayAssign(%q) = true: prose after a keyword is not ruled out", s)
+		}
+	}
+	t.Logf("%d matched; %d of the others ruled out without the expression", matched, ruledOut)
+}
+
+func FuzzMayAssign(f *testing.F) {
+	for _, s := range assignmentTexts(rand.New(rand.NewPCG(7, 8)), 20) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if afterGenericKeyword.MatchString(s) && !mayAssign(s) {
+			t.Fatalf("mayAssign(%q) = false, but afterGenericKeyword matches it", s)
+		}
+	})
+}
