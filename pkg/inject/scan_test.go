@@ -175,6 +175,18 @@ func BenchmarkScan64KB(b *testing.B) {
 			}
 			reportCPU(b, cpu)
 		})
+		if c.name == "page" {
+			// as many scans at once as there are processors: they share
+			// the phrase prefilters' DFAs
+			b.Run("page-parallel", func(b *testing.B) {
+				b.SetBytes(int64(len(s)))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						Scan(s)
+					}
+				})
+			})
+		}
 		if c.name == "dense" {
 			b.Run("baseline", func(b *testing.B) {
 				b.SetBytes(int64(len(s)))
