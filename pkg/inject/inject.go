@@ -145,6 +145,9 @@ func scanWindow(text string, lo, hi int) []Finding {
 	}
 	fences := fenced(low)
 	fs, marks := phrasesMarking(w, low, fences, true)
+	if hasNonASCII(w) {
+		fs = append(fs, confusablePhrases(w, fs)...)
+	}
 	fs = append(fs, invisible(w)...)
 	fs = append(fs, hidden(w, low, fs, marks)...)
 	fs = append(fs, encoded(w)...)

@@ -247,6 +247,7 @@ func New(cfg Config, set service.Settings) (*Service, error) {
 	if cfg.Home == "" {
 		cfg.Home, _ = os.UserHomeDir()
 	}
+	inject.Prepare() // not in the first request with a non-ASCII result
 	p, err := loadPretool(cfg.PretoolPolicyFile)
 	if err != nil {
 		return nil, err
