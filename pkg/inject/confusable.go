@@ -7,16 +7,17 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/mtibben/confusables"
+	"go.mau.fi/util/confusable"
 	"golang.org/x/text/unicode/norm"
 )
 
 // Homoglyphs: "Ign\u043ere all previous instructions" (a Cyrillic o) reads
 // as an override to a model and to a human, and no phrase rule matches it
 // on the ASCII fold. A window that holds characters Unicode lists as
-// confusable with an ASCII letter or digit (UTS #39's confusables, through
-// github.com/mtibben/confusables: Cyrillic and Greek look-alikes, the
-// dotless i, fullwidth and mathematical letters, …) is read a second time
+// confusable with an ASCII letter or digit (UTS #39's confusables through
+// go.mau.fi/util/confusable, as the Stop gate reads claims: Cyrillic and
+// Greek look-alikes, the dotless i, fullwidth and mathematical letters, …)
+// is read a second time
 // with each such character replaced by its letter (latinize), and a phrase
 // rule that matches there over at least one replaced character is reported
 // as "confusable." and the rule's name, at the rule's confidence, over the
@@ -56,7 +57,7 @@ var confusableLetters = sync.OnceValue(func() map[rune]byte {
 func lookAlike(r rune) (byte, bool) {
 	c, ok := asciiAlnum(norm.NFKC.String(string(r)))
 	if !ok {
-		if c, ok = asciiAlnum(confusables.Skeleton(string(r))); ok && c == 'l' && unicode.IsUpper(r) {
+		if c, ok = asciiAlnum(confusable.Skeleton(string(r))); ok && c == 'l' && unicode.IsUpper(r) {
 			c = 'i'
 		}
 	}
