@@ -36,7 +36,8 @@ var confusableBlocks = [][2]rune{
 
 // confusableLetters maps each character of confusableBlocks that looks
 // like one ASCII letter or digit (lookAlike) to it, lowered. It is built
-// the first time a window holds a non-ASCII byte (about 3,300 characters).
+// the first time a window holds a non-ASCII byte, or by Prepare (about
+// 3,300 characters looked up).
 var confusableLetters = sync.OnceValue(func() map[rune]byte {
 	m := map[rune]byte{}
 	for _, b := range confusableBlocks {
@@ -77,7 +78,7 @@ func asciiAlnum(s string) (byte, bool) {
 }
 
 // Prepare builds the table of look-alike characters that a scan otherwise
-// builds the first time it reads a non-ASCII byte (about 10 ms).
+// builds the first time it reads a non-ASCII byte (a few milliseconds).
 func Prepare() { confusableLetters() }
 
 // latinize returns w with each confusable character replaced by its
