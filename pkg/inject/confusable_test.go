@@ -142,3 +142,21 @@ func TestScanFindsPhrasesWrittenWithLookAlikes(t *testing.T) {
 		}
 	}
 }
+
+// hasNonASCII finds a high byte wherever it is, in the 32-byte steps, the
+// 8-byte steps and the last bytes alike.
+func TestHasNonASCIIFindsEveryPosition(t *testing.T) {
+	for n := range 100 {
+		ascii := strings.Repeat("a", n)
+		if hasNonASCII(ascii) {
+			t.Fatalf("%d ASCII bytes reported as holding a non-ASCII one", n)
+		}
+		for i := range n {
+			b := []byte(ascii)
+			b[i] = 0x80 | byte(i)
+			if !hasNonASCII(string(b)) {
+				t.Fatalf("a byte %#x at %d of %d not found", b[i], i, n)
+			}
+		}
+	}
+}
