@@ -2,7 +2,6 @@ package inject
 
 import (
 	"slices"
-	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -34,20 +33,45 @@ var confusableBlocks = [][2]rune{
 	{0x2460, 0x24FF}, {0xFF00, 0xFFEF}, {0x1D400, 0x1D7FF},
 }
 
-// confusableLetters maps each character of confusableBlocks that looks
-// like one ASCII letter or digit (lookAlike) to it, lowered. It is built
-// the first time a window holds a non-ASCII byte, or by Prepare (about
-// 3,300 characters looked up).
-var confusableLetters = sync.OnceValue(func() map[rune]byte {
-	m := map[rune]byte{}
+// lookAlikes holds, for each character of confusableBlocks that looks
+// like one ASCII letter or digit (lookAlike), that byte, lowered: Latin,
+// Greek and Cyrillic (below lowLimit) in an array, the rest in a map.
+type lookAlikes struct {
+	low  [lowLimit]byte // 0: none
+	high map[rune]byte
+	n    int
+}
+
+const lowLimit = 0x530
+
+// letter is the ASCII letter or digit r looks like.
+func (l *lookAlikes) letter(r rune) (byte, bool) {
+	if r < lowLimit {
+		return l.low[r], l.low[r] != 0
+	}
+	c, ok := l.high[r]
+	return c, ok
+}
+
+// confusableLetters is built the first time a window holds a non-ASCII
+// byte, or by Prepare (about 3,300 characters looked up).
+var confusableLetters = sync.OnceValue(func() *lookAlikes {
+	l := &lookAlikes{high: map[rune]byte{}}
 	for _, b := range confusableBlocks {
 		for r := b[0]; r <= b[1]; r++ {
-			if c, ok := lookAlike(r); ok {
-				m[r] = c
+			c, ok := lookAlike(r)
+			switch {
+			case !ok:
+				continue
+			case r < lowLimit:
+				l.low[r] = c
+			default:
+				l.high[r] = c
 			}
+			l.n++
 		}
 	}
-	return m
+	return l
 })
 
 // lookAlike is the ASCII letter or digit r stands for, lowered: its
@@ -81,48 +105,60 @@ func asciiAlnum(s string) (byte, bool) {
 // builds the first time it reads a non-ASCII byte (a few milliseconds).
 func Prepare() { confusableLetters() }
 
+// A latinMap maps offsets in a latinized text back to the text it was
+// made from: each replaced character made its bytes one.
+type latinMap struct {
+	at      []int32 // where each replaced character is in the latinized text, in order
+	removed []int32 // the bytes removed by it and the ones before it
+}
+
+// orig is the offset in the original text of offset x of the latinized one
+// (x may be its length).
+func (m latinMap) orig(x int) int {
+	k, _ := slices.BinarySearch(m.at, int32(x)) // the replacements before x
+	if k == 0 {
+		return x
+	}
+	return x + int(m.removed[k-1])
+}
+
 // latinize returns w with each confusable character replaced by its
-// letter, and the offset in w of each byte of the result (and of its end);
-// ok is false, and nothing is built, when w has no such character.
-func latinize(w string) (lat string, offs []int32, ok bool) {
+// letter, and the map of offsets back to w; ok is false, and nothing is
+// built, when w has no such character. Runs of ASCII bytes are copied
+// whole; only the other characters are looked up.
+func latinize(w string) (lat string, m latinMap, ok bool) {
 	letters := confusableLetters()
-	first := -1
-	for i, r := range w {
-		if r >= utf8.RuneSelf {
-			if _, found := letters[r]; found {
-				first = i
-				break
-			}
-		}
-	}
-	if first < 0 {
-		return "", nil, false
-	}
-	var b strings.Builder
-	b.Grow(len(w))
-	b.WriteString(w[:first])
-	offs = make([]int32, 0, len(w)+1)
-	for i := range first {
-		offs = append(offs, int32(i))
-	}
-	for i, r := range w[first:] {
-		i += first
-		if c, found := letters[r]; found {
-			b.WriteByte(c)
-			offs = append(offs, int32(i))
+	var b []byte
+	from := 0 // the bytes of w before from are in b
+	for i := 0; i < len(w); {
+		if w[i] < utf8.RuneSelf {
+			i++
 			continue
 		}
-		n := utf8.RuneLen(r)
-		if r == utf8.RuneError {
-			_, n = utf8.DecodeRuneInString(w[i:])
+		r, n := utf8.DecodeRuneInString(w[i:])
+		c, found := letters.letter(r)
+		if !found {
+			i += n
+			continue
 		}
-		b.WriteString(w[i : i+n])
-		for k := range n {
-			offs = append(offs, int32(i+k))
+		if b == nil {
+			b = make([]byte, 0, len(w))
 		}
+		b = append(b, w[from:i]...)
+		m.at = append(m.at, int32(len(b)))
+		b = append(b, c)
+		removed := int32(n - 1)
+		if k := len(m.removed); k > 0 {
+			removed += m.removed[k-1]
+		}
+		m.removed = append(m.removed, removed)
+		i += n
+		from = i
 	}
-	offs = append(offs, int32(len(w)))
-	return b.String(), offs, true
+	if b == nil {
+		return "", latinMap{}, false
+	}
+	return string(append(b, w[from:]...)), m, true
 }
 
 // confusablePhrases runs the phrase rules over w latinized and returns,
@@ -131,14 +167,14 @@ func latinize(w string) (lat string, offs []int32, ok bool) {
 // whose expression reads any character ("<system>" and 40 more) matches
 // there either way.
 func confusablePhrases(w string, found []Finding) []Finding {
-	lat, offs, ok := latinize(w)
+	lat, m, ok := latinize(w)
 	if !ok {
 		return nil
 	}
 	low := fold(lat)
 	var out []Finding
 	for _, f := range phrases(lat, low, fenced(low)) {
-		start, end := int(offs[f.Start]), int(offs[f.End])
+		start, end := m.orig(f.Start), m.orig(f.End)
 		if end-start == f.End-f.Start || slices.ContainsFunc(found, func(g Finding) bool {
 			return g.Rule == f.Rule && g.Start < end && start < g.End
 		}) {

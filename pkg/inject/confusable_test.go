@@ -16,17 +16,17 @@ func TestConfusableLettersAreLookAlikes(t *testing.T) {
 		'\uff29': 'i', '\uff47': 'g', // fullwidth I, g
 		'\U0001d422': 'i', '\U0001d428': 'o', // mathematical bold i, o
 	} {
-		if got, ok := letters[r]; !ok || got != want {
+		if got, ok := letters.letter(r); !ok || got != want {
 			t.Errorf("%U (%c): got %q (listed %t), want %q", r, r, got, ok, want)
 		}
 	}
 	for _, r := range []rune{'é', 'ñ', 'ß', 'ü', '中', 'ж', 'λ', '\u200b'} {
-		if c, ok := letters[r]; ok {
+		if c, ok := letters.letter(r); ok {
 			t.Errorf("%U (%c) is read as %q: it is no look-alike of one ASCII letter", r, r, c)
 		}
 	}
-	if len(letters) < 300 {
-		t.Errorf("only %d characters are listed: the confusables table was not read", len(letters))
+	if letters.n < 300 {
+		t.Errorf("only %d characters are listed: the confusables table was not read", letters.n)
 	}
 }
 
@@ -68,30 +68,35 @@ func FuzzLatinize(f *testing.F) {
 	})
 }
 
-func checkLatinize(t *testing.T, letters map[rune]byte, w string, replaced *int) {
+func checkLatinize(t *testing.T, letters *lookAlikes, w string, replaced *int) {
 	t.Helper()
-	lat, offs, ok := latinize(w)
+	lat, m, ok := latinize(w)
 	if !ok {
 		for _, c := range w {
-			if _, found := letters[c]; found {
+			if _, found := letters.letter(c); found {
 				t.Fatalf("%q holds %U, but latinize replaced nothing", w, c)
 			}
 		}
 		return
 	}
-	if len(offs) != len(lat)+1 || offs[len(lat)] != int32(len(w)) {
-		t.Fatalf("%q: %d offsets for %d bytes, the last %d (want %d)", w, len(offs), len(lat), offs[len(offs)-1], len(w))
+	if got := m.orig(len(lat)); got != len(w) {
+		t.Fatalf("%q: the end of the result maps to %d, want %d", w, got, len(w))
 	}
+	prev := -1
 	for j := range len(lat) {
-		o := int(offs[j])
-		if j > 0 && offs[j] <= offs[j-1] {
-			t.Fatalf("%q: offsets not increasing at %d", w, j)
+		o := m.orig(j)
+		if o <= prev || o >= len(w) {
+			t.Fatalf("%q: byte %d maps to %d after %d", w, j, o, prev)
 		}
+		prev = o
 		c, n := utf8.DecodeRuneInString(w[o:])
-		if l, found := letters[c]; found && n > 1 {
+		if l, found := letters.letter(c); found && n > 1 {
 			*replaced++
 			if lat[j] != l {
 				t.Fatalf("%q: byte %d is %q, want %q for %U", w, j, lat[j], l, c)
+			}
+			if m.orig(j+1) != o+n {
+				t.Fatalf("%q: the byte after %d maps to %d, want %d (after %U)", w, j, m.orig(j+1), o+n, c)
 			}
 			continue
 		}
