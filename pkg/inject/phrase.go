@@ -464,7 +464,17 @@ func judge(s string) Confidence {
 	for _, f := range phrases(s, low, nil) {
 		c = max(c, f.Confidence)
 	}
-	return max(c, cue(low))
+	c = max(c, cue(low))
+	if hasNonASCII(s) { // the same speech in look-alike letters
+		if lat, _, ok := latinize(s); ok {
+			latLow := fold(lat)
+			for _, f := range phrases(lat, latLow, nil) {
+				c = max(c, f.Confidence)
+			}
+			c = max(c, cue(latLow))
+		}
+	}
+	return c
 }
 
 // mentioned reports whether w[start:end] is quoted as a mention rather
