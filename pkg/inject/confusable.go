@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"unicode"
@@ -16,13 +17,12 @@ import (
 // confusable with an ASCII letter or digit (UTS #39's confusables through
 // go.mau.fi/util/confusable, as the Stop gate reads claims: Cyrillic and
 // Greek look-alikes, the dotless i, fullwidth and mathematical letters, …)
-// is read a second time
-// with each such character replaced by its letter (latinize), and a phrase
-// rule that matches there over at least one replaced character is reported
-// as "confusable." and the rule's name, at the rule's confidence, over the
-// original text. Text in other scripts latinizes to no English phrase; an
-// accented letter (é, ñ) is a letter and an accent, not a look-alike, and
-// stays as it is.
+// is read a second time with each such character replaced by its letter
+// (latinize), and a phrase rule that matches there over at least one
+// replaced character is reported as "confusable." and the rule's name, at
+// the rule's confidence, over the original text. Text in other scripts
+// latinizes to no English phrase; an accented letter (é, ñ) is a letter
+// and an accent, not a look-alike, and stays as it is.
 
 // confusableBlocks are the blocks whose characters are looked up: Latin
 // supplements and extensions, IPA, Greek, Cyrillic, phonetic extensions,
@@ -171,14 +171,25 @@ func confusablePhrases(w string, found []Finding) []Finding {
 	if !ok {
 		return nil
 	}
+	// the ASCII pass's matches by rule: a rule's matches do not overlap
+	// and come in order, so one binary search finds the one that could
+	// overlap a match here (a text made of thousands of matches of both
+	// kinds costs n log n, not n²)
+	byRule := map[string][]Finding{}
+	for _, g := range found {
+		byRule[g.Rule] = append(byRule[g.Rule], g)
+	}
 	low := fold(lat)
 	var out []Finding
 	for _, f := range phrases(lat, low, fenced(low)) {
 		start, end := m.orig(f.Start), m.orig(f.End)
-		if end-start == f.End-f.Start || slices.ContainsFunc(found, func(g Finding) bool {
-			return g.Rule == f.Rule && g.Start < end && start < g.End
-		}) {
-			continue
+		if end-start == f.End-f.Start {
+			continue // no character replaced
+		}
+		gs := byRule[f.Rule]
+		if k, _ := slices.BinarySearchFunc(gs, start, func(g Finding, x int) int { return cmp.Compare(g.End, x+1) }); k < len(gs) &&
+			gs[k].Start < end {
+			continue // the first of the rule's matches that ends after start begins before end
 		}
 		out = append(out, Finding{Rule: "confusable." + f.Rule, Confidence: f.Confidence, Start: start, End: end})
 	}
