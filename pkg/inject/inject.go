@@ -2,14 +2,14 @@
 // context: Source tags where the result came from (a file of the project,
 // the network, an MCP server, …) and Scan looks in its text for prompt
 // injection — instructions addressed to the agent, role or rule overrides,
-// chat-role and tool-call markup, hidden or bidirectional Unicode, encoded
-// payloads that decode to such text, and markup that hides text from a
-// human reader.
+// chat-role and tool-call markup, hidden or bidirectional Unicode, phrases
+// spelled with look-alike letters, encoded payloads that decode to such
+// text, and markup that hides text from a human reader.
 //
 // Scan is deterministic pattern matching on a bounded amount of text; it
-// judges nothing. What a finding means for the agent (warn, redact, deny)
-// depends on the source tag and is decided elsewhere; nothing calls this
-// package yet (see docs/firewall.md).
+// judges nothing. What a finding means for the agent (warn, block, raise
+// the session's level) is decided by the gatekeeper (services/gatekeeper,
+// docs/firewall.md).
 package inject
 
 import (
