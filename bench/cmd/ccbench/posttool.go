@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/claimcheck/claimcheck/pkg/inject"
+	"github.com/claimcheck/claimcheck/pkg/scrub"
 	"github.com/claimcheck/claimcheck/pkg/subject"
 	"github.com/claimcheck/claimcheck/schemas"
 )
@@ -106,7 +108,45 @@ func (ge *gateEnv) postToolRows(n int) error {
 	// it. Say how many there were, so a run can be read for what it is.
 	fmt.Printf("  requests over %s (host stalls): PreToolUse %d, PostToolUse %d (of %d each; from %d in a kind, its p99 is a stall)\n",
 		ms(stallAt), over(pre, stallAt), over(post, stallAt), len(post), len(post)-((len(post)*99+99)/100-1)) // pct's index
+	inj, sec, err := scanCost(page)
+	if err != nil {
+		return err
+	}
+	// What the host gives one scan: the same page's two scans in this
+	// process, one after the other, after the rows. The inspection runs
+	// them side by side when a second core wakes in time (docs/firewall.md):
+	// between about the longer of them and their sum, plus reading the
+	// payload. Hosts of the same machine type have differed twofold here.
+	fmt.Printf("  the page's scans alone on this host, one after the other (p50 of %d): injection %s, secrets %s\n",
+		scanCostRuns, ms(inj), ms(sec))
 	return nil
+}
+
+// scanCostRuns is how many times scanCost times each scan.
+const scanCostRuns = 101
+
+// scanCost returns the median time of pkg/inject's scan and of pkg/scrub's
+// secret scan (ingest's rules, as the gatekeeper runs it) of page.
+func scanCost(page string) (injection, secrets time.Duration, err error) {
+	sc, err := scrub.New()
+	if err != nil {
+		return 0, 0, fmt.Errorf("post-tool rows: the secret scanner: %w", err)
+	}
+	inj := make([]time.Duration, scanCostRuns)
+	sec := make([]time.Duration, scanCostRuns)
+	for i := range scanCostRuns {
+		t := time.Now()
+		if r := inject.Scan(page); r.Flagged() {
+			return 0, 0, fmt.Errorf("post-tool rows: the benign page is flagged: %v", r.Findings)
+		}
+		inj[i] = time.Since(t)
+		t = time.Now()
+		if found := sc.Secrets(page); len(found) > 0 {
+			return 0, 0, fmt.Errorf("post-tool rows: the benign page holds %d secrets", len(found))
+		}
+		sec[i] = time.Since(t)
+	}
+	return pct(inj, 50), pct(sec, 50), nil
 }
 
 // stallAt is the time over which a post-tool row's request is counted as
