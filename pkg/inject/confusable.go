@@ -171,29 +171,39 @@ func confusablePhrases(w string, found []Finding) []Finding {
 	if !ok {
 		return nil
 	}
-	// the ASCII pass's matches by rule: a rule's matches do not overlap
-	// and come in order, so one binary search finds the one that could
-	// overlap a match here (a text made of thousands of matches of both
-	// kinds costs n log n, not n²)
-	byRule := map[string][]Finding{}
-	for _, g := range found {
-		byRule[g.Rule] = append(byRule[g.Rule], g)
-	}
+	byRule := matchesByRule(found)
 	low := fold(lat)
 	var out []Finding
 	for _, f := range phrases(lat, low, fenced(low)) {
 		start, end := m.orig(f.Start), m.orig(f.End)
-		if end-start == f.End-f.Start {
-			continue // no character replaced
-		}
-		gs := byRule[f.Rule]
-		if k, _ := slices.BinarySearchFunc(gs, start, func(g Finding, x int) int { return cmp.Compare(g.End, x+1) }); k < len(gs) &&
-			gs[k].Start < end {
-			continue // the first of the rule's matches that ends after start begins before end
+		if end-start == f.End-f.Start || byRule.overlaps(f.Rule, start, end) {
+			continue // no character replaced, or the ASCII pass has it
 		}
 		out = append(out, Finding{Rule: "confusable." + f.Rule, Confidence: f.Confidence, Start: start, End: end})
 	}
 	return out
+}
+
+// ruleMatches are the ASCII pass's matches by rule. A rule's matches do
+// not overlap and come in order, so one binary search finds the one that
+// could overlap a match of a second reading (a text made of thousands of
+// matches of both kinds costs n log n, not n²).
+type ruleMatches map[string][]Finding
+
+func matchesByRule(found []Finding) ruleMatches {
+	byRule := ruleMatches{}
+	for _, g := range found {
+		byRule[g.Rule] = append(byRule[g.Rule], g)
+	}
+	return byRule
+}
+
+// overlaps reports whether a match of rule overlaps [start, end).
+func (m ruleMatches) overlaps(rule string, start, end int) bool {
+	gs := m[rule]
+	// the first of the rule's matches that ends after start begins before end
+	k, _ := slices.BinarySearchFunc(gs, start, func(g Finding, x int) int { return cmp.Compare(g.End, x+1) })
+	return k < len(gs) && gs[k].Start < end
 }
 
 // hasNonASCII reports whether s holds a byte of 0x80 or more. It reads 32
