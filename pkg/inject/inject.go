@@ -3,7 +3,7 @@
 // the network, an MCP server, …) and Scan looks in its text for prompt
 // injection — instructions addressed to the agent, role or rule overrides,
 // chat-role and tool-call markup, hidden or bidirectional Unicode, phrases
-// spelled with look-alike letters, encoded payloads that decode to such
+// spelled with look-alike letters or in leetspeak, encoded payloads that decode to such
 // text, and markup that hides text from a human reader.
 //
 // Scan is deterministic pattern matching on a bounded amount of text; it
@@ -148,6 +148,7 @@ func scanWindow(text string, lo, hi int) []Finding {
 	if hasNonASCII(w) {
 		fs = append(fs, confusablePhrases(w, fs)...)
 	}
+	fs = append(fs, leetPhrases(w, low, fences, fs)...)
 	fs = append(fs, invisible(w)...)
 	fs = append(fs, hidden(w, low, fs, marks)...)
 	fs = append(fs, encoded(w)...)

@@ -465,6 +465,12 @@ func judge(s string) Confidence {
 		c = max(c, f.Confidence)
 	}
 	c = max(c, cue(low))
+	if d, ok := deleet(low); ok { // the same speech in leetspeak
+		for _, f := range phrases(s, d, nil) {
+			c = max(c, f.Confidence)
+		}
+		c = max(c, cue(d))
+	}
 	if hasNonASCII(s) { // the same speech in look-alike letters
 		if lat, _, ok := latinize(s); ok {
 			latLow := fold(lat)
