@@ -114,6 +114,7 @@ var rules = []phrase{
 			`(?:~/\.ssh\S*|id_rsa|id_ed25519|\.env\b|\.aws/credentials|aws credentials|private keys?|ssh keys?|environment variables|` +
 			`env vars|secrets|credentials|api keys|access tokens|session cookies|\.npmrc|\.netrc|/etc/passwd|/etc/shadow)` +
 			`[^\n]{0,80}?\b(?:to|at|into)\s+(?:https?://|[a-z0-9-]+\.(?:com|net|org|io|xyz|ru|top|site|dev|sh)\b|` +
+			`[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+|` +
 			`this (?:url|endpoint|address|webhook|server)|the (?:following|webhook|endpoint)|a (?:public )?(?:gist|pastebin))`),
 		conf: Medium,
 	},
