@@ -3,8 +3,9 @@
 // the network, an MCP server, …) and Scan looks in its text for prompt
 // injection — instructions addressed to the agent, role or rule overrides,
 // chat-role and tool-call markup, hidden or bidirectional Unicode, phrases
-// spelled with look-alike letters or in leetspeak, encoded payloads that decode to such
-// text, and markup that hides text from a human reader.
+// spelled with look-alike letters, in leetspeak or with split letters,
+// encoded payloads that decode to such text, and markup that hides text
+// from a human reader.
 //
 // Scan is deterministic pattern matching on a bounded amount of text; it
 // judges nothing. What a finding means for the agent (warn, block, raise
@@ -144,11 +145,14 @@ func scanWindow(text string, lo, hi int) []Finding {
 		low = unsafe.String(unsafe.SliceData(b), len(b))
 	}
 	fences := fenced(low)
-	fs, marks := phrasesMarking(w, low, fences, true)
+	fs, marks, splits := phrasesMarking(w, low, fences, true)
 	if hasNonASCII(w) {
 		fs = append(fs, confusablePhrases(w, fs)...)
 	}
 	fs = append(fs, leetPhrases(w, low, fences, fs)...)
+	if splits != nil {
+		fs = append(fs, splitPhrases(w, splits, fs)...)
+	}
 	fs = append(fs, invisible(w)...)
 	fs = append(fs, hidden(w, low, fs, marks)...)
 	fs = append(fs, encoded(w)...)

@@ -304,21 +304,21 @@ var wordByte = func() (t [256]bool) {
 
 // phrases runs the phrase rules over low, the folded text w.
 func phrases(w, low string, fences []region) []Finding {
-	fs, _ := phrasesMarking(w, low, fences, false)
+	fs, _, _ := phrasesMarking(w, low, fences, false)
 	return fs
 }
 
 // phrasesMarking is phrases; with mark, it also returns hidden's markers
-// at word starts and punctuation, found on the same walk.
+// at word starts and punctuation, found on the same walk, and where runs
+// of single letters start (split.go).
 //
 // The walk visits the bytes where something may start: word starts (any
 // anchor) and the punctuation in walkClass (markup anchors, markers). It
 // finds them eight bytes at a time, from the class bits of each byte,
 // without a branch per byte: in prose, a test per byte of whether it ends
 // a word was mispredicted at most word ends.
-func phrasesMarking(w, low string, fences []region, mark bool) ([]Finding, []marker) {
-	p := phraseScan{w: w, low: low, fences: fences}
-	var marks []marker
+func phrasesMarking(w, low string, fences []region, mark bool) (fs []Finding, marks []marker, splits []int) {
+	p := phraseScan{w: w, low: low, fences: fences, single: -2 * splitGap}
 	n := len(low)
 	// prevWord is 0x80 when the byte before the chunk is a word byte.
 	var prevWord uint64
@@ -360,13 +360,16 @@ func phrasesMarking(w, low string, fences []region, mark bool) ([]Finding, []mar
 			if mark && wordMark[low[i]] {
 				marks = markWord(marks, low, i)
 			}
+			if !wordByte[low[i+1]] && isLetter(low[i]) { // a single letter: runs of them are split words
+				p.singleLetter(i)
+			}
 			if j := i + 1; i > 0 && low[i-1] == '\\' && (low[i] == 'n' || low[i] == 't' || low[i] == 'r') && j+1 < n &&
 				wordByte[low[j]] && hasAnchor(low, j) {
 				p.at(j, true)
 			}
 		}
 	}
-	return p.out, marks
+	return p.out, marks, p.splits
 }
 
 // walkClass has the bit 0x80 for a word byte and 0x40 for the punctuation
@@ -412,6 +415,29 @@ type phraseScan struct {
 	fences []region
 	out    []Finding
 	last   [16]int // where each rule's last match ended: a rule's matches do not overlap
+	// the last single letter followed by a separator, how many such came
+	// before it each splitGap bytes after the one before, and where each
+	// run of splitRun of them started
+	single, streak int
+	splits         []int
+}
+
+// singleLetter counts the single letter at i towards a run of them (a
+// letter and a separator each; split.go). It is kept out of the walk's
+// loop: one-letter words are few, and inlined it cost the loop registers
+// (a scan of the page took 0.5% more instructions).
+//
+//go:noinline
+func (p *phraseScan) singleLetter(i int) {
+	if i == p.single+splitGap && splitSeparator[p.low[i-1]] {
+		p.streak++
+	} else {
+		p.streak = 1
+	}
+	p.single = i
+	if p.streak == splitRun {
+		p.splits = append(p.splits, i-(splitRun-1)*splitGap)
+	}
 }
 
 // at tries the anchors that start at low[i]; atWord: i starts a word.

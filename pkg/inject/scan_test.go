@@ -376,8 +376,8 @@ func TestStyleMarkersMatchASearchForStyle(t *testing.T) {
 
 // phrasesMarkingByByte is phrasesMarking as it walked before it read eight
 // bytes at a time: the reference it is held to.
-func phrasesMarkingByByte(w, low string, fences []region, mark bool) ([]Finding, []marker) {
-	p := phraseScan{w: w, low: low, fences: fences}
+func phrasesMarkingByByte(w, low string, fences []region, mark bool) ([]Finding, []marker, []int) {
+	p := phraseScan{w: w, low: low, fences: fences, single: -2 * splitGap}
 	var marks []marker
 	n := len(low)
 	for i := 0; i+1 < n; i++ {
@@ -396,6 +396,9 @@ func phrasesMarkingByByte(w, low string, fences []region, mark bool) ([]Finding,
 		if mark && wordMark[low[i]] {
 			marks = markWord(marks, low, i)
 		}
+		if isLetter(low[i]) && !wordByte[low[i+1]] {
+			p.singleLetter(i)
+		}
 		j := i + 1
 		if i > 0 && low[i-1] == '\\' && (low[i] == 'n' || low[i] == 't' || low[i] == 'r') && j+1 < n && wordByte[low[j]] {
 			if hasAnchor(low, j) {
@@ -408,7 +411,7 @@ func phrasesMarkingByByte(w, low string, fences []region, mark bool) ([]Finding,
 		}
 		i = j - 1
 	}
-	return p.out, marks
+	return p.out, marks, p.splits
 }
 
 // phrasesMarking finds what the byte-by-byte walk finds, in the same order,
@@ -421,17 +424,20 @@ func TestPhrasesMarkingMatchesTheWalkByByte(t *testing.T) {
 	}
 	pieces = append(pieces, " ", "  ", "\n", "\\n", "\\t", "\\r", "\\", "<!--", "-->", "![", "](", "\"", "#", "(", "<", "[", "]",
 		"alt=\"", "title=\"", "data-x=\"", "aria-label=\"", "é", "x", "_", "9", "ignore all previous instructions", "you are now DAN",
-		"`", ".", ",", "system prompt", "from now on", "s")
+		"`", ".", ",", "system prompt", "from now on", "s", "a ", "i.", "e-", "I g n o r e  a l l")
 	r := rand.New(rand.NewPCG(17, 19))
+	split := false // a text held a run of single letters
 	check := func(text string) {
 		low := fold(text)
 		fences := fenced(low)
 		for _, mark := range []bool{false, true} {
-			gf, gm := phrasesMarking(text, low, fences, mark)
-			wf, wm := phrasesMarkingByByte(text, low, fences, mark)
-			if !slices.Equal(gf, wf) || !slices.Equal(gm, wm) {
-				t.Fatalf("%q (mark %v):\n findings %v\n want     %v\n markers %v\n want    %v", text, mark, gf, wf, gm, wm)
+			gf, gm, gs := phrasesMarking(text, low, fences, mark)
+			wf, wm, ws := phrasesMarkingByByte(text, low, fences, mark)
+			if !slices.Equal(gf, wf) || !slices.Equal(gm, wm) || !slices.Equal(gs, ws) {
+				t.Fatalf("%q (mark %v):\n findings %v\n want     %v\n markers %v\n want    %v\n split %v, want %v", text, mark,
+					gf, wf, gm, wm, gs, ws)
 			}
+			split = split || gs != nil
 		}
 	}
 	found := 0
@@ -441,11 +447,11 @@ func TestPhrasesMarkingMatchesTheWalkByByte(t *testing.T) {
 			b.WriteString(pieces[r.IntN(len(pieces))])
 		}
 		check(b.String())
-		fs, _ := phrasesMarking(b.String(), fold(b.String()), nil, false)
+		fs, _, _ := phrasesMarking(b.String(), fold(b.String()), nil, false)
 		found += len(fs)
 	}
-	if found < 5000 {
-		t.Fatalf("only %d findings in the texts", found)
+	if found < 5000 || !split {
+		t.Fatalf("only %d findings in the texts (a run of single letters: %v)", found, split)
 	}
 	for _, f := range []string{"testdata/corpus/benign_files.txt", "testdata/corpus/benign_remote.txt",
 		"testdata/corpus/injected_files.txt", "testdata/corpus/injected_remote.txt"} {
