@@ -90,7 +90,7 @@ func FuzzUnsplit(f *testing.F) {
 			if o <= prev || o >= len(w) {
 				t.Fatalf("%q: byte %d maps to %d after %d", w, x, o, prev)
 			}
-			if c := joined[x]; !(c == w[o] || c == ' ' && isSplitSeparator(w[o])) {
+			if c := joined[x]; c != w[o] && (c != ' ' || !isSplitSeparator(w[o])) {
 				t.Fatalf("%q: byte %d (%q) maps to %q", w, x, c, w[o])
 			}
 			for _, c := range []byte(w[prev+1 : o]) {
