@@ -9,11 +9,11 @@ import (
 // Leetspeak: "1gn0r3 4ll pr3v10u5 1n5truct10n5" reads as an override to a
 // model, and no phrase rule matches it. A window in which a word made of
 // letters and the digits that stand for letters (0 o, 1 i or l, 3 e, 4 a,
-// 5 s, 7 t) spells a word of the phrase rules'
-// vocabulary is read a second time with every such word spelled in letters
-// (deleet: byte for byte, so offsets are the window's), and a phrase rule
-// that matches there over a respelled byte is reported as "leet." and the
-// rule's name, at the rule's confidence. Numbers, hashes and identifiers
+// 5 s, 7 t) spells a word of the phrase rules' vocabulary is read a second
+// time with every such word spelled in letters (deleet: byte for byte, so
+// offsets are the window's), and a phrase rule that matches there over a
+// respelled byte is reported as "leet." and the rule's name, at the rule's
+// confidence. Numbers, hashes and identifiers
 // (2026, sha256, utf8, x86_64) are no such words: a word with no letter,
 // or with a digit that stands for none (2, 6, 8, 9), stays as it is. The
 // signs @ and $ are left out: read as letters they join an address's name
@@ -65,7 +65,8 @@ func deleet(low string) (d string, ok bool) {
 	for i < len(low) {
 		// to the next byte that may stand for a letter, 32 bytes a step,
 		// then eight (the steps' slicing and bounds checks cost more than
-		// their tests: eight bytes a step was 8% of a scan of the page)
+		// their tests: eight bytes a step, this pass was 7% of a scan of
+		// the page's instructions; this way, 4%)
 		for ; i+32 <= len(low); i += 32 {
 			w := low[i : i+32] // one bounds check for the four loads
 			if mayHoldLeet(leUint64(w))|mayHoldLeet(leUint64(w[8:]))|mayHoldLeet(leUint64(w[16:]))|mayHoldLeet(leUint64(w[24:])) != 0 {

@@ -3,12 +3,13 @@ package inject
 // Split letters: "I g n o r e   a l l   p r e v i o u s   i n s t r u c t i o n s"
 // or "i.g.n.o.r.e a.l.l p.r.e.v.i.o.u.s …" reads as an override to a model,
 // and no phrase rule matches it. The phrase walk notes where splitRun
-// single letters, each followed by a separator and splitGap bytes after the
-// one before, start (phraseScan's singleLetter); a window with such a run
-// is read a second time with each run around those places joined (unsplit: the one-byte separators between its letters removed,
-// a wider gap between two of its letters read as a space), and a phrase
-// rule that matches there over a joined run is reported as "split." and
-// the rule's name, at the rule's confidence, over the original bytes.
+// one-letter words in a row start, each splitGap bytes after the one before
+// with a separator between (phraseScan's singleLetter). Each such run is
+// joined (unsplit: the one-byte separators between its letters removed, a
+// wider gap read as a space), the phrase rules walk the joined text within
+// span of each run (splitPhrases), and a match over a joined run is
+// reported as "split." and the rule's name, at the rule's confidence, over
+// the original bytes.
 
 const (
 	// splitRun is how many single letters in a row make a run: fewer are
