@@ -1,7 +1,6 @@
 package agents
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,26 +49,14 @@ func TestClaudeCodeInjectionIsFlagged(t *testing.T) {
 			es := w.ledger(session, sessionOver(1))
 			w.checkScript()
 
-			var findings []string
-			for _, e := range es {
-				var p struct {
-					Finding struct {
-						Kind       string `json:"kind"`
-						Confidence string `json:"confidence"`
-						Level      string `json:"level"`
-						Tool       string `json:"tool"`
-						Source     string `json:"source"`
-					} `json:"finding"`
-				}
-				if e.HookEvent == "GateFinding" && json.Unmarshal([]byte(e.Payload), &p) == nil {
-					findings = append(findings, p.Finding.Kind+":"+p.Finding.Confidence+p.Finding.Level)
-					if p.Finding.Kind == "injection" && (p.Finding.Tool != "Read" || p.Finding.Source != "FILE_INTERNAL") {
-						w.errorf("ledger: the injection finding names %s (%s), want Read (FILE_INTERNAL)", p.Finding.Tool, p.Finding.Source)
-					}
+			fs := findings(es)
+			for _, f := range fs {
+				if f.Kind == "injection" && (f.Tool != "Read" || f.Source != "FILE_INTERNAL") {
+					w.errorf("ledger: the injection finding names %s (%s), want Read (FILE_INTERNAL)", f.Tool, f.Source)
 				}
 			}
-			if strings.Join(findings, " ") != strings.Join(tc.findings, " ") {
-				w.errorf("ledger: findings %v, want %v", findings, tc.findings)
+			if got := labels(fs); strings.Join(got, " ") != strings.Join(tc.findings, " ") {
+				w.errorf("ledger: findings %v, want %v", got, tc.findings)
 			}
 			ds := decisions(es, "PostToolUse")
 			if len(ds) != 1 || ds[0].Decision != tc.decision || ds[0].Rule != "posttool.injection" {

@@ -1,7 +1,6 @@
 package agents
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,22 +45,13 @@ func TestClaudeCodeSecretIsRedacted(t *testing.T) {
 			w.errorf("model: request %d holds the token", i)
 		}
 	}
-	var kinds []string
 	for _, e := range es {
 		if strings.Contains(e.Payload, token) {
 			w.errorf("ledger: entry %d (%s) holds the token", e.N, e.HookEvent)
 		}
-		var p struct {
-			Finding struct {
-				Kind string `json:"kind"`
-			} `json:"finding"`
-		}
-		if e.HookEvent == "GateFinding" && json.Unmarshal([]byte(e.Payload), &p) == nil {
-			kinds = append(kinds, p.Finding.Kind)
-		}
 	}
-	if strings.Join(kinds, " ") != "secret" {
-		w.errorf("ledger: findings %v, want one secret", kinds)
+	if fs := findings(es); len(fs) != 1 || fs[0].Kind != "secret" {
+		w.errorf("ledger: findings %v, want one secret", labels(fs))
 	}
 	if ds := decisions(es, "PostToolUse"); len(ds) != 1 || ds[0].Decision != "allow" || ds[0].Rule != "posttool.secret" {
 		w.errorf("ledger: PostToolUse decisions %+v, want one allow (posttool.secret)", ds)

@@ -595,26 +595,14 @@ func geminiInjection(high bool) func(w *world) {
 
 		// The ledger: the result recorded, a signed injection finding, the
 		// level raised, the AfterTool answered (block at high confidence).
-		var findings []string
-		for _, e := range es {
-			var p struct {
-				Finding struct {
-					Kind       string `json:"kind"`
-					Confidence string `json:"confidence"`
-					Level      string `json:"level"`
-				} `json:"finding"`
-			}
-			if e.HookEvent == "GateFinding" && json.Unmarshal([]byte(e.Payload), &p) == nil {
-				findings = append(findings, p.Finding.Kind+":"+p.Finding.Confidence+p.Finding.Level)
-			}
-		}
+		got := labels(findings(es))
 		want := []string{"injection:medium", "level_change:RESTRICT"}
 		decision := "allow"
 		if high {
 			want, decision = []string{"injection:high", "level_change:CHECKPOINT"}, "block"
 		}
-		if strings.Join(findings, " ") != strings.Join(want, " ") {
-			w.errorf("ledger: findings %v, want %v", findings, want)
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			w.errorf("ledger: findings %v, want %v", got, want)
 		}
 		ds := decisions(es, "PostToolUse")
 		if count(es, "PostToolUse") != 1 || len(ds) != 1 || ds[0].Decision != decision || ds[0].Rule != "posttool.injection" {

@@ -135,6 +135,41 @@ func decisions(es []entry, event string) []gateDecision {
 	return out
 }
 
+// gateFinding is the part of a recorded GateFinding the scenarios read.
+type gateFinding struct {
+	Kind       string `json:"kind"`
+	Confidence string `json:"confidence"`
+	Level      string `json:"level"` // a level_change's new level
+	Tool       string `json:"tool"`
+	Source     string `json:"source"`
+}
+
+// label is "kind:confidence" for a finding, "kind:LEVEL" for a level change.
+func (f gateFinding) label() string { return f.Kind + ":" + f.Confidence + f.Level }
+
+// findings returns the session's gate findings, in ledger order.
+func findings(es []entry) []gateFinding {
+	var out []gateFinding
+	for _, e := range es {
+		var p struct {
+			Finding gateFinding `json:"finding"`
+		}
+		if e.HookEvent == "GateFinding" && json.Unmarshal([]byte(e.Payload), &p) == nil {
+			out = append(out, p.Finding)
+		}
+	}
+	return out
+}
+
+// labels returns the findings' labels.
+func labels(fs []gateFinding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.label())
+	}
+	return out
+}
+
 // decisionFor returns the decision recorded for the PreToolUse of a tool call.
 func decisionFor(es []entry, toolUseID string) (gateDecision, bool) {
 	ev := ""
