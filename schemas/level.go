@@ -23,6 +23,7 @@ const (
 	RuleLevelDenials   = "level.denials"   // repeated denials of one session's tool calls
 	RuleLevelInjection = "level.injection" // an injection finding at or above a threshold
 	RuleLevelCrashes   = "level.crashes"   // a burst of claimcheck-hook failures on a host
+	RuleLevelContained = "level.contained" // sessions of one host contained by rule within a window
 	RuleLevelAnomaly   = "level.anomaly"   // a session's activity stayed far above its agent type's baseline
 	RuleLevelOperator  = "level.operator"  // `claimcheck gate level --set`
 	RuleLevelEnforced  = "level.enforced"  // a refusal the level caused
@@ -72,10 +73,20 @@ type LevelState struct {
 	// InjectionEvents are the events of the last flagged tool results
 	// counted (a retried inspection of one result counts once).
 	InjectionEvents []string `json:"injection_events,omitempty"`
+	// Contained are a host's sessions contained by rule within the
+	// contained rule's window (each once, however many report it).
+	Contained []ContainedSession `json:"contained,omitempty"`
 	// Notice is a change the session's user has not been shown yet (one
 	// made by an operator or on another request); the next answer in the
 	// session carries it as a systemMessage and clears it.
 	Notice string `json:"notice,omitempty"`
+}
+
+// A ContainedSession is a session of a host that a rule raised to
+// CONTAIN, and when.
+type ContainedSession struct {
+	Session string `json:"session"`
+	At      string `json:"at"` // RFC 3339
 }
 
 // LevelRequest is what `claimcheck gate level --set` sends on

@@ -188,7 +188,17 @@ func (s *Service) escalate(ctx context.Context, scope, name, session, host strin
 	if !changed {
 		return "", st
 	}
-	return changeMessage(st), st
+	msg := changeMessage(st)
+	if scope == schemas.ScopeSession && st.Level == schemas.LevelContain && s.cfg.Levels.ContainedLevel != schemas.LevelNormal {
+		// a rule contained a session: it counts towards its host's level
+		if tok, err := id.HostToken(host); err == nil {
+			if m, _ := s.escalate(ctx, schemas.ScopeHost, tok, session, host,
+				level.Event{Kind: level.Contained, Key: session, Detail: st.Cause}); m != "" {
+				msg += "\n" + m
+			}
+		}
+	}
+	return msg, st
 }
 
 // raised folds a level just raised into lv.

@@ -295,6 +295,58 @@ func TestHostHaltDeniesEverySessionOfTheHost(t *testing.T) {
 	}
 }
 
+// TestContainedSessionsHaltTheHostWhenConfigured: with the contained rule
+// on (two sessions, HALT), the second session of a host contained by its
+// denials halts the host: every session of it is then denied, naming the
+// halt; another host goes on; the change is a signed record in the levels
+// chain. Off (the default), the same denials contain the sessions only.
+func TestContainedSessionsHaltTheHostWhenConfigured(t *testing.T) {
+	deny3 := func(f *flow, s string) schemas.GateDecision {
+		var last schemas.GateDecision
+		for i := range 3 {
+			last, _ = f.call(s, "Bash", fmt.Sprintf(`{"command":"rm -rf /","description":"step %d"}`, i), "")
+		}
+		return last
+	}
+	off := newFlow(t, nil)
+	deny3(off, "sess-c1")
+	if d := deny3(off, "sess-c2"); d.Level != schemas.LevelContain || strings.Contains(d.SystemMessage, "HALT") {
+		t.Fatalf("the rule off: %+v", d)
+	}
+	if pre, _ := off.call("sess-c3", "Read", readmeInput, ""); pre.Decision != schemas.GateAllow {
+		t.Fatalf("the rule off, a third session: %+v", pre)
+	}
+
+	f := newFlow(t, func(c *gatekeeper.Config) { c.Levels.Contained, c.Levels.ContainedLevel = 2, schemas.LevelHalt })
+	if d := deny3(f, "sess-c1"); d.Level != schemas.LevelContain || strings.Contains(d.SystemMessage, "HALT") {
+		t.Fatalf("the first contained session: %+v", d)
+	}
+	d := deny3(f, "sess-c2")
+	if !strings.Contains(d.SystemMessage, "host laptop is now at level HALT") ||
+		!strings.Contains(d.SystemMessage, "2 sessions of this host were contained within 1h0m0s") {
+		t.Fatalf("the second contained session: %+v", d)
+	}
+	if pre, _ := f.call("sess-c3", "Read", readmeInput, ""); pre.Decision != schemas.GateDeny || pre.Level != schemas.LevelHalt ||
+		!strings.Contains(pre.Reason, "host laptop") {
+		t.Fatalf("a read of a third session on the halted host: %+v", pre)
+	}
+	payload := claude(t, schemas.HookPreToolUse, "sess-c4", "Read", "toolu_01C4", readmeInput, "")
+	if d := f.ask(subject.GatePreTool, schemas.GateRequest{V: 1, Nonce: "nonce-other-host-c4", SessionID: "sess-c4",
+		HookEvent: "PreToolUse", Host: "desktop", Payload: jsontext.Value(payload)}); d.Decision != schemas.GateAllow || d.Level != "" {
+		t.Fatalf("another host: %+v", d)
+	}
+	var host []schemas.GateFinding
+	for _, g := range f.findingsOf(schemas.FindingLevel, 3) {
+		if g.Scope == schemas.ScopeHost {
+			host = append(host, g)
+		}
+	}
+	if len(host) != 1 || host[0].SessionID != schemas.LevelChain || host[0].Level != schemas.LevelHalt ||
+		host[0].Rule != schemas.RuleLevelContained {
+		t.Errorf("host level records: %+v", host)
+	}
+}
+
 func TestTwoGatekeepersAgreeOnALevelWithinOneRequest(t *testing.T) {
 	f := newFlow(t, nil)
 	other := f.second()

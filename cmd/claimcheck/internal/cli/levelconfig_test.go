@@ -15,7 +15,8 @@ import (
 func TestFirewallAndLevelKeysAreConfigurable(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "claimcheck.yaml")
-	yaml := "gatekeeper:\n  firewall:\n    block_at: \"off\"\n  levels:\n    denials: 5\n    denials_level: RESTRICT\n"
+	yaml := "gatekeeper:\n  firewall:\n    block_at: \"off\"\n  levels:\n    denials: 5\n    denials_level: RESTRICT\n" +
+		"    contained: 4\n    contained_window: 30m\n    contained_level: HALT\n"
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,8 @@ func TestFirewallAndLevelKeysAreConfigurable(t *testing.T) {
 	}
 	g := cfg.Gatekeeper
 	if g.Firewall.BlockAt != "off" || g.Firewall.WarnAt != "medium" || g.Levels.Denials != 5 || g.Levels.DenialsLevel != schemas.LevelRestrict ||
-		g.Levels.InjectionHigh != schemas.LevelCheckpoint || !g.Levels.Anomaly.Enabled || g.Levels.Anomaly.Window != 2*time.Minute {
+		g.Levels.InjectionHigh != schemas.LevelCheckpoint || !g.Levels.Anomaly.Enabled || g.Levels.Anomaly.Window != 2*time.Minute ||
+		g.Levels.Contained != 4 || g.Levels.ContainedWindow != 30*time.Minute || g.Levels.ContainedLevel != schemas.LevelHalt {
 		t.Fatalf("gatekeeper config: firewall %+v levels %+v", g.Firewall, g.Levels)
 	}
 	if err := g.Validate(); err != nil {

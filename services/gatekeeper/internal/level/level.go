@@ -40,6 +40,16 @@ type Config struct {
 	// outage is not a reason to restrict a host's agents until an
 	// operator lifts it.
 	Crashes string `mapstructure:"crashes"`
+	// Contained: this many sessions of one host raised to CONTAIN by a
+	// rule within ContainedWindow raise the host to ContainedLevel (the
+	// seed's HALT on "multiple CRITICAL events"). Off (NORMAL) by
+	// default: an agent that keeps trying what the policy denies is
+	// contained in its own session, and a host running several such
+	// sessions need not mean a compromise of the host; HALT stops every
+	// session of the host until an operator lifts it.
+	Contained       int           `mapstructure:"contained"`
+	ContainedWindow time.Duration `mapstructure:"contained_window"`
+	ContainedLevel  string        `mapstructure:"contained_level"`
 	// Anomaly: a session whose activity stays far above its agent type's
 	// baseline raises its level one step (up to CONTAIN) per anomaly.
 	Anomaly anomaly.Config `mapstructure:"anomaly"`
@@ -50,14 +60,16 @@ func DefaultConfig() Config {
 	return Config{Denials: 3, DenialsLevel: schemas.LevelContain,
 		InjectionMedium: schemas.LevelRestrict, InjectionHigh: schemas.LevelCheckpoint,
 		Injections: 3, InjectionsLevel: schemas.LevelContain,
-		Crashes: schemas.LevelNormal, Anomaly: anomaly.DefaultConfig()}
+		Crashes: schemas.LevelNormal, Contained: 3, ContainedWindow: time.Hour, ContainedLevel: schemas.LevelNormal,
+		Anomaly: anomaly.DefaultConfig()}
 }
 
 // Validate reports every problem.
 func (c Config) Validate() error {
 	var errs []error
 	for key, v := range map[string]string{"denials_level": c.DenialsLevel, "injection_medium": c.InjectionMedium,
-		"injection_high": c.InjectionHigh, "injections_level": c.InjectionsLevel, "crashes": c.Crashes} {
+		"injection_high": c.InjectionHigh, "injections_level": c.InjectionsLevel, "crashes": c.Crashes,
+		"contained_level": c.ContainedLevel} {
 		if schemas.LevelRank(v) < 0 {
 			errs = append(errs, fmt.Errorf("gatekeeper.levels.%s %q: must be one of %s", key, v, strings.Join(schemas.Levels, ", ")))
 		}
@@ -65,9 +77,12 @@ func (c Config) Validate() error {
 	if err := c.Anomaly.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Denials < 1 || c.Injections < 1 {
-		errs = append(errs, fmt.Errorf("gatekeeper.levels.denials %d, gatekeeper.levels.injections %d: must be positive",
-			c.Denials, c.Injections))
+	if c.Denials < 1 || c.Injections < 1 || c.Contained < 1 {
+		errs = append(errs, fmt.Errorf("gatekeeper.levels.denials %d, gatekeeper.levels.injections %d, "+
+			"gatekeeper.levels.contained %d: must be positive", c.Denials, c.Injections, c.Contained))
+	}
+	if c.ContainedWindow <= 0 {
+		errs = append(errs, fmt.Errorf("gatekeeper.levels.contained_window %s: must be positive", c.ContainedWindow))
 	}
 	return errors.Join(errs...)
 }
@@ -78,6 +93,7 @@ const (
 	Injection = "injection" // a tool result was flagged
 	Crashes   = "crashes"   // the host's hook failures crossed the crash threshold
 	Anomaly   = "anomaly"   // the session's activity stayed above its baseline (Key names the anomaly)
+	Contained = "contained" // a rule raised a session of the host to CONTAIN (Key names the session)
 )
 
 // An Event is one security event of a session (or host, for Crashes).
@@ -153,6 +169,24 @@ func (c Config) Escalate(st *schemas.LevelState, ev Event) bool {
 		}
 	case Crashes:
 		raise(c.Crashes, schemas.RuleLevelCrashes, "claimcheck-hook failed repeatedly on this host ("+ev.Detail+")")
+	case Contained:
+		// the host's sessions contained within the window, each once
+		kept := st.Contained[:0]
+		for _, x := range st.Contained {
+			if at, err := time.Parse(time.RFC3339Nano, x.At); err == nil && ev.At.Sub(at) < c.ContainedWindow {
+				kept = append(kept, x)
+			}
+		}
+		st.Contained = kept
+		if slices.ContainsFunc(st.Contained, func(x schemas.ContainedSession) bool { return x.Session == ev.Key }) {
+			return false
+		}
+		st.Contained = append(st.Contained, schemas.ContainedSession{Session: ev.Key, At: ev.At.UTC().Format(time.RFC3339Nano)})
+		if n := len(st.Contained); n >= c.Contained {
+			raise(c.ContainedLevel, schemas.RuleLevelContained,
+				fmt.Sprintf("%d sessions of this host were contained within %s (threshold %d; the last: session %s, %s)",
+					n, c.ContainedWindow, c.Contained, ev.Key, ev.Detail))
+		}
 	case Anomaly:
 		if ev.Key <= st.LastAnomaly {
 			return false // already counted (by this or another gatekeeper)
@@ -179,7 +213,7 @@ func Set(st *schemas.LevelState, to, reason, operator, by string, at time.Time) 
 	}
 	changed := st.Level != to
 	if schemas.LevelRank(to) < schemas.LevelRank(st.Level) {
-		st.Denials, st.Injections, st.DenialsBy = 0, 0, nil
+		st.Denials, st.Injections, st.DenialsBy, st.Contained = 0, 0, nil, nil
 	}
 	st.Level, st.Rule, st.Cause, st.Operator = to, schemas.RuleLevelOperator, reason, operator
 	st.ChangedAt, st.ChangedBy = at.UTC().Format(time.RFC3339Nano), by

@@ -45,6 +45,42 @@ func TestEscalate(t *testing.T) {
 	}
 }
 
+// TestContainedSessionsHaltTheHost: the contained rule counts distinct
+// sessions within its window, and is off by default.
+func TestContainedSessionsHaltTheHost(t *testing.T) {
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	contained := func(c level.Config, sessions []string, gaps []time.Duration) schemas.LevelState {
+		var st schemas.LevelState
+		at := now
+		for i, s := range sessions {
+			at = at.Add(gaps[i])
+			c.Escalate(&st, level.Event{Kind: level.Contained, Key: s, Detail: "3 denials", At: at, By: "gk"})
+		}
+		return st
+	}
+	c := level.DefaultConfig()
+	three, none := []string{"s1", "s2", "s3"}, []time.Duration{0, time.Minute, time.Minute}
+	if st := contained(c, three, none); st.Level != schemas.LevelNormal || len(st.Contained) != 3 {
+		t.Errorf("off by default: %+v", st)
+	}
+	c.ContainedLevel = schemas.LevelHalt
+	if st := contained(c, three, none); st.Level != schemas.LevelHalt || st.Rule != schemas.RuleLevelContained ||
+		!strings.Contains(st.Cause, "3 sessions of this host were contained within 1h0m0s") || !strings.Contains(st.Cause, "session s3") {
+		t.Errorf("three sessions: %+v", st)
+	}
+	if st := contained(c, []string{"s1", "s1", "s1"}, none); st.Level != schemas.LevelNormal || len(st.Contained) != 1 {
+		t.Errorf("one session reported three times: %+v", st)
+	}
+	if st := contained(c, three, []time.Duration{0, 40 * time.Minute, 40 * time.Minute}); st.Level != schemas.LevelNormal ||
+		len(st.Contained) != 2 {
+		t.Errorf("the first outside the window when the third comes: %+v", st)
+	}
+	st := contained(c, three, none)
+	if !level.Set(&st, schemas.LevelNormal, "reviewed", "alice", "gk", now) || st.Contained != nil {
+		t.Errorf("a lift keeps the contained sessions: %+v", st)
+	}
+}
+
 func TestOffRuleAndSet(t *testing.T) {
 	c := level.DefaultConfig()
 	c.DenialsLevel = schemas.LevelNormal // off
@@ -87,10 +123,12 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := level.DefaultConfig()
-	c.DenialsLevel, c.Injections = "LOCKDOWN", 0
+	c.DenialsLevel, c.Injections, c.ContainedLevel, c.ContainedWindow = "LOCKDOWN", 0, "PANIC", 0
 	err := c.Validate()
 	if err == nil || !strings.Contains(err.Error(), "gatekeeper.levels.denials_level \"LOCKDOWN\"") ||
-		!strings.Contains(err.Error(), "gatekeeper.levels.injections 0") {
+		!strings.Contains(err.Error(), "gatekeeper.levels.injections 0") ||
+		!strings.Contains(err.Error(), "gatekeeper.levels.contained_level \"PANIC\"") ||
+		!strings.Contains(err.Error(), "gatekeeper.levels.contained_window 0s") {
 		t.Errorf("bad config: %v", err)
 	}
 }
