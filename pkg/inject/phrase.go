@@ -488,7 +488,11 @@ func (p *phraseScan) at(i int, atWord bool) {
 func judge(s string) Confidence {
 	low := fold(s)
 	var c Confidence
-	for _, f := range phrases(s, low, nil) {
+	fs, _, splits := phrasesMarking(s, low, nil, false)
+	if splits != nil { // the same speech with its letters split
+		fs = append(fs, splitPhrases(s, splits, fs)...)
+	}
+	for _, f := range fs {
 		c = max(c, f.Confidence)
 	}
 	c = max(c, cue(low))
