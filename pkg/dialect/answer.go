@@ -36,8 +36,10 @@ const CopilotWithheld = "claimcheck withheld this tool result: "
 // user as the systemMessage instead. A flagged tool result (PostToolUse):
 // Gemini's AfterTool gets hookSpecificOutput.additionalContext (and a
 // block with its reason at high confidence); Codex gets a block whose
-// reason carries the warning at high confidence, and below that only the
-// systemMessage (the user is told; the model is not).
+// reason carries the warning at high confidence, and below that
+// hookSpecificOutput.additionalContext (its PostToolUse output schema has
+// it, and codex 0.169.0 hands it to the model beside the output:
+// e2e/agents TestCodex, suspect-output).
 //
 // Cursor and Copilot: see AnswerEvent.
 func (a Agent) Answer(d schemas.GateDecision) []byte {
@@ -93,9 +95,15 @@ func (a Agent) AnswerEvent(agentEvent string, d schemas.GateDecision) []byte {
 		out = append(out, `"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":`...)
 		out = append(out, q(d.AdditionalContext)...)
 		out = append(out, '}')
+	case post && a == Codex && d.Decision != schemas.GateBlock && d.AdditionalContext != "":
+		// Codex's PostToolUse takes the warning for the model (codex-rs
+		// hooks schema; seen reaching the model with codex 0.169.0).
+		out = append(out, `{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":`...)
+		out = append(out, q(d.AdditionalContext)...)
+		out = append(out, '}')
 	case post && d.Decision == schemas.GateBlock:
 		// Codex: the reason of a block, with the warning meant for the
-		// model (its PostToolUse additionalContext is not documented).
+		// model; Codex gives the model the reason instead of the output.
 		out = append(out, `{"decision":"block","reason":`...)
 		out = append(out, q(d.Reason+"\n"+d.AdditionalContext)...)
 	case d.HookEvent == schemas.HookPreToolUse && (d.Decision == schemas.GateDeny || d.Decision == schemas.GateAsk):

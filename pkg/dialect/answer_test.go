@@ -41,7 +41,7 @@ func TestAnswerShapes(t *testing.T) {
 		{"claude block", dialect.Claude, block, string(decision.ClaudeAnswer(block))},
 
 		{"claude flagged result", dialect.Claude, flagged, string(decision.ClaudeAnswer(flagged))},
-		{"codex flagged result", dialect.Codex, flagged, `{"systemMessage":"S"}`},
+		{"codex flagged result", dialect.Codex, flagged, `{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"C"},"systemMessage":"S"}`},
 		{"codex blocked result", dialect.Codex, blocked, `{"decision":"block","reason":"R\nC"}`},
 		{"gemini flagged result", dialect.Gemini, flagged, `{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"C"},"systemMessage":"S"}`},
 		{"gemini blocked result", dialect.Gemini, blocked,
