@@ -2,8 +2,6 @@ package agents
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -25,20 +23,15 @@ import (
 func TestClaudeCodeInjectionIsFlagged(t *testing.T) {
 	c, exe := claudeCode(t)
 	for _, tc := range []struct {
-		name     string
-		notes    string
-		findings []string
-		decision string
+		name string
+		high bool
 	}{
-		{"high", injectedNotes, []string{"injection:high", "level_change:CHECKPOINT"}, "block"},
-		{"medium", suspectNotes, []string{"injection:medium", "level_change:RESTRICT"}, "allow"},
+		{"high", true},
+		{"medium", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, c, exe)
-			notes := filepath.Join(w.project, "NOTES.md")
-			if err := os.WriteFile(notes, []byte(tc.notes), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			notes := w.writeNotes(tc.high)
 			w.setup(
 				step{name: "read the notes", reply: func(*turn) reply {
 					return reply{tools: []toolCall{{"Read", map[string]any{"file_path": notes}}}}
@@ -49,19 +42,12 @@ func TestClaudeCodeInjectionIsFlagged(t *testing.T) {
 			es := w.ledger(session, sessionOver(1))
 			w.checkScript()
 
-			fs := findings(es)
-			for _, f := range fs {
+			for _, f := range findings(es) {
 				if f.Kind == "injection" && (f.Tool != "Read" || f.Source != "FILE_INTERNAL") {
 					w.errorf("ledger: the injection finding names %s (%s), want Read (FILE_INTERNAL)", f.Tool, f.Source)
 				}
 			}
-			if got := labels(fs); strings.Join(got, " ") != strings.Join(tc.findings, " ") {
-				w.errorf("ledger: findings %v, want %v", got, tc.findings)
-			}
-			ds := decisions(es, "PostToolUse")
-			if len(ds) != 1 || ds[0].Decision != tc.decision || ds[0].Rule != "posttool.injection" {
-				w.fatalf("ledger: PostToolUse decisions %+v, want one %s (posttool.injection)", ds, tc.decision)
-			}
+			d := w.injectionLedger(es, tc.high)
 			if ds := decisions(es, "Stop"); len(ds) != 1 || ds[0].Decision != "allow" {
 				w.errorf("ledger: Stop decisions %+v, want one allow", ds)
 			}
@@ -75,11 +61,7 @@ func TestClaudeCodeInjectionIsFlagged(t *testing.T) {
 			}
 
 			// The model's view, in the request after the Read.
-			trs := w.model.answeredBy("answer")
-			if len(trs) != 1 {
-				w.fatalf("model: %d requests after the Read, want 1", len(trs))
-			}
-			saw := trs[0].since()
+			saw := w.sawAfter("answer")
 			// Claude Code puts the hook's answers after the result it hands
 			// the model: the reason as a "blocking error", then the context.
 			flagged := fmt.Sprintf("claimcheck flagged the result of Read (tool_use_id "+toolUseIDFormat+", source FILE_INTERNAL) "+
@@ -89,15 +71,15 @@ func TestClaudeCodeInjectionIsFlagged(t *testing.T) {
 				strings.Contains(saw, "the agent was told to treat it as data") { // the user's line, not the model's
 				w.errorf("model: the warning (additionalContext) did not reach the model; after the Read it read %q", saw)
 			}
-			if res, ok := trs[0].toolResult(0); !ok || !strings.Contains(res.text(), "Release on Fridays") || result > warning {
+			if res, ok := w.model.answeredBy("answer")[0].toolResult(0); !ok || !strings.Contains(res.text(), "Release on Fridays") || result > warning {
 				w.errorf("model: the Read result it got: %q (ok %v), want the notes before the warning (PostToolUse runs after the tool)",
 					res.text(), ok)
 			}
 			blocking := strings.Index(saw, "PostToolUse:Read hook blocking error from command: ")
-			switch reason := ds[0].Reason; {
-			case tc.decision == "block" && (reason == "" || blocking < result || !strings.Contains(saw[max(blocking, 0):], reason)):
+			switch reason := d.Reason; {
+			case tc.high && (reason == "" || blocking < result || !strings.Contains(saw[max(blocking, 0):], reason)):
 				w.errorf("model: the block's reason %q did not reach the model after the result; after the Read it read %q", reason, saw)
-			case tc.decision == "allow" && (blocking >= 0 || strings.Contains(saw, "claimcheck blocked")):
+			case !tc.high && (blocking >= 0 || strings.Contains(saw, "claimcheck blocked")):
 				w.errorf("model: a medium finding was answered as a block: %q", saw)
 			}
 		})

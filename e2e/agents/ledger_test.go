@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -168,6 +170,52 @@ func labels(fs []gateFinding) []string {
 		out = append(out, f.label())
 	}
 	return out
+}
+
+// writeNotes writes NOTES.md into the project: injectedNotes when high,
+// else suspectNotes. It returns its path.
+func (w *world) writeNotes(high bool) string {
+	w.t.Helper()
+	notes, path := suspectNotes, filepath.Join(w.project, "NOTES.md")
+	if high {
+		notes = injectedNotes
+	}
+	if err := os.WriteFile(path, []byte(notes), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+	return path
+}
+
+// sawAfter returns what the model read after the assistant's last message
+// in the one request the script's step answered.
+func (w *world) sawAfter(step string) string {
+	w.t.Helper()
+	trs := w.model.answeredBy(step)
+	if len(trs) != 1 {
+		w.fatalf("model: %d requests answered by %q, want 1", len(trs), step)
+	}
+	return trs[0].since()
+}
+
+// injectionLedger checks the ledger of a session whose one tool result was
+// flagged: the injection finding and the level change the escalation
+// table gives (medium: RESTRICT; high: CHECKPOINT), and one PostToolUse
+// answered posttool.injection (blocked at high confidence). It returns
+// that decision.
+func (w *world) injectionLedger(es []entry, high bool) gateDecision {
+	w.t.Helper()
+	want, decision := []string{"injection:medium", "level_change:RESTRICT"}, "allow"
+	if high {
+		want, decision = []string{"injection:high", "level_change:CHECKPOINT"}, "block"
+	}
+	if got := labels(findings(es)); strings.Join(got, " ") != strings.Join(want, " ") {
+		w.errorf("ledger: findings %v, want %v", got, want)
+	}
+	ds := decisions(es, "PostToolUse")
+	if count(es, "PostToolUse") != 1 || len(ds) != 1 || ds[0].Decision != decision || ds[0].Rule != "posttool.injection" {
+		w.fatalf("ledger: PostToolUse decisions %+v, want one %s (posttool.injection)", ds, decision)
+	}
+	return ds[0]
 }
 
 // decisionFor returns the decision recorded for the PreToolUse of a tool call.
