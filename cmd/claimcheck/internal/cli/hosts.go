@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/spf13/cobra"
@@ -28,6 +29,7 @@ type hostRow struct {
 	Missing     []string `json:"missing,omitempty"`
 	Drift       int      `json:"hook_config_drift"`
 	Ungated     int      `json:"ungated_sessions"`
+	lastAt      time.Time
 }
 
 // drifted: the host's last session started without claimcheck's hooks
@@ -97,10 +99,14 @@ func hostsOf(cmd *cobra.Command, r *ledger.Reader) ([]hostRow, error) {
 			h := row(e.Host)
 			sessions[e.Host][e.SessionID] = true
 			h.Sessions = len(sessions[e.Host])
-			if e.ReceivedAt < h.LastStart {
+			// Times are compared parsed: ingest writes RFC 3339 with
+			// the fraction's trailing zeros cut ("…:46.5Z" is before
+			// "…:46.512Z", not after it as strings).
+			at, _ := time.Parse(time.RFC3339Nano, e.ReceivedAt)
+			if h.LastStart != "" && at.Before(h.lastAt) {
 				return nil
 			}
-			h.LastStart, h.LastSession, h.Verdict, h.Missing = e.ReceivedAt, e.SessionID, verdictUnknown, nil
+			h.lastAt, h.LastStart, h.LastSession, h.Verdict, h.Missing = at, e.ReceivedAt, e.SessionID, verdictUnknown, nil
 			if e.HookConfig != nil {
 				h.Verdict, h.Missing = e.HookConfig.Verdict, e.HookConfig.Missing
 			}

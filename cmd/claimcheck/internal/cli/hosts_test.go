@@ -57,6 +57,9 @@ func TestHosts(t *testing.T) {
 	appendTo("s3", start("s3", "ci", "2026-11-25T08:00:00Z", schemas.HooksMissing))
 	appendTo("s4", start("s4", "ci", "2026-11-25T09:00:00Z", schemas.HooksGated))
 	appendTo("s5", start("s5", "old", "2026-11-25T09:00:00Z", ""))
+	// Ingest cuts the fraction's trailing zeros: s7 is the later start.
+	appendTo("s6", start("s6", "trim", "2026-11-25T09:00:00.5Z", schemas.HooksGated))
+	appendTo("s7", start("s7", "trim", "2026-11-25T09:00:00.512Z", schemas.HooksNone))
 	env := map[string]string{"CLAIMCHECK_NATS_URL": s.ClientURL(), "HOME": t.TempDir()}
 
 	r := runCLI(t, env, "hosts", "--json")
@@ -71,12 +74,12 @@ func TestHosts(t *testing.T) {
 		}
 		got = append(got, fmt.Sprintf("%s %d %s %s %d %d", h.Host, h.Sessions, h.LastSession, h.Verdict, h.Drift, h.Ungated))
 	}
-	want := []string{"ci 2 s4 gated 0 0", "laptop 2 s2 none 1 1", "old 1 s5 unknown 0 0"}
+	want := []string{"ci 2 s4 gated 0 0", "laptop 2 s2 none 1 1", "old 1 s5 unknown 0 0", "trim 2 s7 none 0 0"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("hosts:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	r = runCLI(t, env, "hosts", "--drifted")
-	if r.code != 0 || !strings.Contains(r.stdout, "laptop") || strings.Contains(r.stdout, "ci ") || strings.Contains(r.stdout, "old") ||
+	if r.code != 0 || !strings.Contains(r.stdout, "laptop") || strings.Contains(r.stdout, "ci ") || strings.Contains(r.stdout, "old") || !strings.Contains(r.stdout, "trim") ||
 		!strings.Contains(r.stdout, "none (1 unhandled)") {
 		t.Fatalf("hosts --drifted: %+v", r)
 	}
