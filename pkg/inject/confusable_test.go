@@ -36,9 +36,14 @@ func TestConfusableLettersAreLookAlikes(t *testing.T) {
 func mixedText(r *rand.Rand) string {
 	parts := []string{"ignore", " ", "previous", "\n", "\u043e", "\u0456", "\u0131", "\uff29", "\U0001d422", "é", "中", "ж",
 		"\xff", "\xe2\x80", "instructions", "`", "\u200b", "<system>"}
+	return joinRandom(r, parts, 40)
+}
+
+// joinRandom joins fewer than most pieces drawn at random (with repeats).
+func joinRandom(r *rand.Rand, pieces []string, most int) string {
 	var b strings.Builder
-	for range r.IntN(40) {
-		b.WriteString(parts[r.IntN(len(parts))])
+	for range r.IntN(most) {
+		b.WriteString(pieces[r.IntN(len(pieces))])
 	}
 	return b.String()
 }

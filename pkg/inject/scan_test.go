@@ -358,11 +358,7 @@ func TestStyleMarkersMatchASearchForStyle(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 7))
 	found := 0
 	for range 20000 {
-		var b strings.Builder
-		for range r.IntN(16) {
-			b.WriteString(pieces[r.IntN(len(pieces))])
-		}
-		low := b.String()
+		low := joinRandom(r, pieces, 16)
 		w := want(low)
 		if got := styleMarkers(nil, low); !slices.Equal(got, w) {
 			t.Fatalf("%q: %v, want %v", low, got, w)
@@ -442,12 +438,9 @@ func TestPhrasesMarkingMatchesTheWalkByByte(t *testing.T) {
 	}
 	found := 0
 	for range 20000 {
-		var b strings.Builder
-		for range r.IntN(24) {
-			b.WriteString(pieces[r.IntN(len(pieces))])
-		}
-		check(b.String())
-		fs, _, _ := phrasesMarking(b.String(), fold(b.String()), nil, false)
+		text := joinRandom(r, pieces, 24)
+		check(text)
+		fs, _, _ := phrasesMarking(text, fold(text), nil, false)
 		found += len(fs)
 	}
 	if found < 5000 || !split {

@@ -129,11 +129,7 @@ func TestSplitRegionsFindWhatAWholeWalkFinds(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 29))
 	found := 0
 	for range 5000 {
-		var b strings.Builder
-		for range r.IntN(30) {
-			b.WriteString(pieces[r.IntN(len(pieces))])
-		}
-		w := b.String()
+		w := joinRandom(r, pieces, 30)
 		low := fold(w)
 		fs, _, starts := phrasesMarking(w, low, fenced(low), false)
 		got, want := splitPhrases(w, starts, fs), whole(w, starts, fs)
