@@ -7,6 +7,7 @@ package natstest
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -285,7 +286,10 @@ func Connect(tb testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
 }
 
 // Bootstrap creates claimcheck's streams with o (stream.DefaultOptions when
-// o is nil).
+// o is nil), retrying for up to a minute what a service starting beside
+// the server would retry (stream.EnsureRetry): a cluster that has just
+// formed refuses to place replicas on a server whose stats its meta leader
+// has not had yet, and a route set up again forgets them.
 func Bootstrap(tb testing.TB, js jetstream.JetStream, o *stream.Options) {
 	tb.Helper()
 	opts := stream.DefaultOptions()
@@ -294,8 +298,9 @@ func Bootstrap(tb testing.TB, js jetstream.JetStream, o *stream.Options) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := stream.Ensure(ctx, js, opts); err != nil {
-		tb.Fatalf("bootstrap streams: %v", err)
+	var logs SyncBuffer
+	if err := stream.EnsureRetry(ctx, js, opts, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+		tb.Fatalf("bootstrap streams: %v\n%s", err, logs.String())
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -62,7 +63,9 @@ func retry(ctx context.Context, log *slog.Logger, try func() error, transient fu
 
 // Transient reports whether err is a failure to reach JetStream that
 // retrying can cure: no answer in time, nobody answering, JetStream not
-// (yet) enabled, or the server saying it is unavailable (503).
+// (yet) enabled, the server saying it is unavailable (503), or a cluster
+// that cannot place a stream's replicas because peers are offline
+// (PeersOffline).
 func Transient(err error) bool {
 	if errors.Is(err, ErrUnsafe) {
 		return false
@@ -74,7 +77,22 @@ func Transient(err error) bool {
 		}
 	}
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.Code == http.StatusServiceUnavailable || InProcess(err)
+	return errors.As(err, &apiErr) && apiErr.Code == http.StatusServiceUnavailable || InProcess(err) || PeersOffline(err)
+}
+
+// errCodeNoPeers is JetStream's 400 "no suitable peers for placement",
+// followed by its reasons.
+const errCodeNoPeers = 10005
+
+// PeersOffline reports a stream or consumer its cluster could not place
+// because some of the peers it needs are offline: a meta leader counts a
+// peer offline until it has had the peer's stats (for a moment after a
+// cluster forms or a route between two servers is set up again) and while
+// too few of a group's peers are up for its quorum, so waiting cures it.
+// The same refusal for other reasons (storage, tags) is for good.
+func PeersOffline(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeNoPeers && strings.Contains(apiErr.Description, "peer offline")
 }
 
 // errCodeDuplicateInProcess is JetStream's 409 "duplicate message id is in
