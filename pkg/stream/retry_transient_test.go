@@ -14,9 +14,10 @@ import (
 
 // Which failures pass: those that say nothing about the request itself.
 // A placement refused because peers are offline passes, one refused for
-// storage or tags alone does not. A 409 "duplicate message id is in process" (an earlier attempt of the
-// same message not yet committed, as after a cluster lost its quorum) and
-// a 429 pass, though 4xx; a wrong last sequence or any other 4xx does not.
+// storage or tags alone does not. A 409 "duplicate message id is in
+// process" (an earlier attempt of the same message not yet committed, as
+// after a cluster lost its quorum) and a 429 pass, though 4xx; a wrong
+// last sequence or any other 4xx does not.
 func TestTransient(t *testing.T) {
 	apiSaying := func(code int, errCode uint16, desc string) error {
 		return fmt.Errorf("append: %w", &jetstream.APIError{Code: code, ErrorCode: jetstream.ErrorCode(errCode), Description: desc})
